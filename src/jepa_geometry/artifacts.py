@@ -1,0 +1,261 @@
+"""The artifact cache: where datasets, checkpoints and results live, and how they are written.
+
+Every artifact is a directory ``data/<kind>/<name>/<key>/`` holding its payload files and a
+``manifest.json``. The key is a short hash of everything the artifact depends on (task,
+method, objective weights, seed and the profile sections that change the result), so two
+chapters asking for the same thing share one copy, and a change of any input gives a new
+key instead of a stale hit.
+
+Writes are atomic (build into a temporary sibling directory, then ``os.replace``) and guarded
+by a file lock, so two processes building the same artifact never corrupt it: the second
+waits and then reuses the first's result. The manifest records the sha256 of every payload
+file; a missing or truncated file is detected on load and the artifact is rebuilt (by
+:func:`get_or_build`) or reported (by :func:`load`), never silently used.
+
+``data/`` is versioned by DVC (``data.dvc`` at the repository root).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+KINDS: tuple[str, ...] = ("datasets", "checkpoints", "results", "figures")
+DATA_ENV = "JEPA_GEOMETRY_DATA"
+MANIFEST = "manifest.json"
+
+
+class ArtifactError(RuntimeError):
+    """An artifact is missing, truncated or does not match its manifest."""
+
+
+def repo_root(start: Path | None = None) -> Path | None:
+    """The nearest directory at or above ``start`` (default: cwd) holding ``data.dvc``."""
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / "data.dvc").is_file():
+            return d
+    return None
+
+
+def data_root() -> Path:
+    """Root of the cache: ``$JEPA_GEOMETRY_DATA`` if set, else ``<repo>/data``, else ``./data``.
+
+    Chapters run with ``chapters/`` as working directory, so the repository is found by
+    walking up to ``data.dvc`` rather than by assuming the cwd.
+    """
+    env = os.environ.get(DATA_ENV)
+    if env:
+        return Path(env).resolve()
+    root = repo_root()
+    return (root / "data") if root else (Path.cwd() / "data").resolve()
+
+
+def key_of(spec: dict[str, Any]) -> str:
+    """12-hex-digit sha256 of the canonical JSON of ``spec`` (sorted keys)."""
+    blob = json.dumps(spec, sort_keys=True, separators=(",", ":"), default=_jsonable)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, tuple | set):
+        return list(obj)
+    if hasattr(obj, "item"):  # numpy / torch scalars
+        return obj.item()
+    raise TypeError(f"cannot put {type(obj).__name__} into an artifact key: {obj!r}")
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A cache entry: ``data/<kind>/<name>/<key>/``."""
+
+    kind: str
+    name: str
+    spec: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown artifact kind {self.kind!r}; valid: {', '.join(KINDS)}")
+        if not self.name or "/" in self.name or self.name.startswith("."):
+            raise ValueError(f"bad artifact name {self.name!r}: a plain, non-hidden file name")
+
+    @property
+    def key(self) -> str:
+        return key_of(self.spec)
+
+    @property
+    def path(self) -> Path:
+        return data_root() / self.kind / self.name / self.key
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    def file(self, filename: str) -> Path:
+        return self.path / filename
+
+    def manifest(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.manifest_path.read_text())
+        except FileNotFoundError as e:
+            raise ArtifactError(
+                f"artifact {self.kind}/{self.name}/{self.key} has no manifest"
+            ) from e
+        except json.JSONDecodeError as e:
+            raise ArtifactError(f"corrupt manifest {self.manifest_path}: {e}") from e
+
+    def verify(self) -> dict[str, Any]:
+        """Check every payload file against the manifest's size and sha256; return the manifest."""
+        man = self.manifest()
+        for fname, rec in man.get("files", {}).items():
+            f = self.path / fname
+            if not f.is_file():
+                raise ArtifactError(f"{f} is missing (listed in {self.manifest_path})")
+            if f.stat().st_size != rec["size"]:
+                raise ArtifactError(
+                    f"{f} is truncated or changed: {f.stat().st_size} bytes, "
+                    f"manifest says {rec['size']}"
+                )
+            if sha256_file(f) != rec["sha256"]:
+                raise ArtifactError(f"{f} does not match its sha256 in {self.manifest_path}")
+        return man
+
+    def exists(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def lock(self) -> FileLock:
+        lock_dir = data_root() / ".locks"
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(lock_dir / f"{self.kind}-{self.name}-{self.key}.lock"))
+
+
+def provenance() -> dict[str, Any]:
+    """Git commit and the versions of the packages that change numbers."""
+    pkgs = {}
+    for p in ("jepa-geometry", "torch", "numpy", "stable-worldmodel", "mujoco", "gymnasium"):
+        try:
+            pkgs[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            pkgs[p] = None
+    return {"git_commit": _git_commit(), "packages": pkgs}
+
+
+def _git_commit() -> str | None:
+    root = repo_root(Path(__file__).parent) or repo_root()
+    if root is None:
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def _finalize(art: Artifact, tmp: Path, wall_s: float, extra: dict[str, Any] | None) -> None:
+    files = {
+        str(p.relative_to(tmp)): {"size": p.stat().st_size, "sha256": sha256_file(p)}
+        for p in sorted(tmp.rglob("*"))
+        if p.is_file() and p.name != MANIFEST
+    }
+    if not files:
+        raise ArtifactError(f"builder for {art.kind}/{art.name} wrote no file")
+    manifest = {
+        "kind": art.kind,
+        "name": art.name,
+        "key": art.key,
+        "spec": art.spec,
+        "files": files,
+        "wall_time_s": round(wall_s, 3),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        **provenance(),
+        **(extra or {}),
+    }
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, default=_jsonable))
+
+
+def get_or_build(
+    art: Artifact, build: Callable[[Path], dict[str, Any] | None], *, rebuild: bool = False
+) -> Path:
+    """Return ``art.path``, building it first if absent, corrupt, or ``rebuild`` is set.
+
+    ``build(tmpdir)`` writes the payload files into ``tmpdir`` and may return extra manifest
+    fields (e.g. training logs). The directory appears under its final name only after the
+    builder returned and the manifest is written; a crash leaves the cache as it was.
+    """
+    with art.lock():
+        if art.exists() and not rebuild:
+            try:
+                art.verify()
+                return art.path
+            except ArtifactError as e:
+                warnings.warn(f"rebuilding {art.kind}/{art.name}/{art.key}: {e}", stacklevel=2)
+        art.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{art.key}.", dir=art.path.parent))
+        try:
+            t0 = time.perf_counter()
+            extra = build(tmp)
+            _finalize(art, tmp, time.perf_counter() - t0, extra)
+            if art.path.exists():
+                old = art.path.with_name(f".{art.key}.old.{os.getpid()}")
+                os.replace(art.path, old)
+                shutil.rmtree(old)
+            os.replace(tmp, art.path)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+    return art.path
+
+
+def load(art: Artifact) -> Path:
+    """Return the verified path of an existing artifact, or raise :class:`ArtifactError`."""
+    if not art.exists():
+        raise ArtifactError(
+            f"artifact {art.kind}/{art.name}/{art.key} does not exist at {art.path}"
+        )
+    art.verify()
+    return art.path
+
+
+@contextlib.contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.
+
+    Used for single files that are rewritten in place (checkpoints during training).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

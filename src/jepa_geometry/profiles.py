@@ -1,0 +1,239 @@
+"""Run profiles: every size knob of the book, stored as YAML and validated on load.
+
+Three profiles ship with the package (``presets/*.yaml``):
+
+* ``smoke``  -- CI: every chapter end to end in minutes; numbers are meaningless.
+* ``laptop`` -- the default: the whole book on a 2-core CPU without a GPU.
+* ``paper``  -- the papers' own settings (ViT-tiny, 224 px, D = 192), for a GPU.
+
+A profile is a tree of frozen dataclasses. Loading checks every key and every type,
+so a typo fails before any work with a message naming the bad key and the valid ones.
+Chapters override single knobs with dotted keys, e.g. ``{"train.steps": 200}``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import yaml
+
+PROFILES: tuple[str, ...] = ("smoke", "laptop", "paper")
+DEFAULT_PROFILE = "laptop"
+
+
+class ProfileError(ValueError):
+    """A profile name, key or value is invalid."""
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """Seeds fixed before any result is seen (never picked afterwards)."""
+
+    train: tuple[int, ...]  # training seeds, one model per seed
+    data: int  # dataset collection
+    eval: int  # evaluation episode sets and solver noise
+
+
+@dataclass(frozen=True)
+class DataSettings:
+    image_size: int  # rendered frames are image_size x image_size RGB
+    episodes: int  # training episodes collected per task
+    heldout_episodes: int  # held-out episodes (evaluation pairs, probes)
+    max_episode_steps: int
+    frameskip: int  # env steps per action block (LeWM: 5)
+    history: int  # context frames of the predictor (LeWM: 3)
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    encoder: str  # "cnn" (laptop/smoke) or "vit" (paper)
+    embed_dim: int  # D, the latent dimension
+    encoder_widths: tuple[int, ...]  # CNN channel widths (cnn) or unused (vit)
+    patch_size: int  # ViT patch size (vit)
+    vit_width: int
+    vit_depth: int
+    vit_heads: int
+    predictor_width: int
+    predictor_depth: int
+    predictor_heads: int
+    predictor_mlp: int
+    projector_hidden: int
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    steps: int
+    batch_size: int  # clips per step
+    lr: float
+    weight_decay: float
+    warmup_steps: int
+    grad_clip: float
+    log_every: int
+    checkpoint_every: int
+    sigreg_weight: float  # lambda_sig (LeWM: 0.09)
+    sigreg_projections: int  # M, random directions per call (LeWM: 1024)
+    pairs_per_batch: int  # K, SCALE pairs per step
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    horizon: int  # action blocks per plan (LeWM: 5)
+    tiers: dict[str, tuple[int, int]]  # budget tier -> (samples, iterations)
+    topk_fraction: float  # CEM elites = max(round(fraction * samples), 2)
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    episodes: int  # start/goal pairs per evaluation set
+    goal_offset: int  # env steps between start and goal (code protocol: 25)
+    budget: int  # env steps allowed to reach the goal (code protocol: 50)
+
+
+@dataclass(frozen=True)
+class TheorySettings:
+    """Sizes of the CPU-only theory chapters."""
+
+    samples: int  # Monte-Carlo samples for closed-form checks
+    latent_dim: int  # dimension of the synthetic embeddings
+    toy_seeds: int  # seeds per noise level in the 2-D separation experiment
+    toy_steps: int  # training steps of the 2-D toy
+    toy_noise_levels: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    seeds: Seeds
+    data: DataSettings
+    model: ModelSettings
+    train: TrainSettings
+    plan: PlanSettings
+    eval: EvalSettings
+    theory: TheorySettings = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain nested dict (lists for tuples), e.g. for manifests and cache keys."""
+        return _plain(dataclasses.asdict(self))
+
+    def section(self, name: str) -> dict[str, Any]:
+        """One section as a plain dict: the part of the profile an artifact depends on."""
+        if name not in _SECTIONS:
+            raise ProfileError(f"unknown profile section {name!r}; valid: {', '.join(_SECTIONS)}")
+        return _plain(dataclasses.asdict(getattr(self, name)))
+
+
+_SECTIONS = tuple(
+    f.name for f in dataclasses.fields(Profile) if f.name not in ("name", "description")
+)
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def _coerce(value: Any, tp: Any, where: str) -> Any:
+    """Check ``value`` against the annotation ``tp`` and convert lists to tuples."""
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ProfileError(f"{where}: expected a mapping, got {type(value).__name__}")
+        return _build(tp, value, where)
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if not isinstance(value, list | tuple):
+            raise ProfileError(f"{where}: expected a list, got {value!r}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_coerce(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
+        if len(value) != len(args):
+            raise ProfileError(f"{where}: expected {len(args)} items, got {value!r}")
+        return tuple(
+            _coerce(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True))
+        )
+    if origin is dict:
+        kt, vt = typing.get_args(tp)
+        if not isinstance(value, dict):
+            raise ProfileError(f"{where}: expected a mapping, got {value!r}")
+        return {_coerce(k, kt, where): _coerce(v, vt, f"{where}.{k}") for k, v in value.items()}
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(tp):
+            try:
+                return _coerce(value, arg, where)
+            except ProfileError:
+                continue
+        raise ProfileError(f"{where}: {value!r} matches none of {tp}")
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ProfileError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ProfileError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if tp in (str, bool):
+        if not isinstance(value, tp):
+            raise ProfileError(f"{where}: expected {tp.__name__}, got {value!r}")
+        return value
+    raise TypeError(f"unsupported annotation {tp} at {where}")  # programming error
+
+
+def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(raw) - set(names))
+    if unknown:
+        raise ProfileError(
+            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; valid: {', '.join(names)}"
+        )
+    missing = [n for n in names if n not in raw]
+    if missing:
+        raise ProfileError(f"{where}: missing key(s) {', '.join(missing)}")
+    return cls(**{n: _coerce(raw[n], hints[n], f"{where}.{n}") for n in names})
+
+
+def _set_dotted(tree: dict[str, Any], key: str, value: Any, profile: str) -> None:
+    parts = key.split(".")
+    node = tree
+    for i, part in enumerate(parts):
+        if not isinstance(node, dict) or part not in node:
+            valid = sorted(node) if isinstance(node, dict) else []
+            prefix = ".".join(parts[:i]) or "<top>"
+            raise ProfileError(
+                f"unknown override {key!r} for profile {profile!r}: no {part!r} under {prefix}; "
+                f"valid: {', '.join(valid)}"
+            )
+        if i == len(parts) - 1:
+            node[part] = value
+        else:
+            node = node[part]
+
+
+def raw_profile(name: str) -> dict[str, Any]:
+    """The YAML of a shipped profile as a dict (unvalidated)."""
+    if name not in PROFILES:
+        raise ProfileError(f"unknown profile {name!r}; valid: {', '.join(PROFILES)}")
+    text = resources.files("jepa_geometry.presets").joinpath(f"{name}.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def load_profile(name: str = DEFAULT_PROFILE, overrides: dict[str, Any] | None = None) -> Profile:
+    """Load and validate a profile, applying dotted-key overrides.
+
+    >>> load_profile("smoke", {"train.steps": 10}).train.steps
+    10
+    """
+    if not isinstance(name, str):
+        raise ProfileError(f"profile must be a string, got {name!r}; valid: {', '.join(PROFILES)}")
+    raw = raw_profile(name)
+    for key, value in (overrides or {}).items():
+        _set_dotted(raw, key, value, name)
+    return _build(Profile, raw, f"profile {name!r}")

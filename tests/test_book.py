@@ -1,0 +1,126 @@
+"""The chapter pipeline: parameter validation, papermill on MyST sources, failures."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import jupytext
+import pytest
+
+from jepa_geometry.book import (
+    ChapterError,
+    chapter_sources,
+    parameters_of,
+    run_chapter,
+    validate_parameters,
+)
+from jepa_geometry.profiles import ProfileError
+
+from .conftest import REPO
+
+FIRST = REPO / "chapters" / "ch01_metric_leverage.md"
+
+
+def test_toc_lists_existing_chapters_with_parameters():
+    sources = chapter_sources(REPO)
+    assert sources and sources[0] == FIRST
+    for src in sources:
+        params = parameters_of(jupytext.read(src))
+        assert "profile" in params and params["profile"] == "laptop"
+
+
+def test_no_executed_notebook_next_to_sources():
+    assert not list((REPO / "chapters").glob("*.ipynb"))
+
+
+def test_validate_parameters_rejects_bad_input():
+    defaults = {"profile": "laptop", "seed": 0, "scales": [1.0]}
+    validate_parameters("ch", defaults, {"profile": "smoke", "seed": 3})
+    with pytest.raises(
+        ChapterError, match=r"unknown parameter 'sede'; valid: profile, scales, seed"
+    ):
+        validate_parameters("ch", defaults, {"sede": 3})
+    with pytest.raises(ChapterError, match=r"'seed' must be int"):
+        validate_parameters("ch", defaults, {"seed": "three"})
+    with pytest.raises(
+        ProfileError, match=r"unknown profile 'nosuch'; valid: smoke, laptop, paper"
+    ):
+        validate_parameters("ch", defaults, {"profile": "nosuch"})
+
+
+def test_parameters_cell_must_hold_literals(tmp_path):
+    nb = jupytext.read(FIRST)
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    cell.source = "import os\nprofile = 'laptop'"
+    with pytest.raises(ChapterError, match="only hold 'name = literal'"):
+        parameters_of(nb)
+
+
+def test_run_chapter_fails_before_execution_on_unknown_parameter(tmp_path):
+    with pytest.raises(ChapterError, match="unknown parameter 'nosuch'"):
+        run_chapter(FIRST, tmp_path / "out.ipynb", {"nosuch": 1})
+    assert not (tmp_path / "out.ipynb").exists()
+
+
+def _papermill(*args, cwd=REPO):
+    return subprocess.run(
+        [sys.executable, "-m", "papermill", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_papermill_reads_chapter_and_rejects_unknown_profile(tmp_path):
+    out = tmp_path / "out.ipynb"
+    res = _papermill("chapters/ch01_metric_leverage.md", str(out), "-p", "profile", "nosuch")
+    assert res.returncode != 0
+    assert "unknown profile 'nosuch'; valid: smoke, laptop, paper" in res.stderr + res.stdout
+
+
+def test_papermill_rejects_unknown_parameter_in_first_cell(tmp_path):
+    res = _papermill(
+        "chapters/ch01_metric_leverage.md",
+        str(tmp_path / "o.ipynb"),
+        "-p",
+        "profile",
+        "smoke",
+        "-p",
+        "sede",
+        "1",
+    )
+    assert res.returncode != 0
+    assert "unknown parameter 'sede'" in res.stderr + res.stdout
+
+
+def test_cli_chapter_rejects_wrong_type(tmp_path):
+    res = subprocess.run(
+        [
+            Path(sys.executable).parent / "jepa-geometry",
+            "chapter",
+            str(FIRST),
+            str(tmp_path / "o.ipynb"),
+            "-p",
+            "seed=abc",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 2
+    assert "'seed' must be int" in res.stderr
+
+
+def test_failing_chapter_names_itself(tmp_path):
+    bad = tmp_path / "chapters" / "ch99_broken.md"
+    bad.parent.mkdir()
+    bad.write_text(
+        FIRST.read_text()
+        .replace("ch01_metric_leverage", "ch99_broken")
+        .replace("rng = np.random.default_rng(seed)", "raise ValueError('boom')")
+    )
+    (tmp_path / "data.dvc").write_text("outs: [{path: data}]\n")
+    with pytest.raises(ChapterError, match=r"chapter ch99_broken failed in cell \d+: .*boom"):
+        run_chapter(bad, tmp_path / "out.ipynb", {"profile": "smoke"})
+    assert not (tmp_path / "out.ipynb").exists()

@@ -1,0 +1,67 @@
+import pytest
+
+from jepa_geometry.profiles import PROFILES, ProfileError, load_profile
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_shipped_profiles_validate(name):
+    prof = load_profile(name)
+    assert prof.name == name
+    tiers = prof.plan.tiers
+    assert list(tiers) == ["T1", "T2", "T3", "T4", "T5"]
+    # Budget tiers are strictly ordered by compute (samples x iterations).
+    compute = [s * i for s, i in tiers.values()]
+    assert compute == sorted(compute, reverse=True) and len(set(compute)) == 5
+    assert prof.data.episodes > prof.data.heldout_episodes > 0
+
+
+def test_paper_profile_matches_lewm():
+    p = load_profile("paper")
+    assert (p.data.image_size, p.model.patch_size, p.model.embed_dim) == (224, 14, 192)
+    assert (p.model.vit_width, p.model.vit_depth, p.model.vit_heads) == (192, 12, 3)
+    assert (p.model.predictor_depth, p.model.predictor_heads) == (6, 16)
+    assert p.plan.tiers == {
+        "T1": (300, 30),
+        "T2": (150, 15),
+        "T3": (50, 10),
+        "T4": (20, 5),
+        "T5": (10, 3),
+    }
+    assert (p.train.lr, p.train.batch_size, p.train.sigreg_weight) == (5e-5, 128, 0.09)
+
+
+def test_laptop_is_default_and_fits_the_constraints():
+    from jepa_geometry.profiles import DEFAULT_PROFILE
+
+    assert DEFAULT_PROFILE == "laptop"
+    p = load_profile()
+    assert p.model.embed_dim >= 64 and p.data.image_size <= 64
+
+
+def test_unknown_profile_names_valid_choices():
+    with pytest.raises(ProfileError, match=r"'nosuch'.*smoke, laptop, paper"):
+        load_profile("nosuch")
+
+
+def test_override_applies_and_is_typed():
+    assert load_profile("smoke", {"train.steps": 7}).train.steps == 7
+    assert load_profile("smoke", {"train.lr": 1}).train.lr == 1.0  # int accepted as float
+    with pytest.raises(ProfileError, match=r"'stepz'.*valid: .*steps"):
+        load_profile("smoke", {"train.stepz": 7})
+    with pytest.raises(ProfileError, match=r"train\.steps: expected an integer, got 'x'"):
+        load_profile("smoke", {"train.steps": "x"})
+    with pytest.raises(ProfileError, match="expected an integer"):
+        load_profile("smoke", {"train.steps": True})
+    with pytest.raises(ProfileError, match="expected 2 items"):
+        load_profile("smoke", {"plan.tiers": {"T1": [1, 2, 3]}})
+
+
+def test_profile_is_frozen_and_serialisable():
+    p = load_profile("smoke")
+    with pytest.raises(AttributeError):
+        p.train.steps = 3  # type: ignore[misc]
+    d = p.to_dict()
+    assert d["plan"]["tiers"]["T1"] == [30, 3]
+    assert p.section("train") == d["train"]
+    with pytest.raises(ProfileError, match="unknown profile section"):
+        p.section("nosuch")
