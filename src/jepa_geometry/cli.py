@@ -4,19 +4,29 @@
     jepa-geometry book --profile smoke      # execute every chapter into book/chapters/
     jepa-geometry chapter chapters/ch01_metric_leverage.md out.ipynb -p profile smoke
 
-Later subcommands (``collect``, ``train``, ``plan``) are added by their modules.
+The other subcommands (``collect``, ``train``, ``plan``) are contributed by the modules that
+own them: each module in :data:`COMMAND_MODULES` defines ``register_cli(subparsers)``, which
+adds its subparser and keeps heavy imports inside the handler.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import importlib
+import importlib.util
 import sys
 from pathlib import Path
 
 import yaml
 
 from .profiles import DEFAULT_PROFILE, PROFILES, ProfileError, load_profile
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "jepa_geometry.data",
+    "jepa_geometry.training",
+    "jepa_geometry.planning",
+)
 
 
 def _parse_param(text: str) -> tuple[str, object]:
@@ -70,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("output")
     sc.add_argument("-p", "--param", type=_parse_param, action="append", metavar="NAME=VALUE")
     sc.set_defaults(func=_cmd_chapter)
+
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name).register_cli(sub)
     return p
 
 

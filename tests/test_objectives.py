@@ -1,0 +1,224 @@
+"""SIGReg, ΛReg, SCALE's loss and pair sampler, Aux, and method weights -- against closed forms."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from jepa_geometry.objectives import (
+    AuxHead,
+    LambdaReg,
+    method_name,
+    method_weights,
+    parse_method,
+    sample_pairs,
+    scale_loss,
+    sigreg,
+)
+
+SQ2PI = math.sqrt(2 * math.pi)
+
+
+def g(s):  # population Epps-Pulley statistic of N(0, s) against N(0, 1)
+    return SQ2PI * ((1 + 2 * s) ** -0.5 - 2 * (2 + s) ** -0.5 + 3**-0.5)
+
+
+def h(s):  # finite-sample ECF variance term
+    return SQ2PI * (1 - (1 + 2 * s) ** -0.5)
+
+
+def numpy_sigreg(z: np.ndarray, a: np.ndarray) -> float:
+    """Independent port: explicit loops over knots, trapezoid weights built by hand."""
+    n = z.shape[0]
+    y = z @ a
+    total = 0.0
+    for m in range(a.shape[1]):
+        ep = 0.0
+        for k in range(17):
+            t = 3.0 * k / 16
+            wk = (3.0 / 16) * (1.0 if k in (0, 16) else 2.0) * math.exp(-t * t / 2)
+            c = np.cos(t * y[:, m]).mean() - math.exp(-t * t / 2)
+            s = np.sin(t * y[:, m]).mean()
+            ep += wk * (c * c + s * s)
+        total += n * ep
+    return total / a.shape[1]
+
+
+@pytest.mark.parametrize("s", [0.5, 1.0, 2.0])
+def test_sigreg_expectation_matches_closed_form(s):
+    gen = torch.Generator().manual_seed(0)
+    n, reps = 128, 400
+    z = torch.randn(reps, n, 8, generator=gen, dtype=torch.float64) * math.sqrt(s)
+    # (T, N, D) form: the mean over 400 independent "time steps" estimates E[stat].
+    val = sigreg(z, num_projections=16, generator=gen).item()
+    expected = n * g(s) + h(s)
+    assert val == pytest.approx(expected, rel=0.06, abs=0.06)
+    if s == 1.0:
+        assert expected == pytest.approx(1.06, abs=0.005)
+
+
+def test_sigreg_minimum_is_near_one_minus_two_over_n():
+    n = 128
+    grid = np.linspace(0.9, 1.05, 3001)
+    s_star = grid[np.argmin([n * g(s) + h(s) for s in grid])]
+    assert s_star == pytest.approx(1 - 2 / n, abs=2e-3)
+
+
+def test_sigreg_is_large_for_collapsed_z():
+    gen = torch.Generator().manual_seed(1)
+    healthy = sigreg(torch.randn(256, 16, generator=gen), 256, generator=gen)
+    collapsed = sigreg(torch.ones(256, 16) * 0.3 + 1e-3 * torch.randn(256, 16, generator=gen), 256)
+    assert healthy.item() < 3 and collapsed.item() > 30 * healthy.item()
+
+
+def test_sigreg_agrees_with_independent_numpy_port():
+    gen = torch.Generator().manual_seed(2)
+    z = torch.randn(64, 5, generator=gen, dtype=torch.float64) * 1.3 + 0.2
+    a = torch.randn(5, 7, generator=gen, dtype=torch.float64)
+    a = a / a.norm(dim=0, keepdim=True)
+    ours = sigreg(z, directions=a).item()
+    assert ours == pytest.approx(numpy_sigreg(z.numpy(), a.numpy()), rel=1e-10)
+
+
+def test_sigreg_generator_makes_it_reproducible_and_rejects_bad_shapes():
+    z = torch.randn(32, 6)
+    a = sigreg(z, 64, generator=torch.Generator().manual_seed(5))
+    b = sigreg(z, 64, generator=torch.Generator().manual_seed(5))
+    assert a.item() == b.item()
+    with pytest.raises(ValueError, match=r"\(N, D\) or \(T, N, D\)"):
+        sigreg(torch.randn(3, 4, 5, 6))
+
+
+def test_lambdareg_trace_and_condition_bound():
+    torch.manual_seed(3)
+    for kappa in (1.5, 2.0, 10.0):
+        reg = LambdaReg(32, kappa)
+        with torch.no_grad():
+            reg.alpha.copy_(torch.randn(32) * 3)
+        v = reg.variances
+        assert v.sum().item() == pytest.approx(32.0, rel=1e-6)
+        assert (v.max() / v.min()).item() <= kappa * (1 + 1e-6)
+    assert torch.allclose(LambdaReg(8, 3.0).variances, torch.ones(8))  # α = 0 -> Λ = I
+
+
+def test_lambdareg_kappa_one_is_exactly_sigreg():
+    reg = LambdaReg(6, 1.0)
+    with torch.no_grad():
+        reg.alpha.copy_(torch.randn(6) * 5)
+    z = torch.randn(40, 6)
+    a = reg(z, 32, generator=torch.Generator().manual_seed(9))
+    b = sigreg(z, 32, generator=torch.Generator().manual_seed(9))
+    assert a.item() == b.item()
+
+
+def test_lambdareg_gradients_reach_alpha_and_z():
+    reg = LambdaReg(4, 4.0)
+    z = (torch.randn(64, 4) * torch.tensor([2.0, 1.0, 0.5, 0.5])).requires_grad_()
+    reg(z, 64, generator=torch.Generator().manual_seed(0)).backward()
+    assert reg.alpha.grad is not None and reg.alpha.grad.abs().sum() > 0
+    assert z.grad is not None and z.grad.abs().sum() > 0
+
+
+def test_lambdareg_matches_sigreg_of_whitened_z():
+    reg = LambdaReg(5, 4.0)
+    with torch.no_grad():
+        reg.alpha.copy_(torch.tensor([0.5, -0.5, 0.2, 0.0, 0.1]))
+    z = torch.randn(50, 5)
+    v = 5 * torch.softmax(reg.alpha.detach().clamp(-math.log(4) / 2, math.log(4) / 2), 0)
+    a = reg(z, 16, generator=torch.Generator().manual_seed(1))
+    b = sigreg(z / v.sqrt(), 16, generator=torch.Generator().manual_seed(1))
+    assert a.item() == pytest.approx(b.item(), rel=1e-6)
+
+
+@pytest.mark.parametrize("kappa", [0.5, float("nan"), float("inf")])
+def test_lambdareg_rejects_bad_kappa(kappa):
+    with pytest.raises(ValueError, match="kappa must be"):
+        LambdaReg(4, kappa)
+
+
+def test_scale_loss_is_one_minus_pearson():
+    gen = torch.Generator().manual_seed(4)
+    zi, zj = torch.randn(300, 8, generator=gen), torch.randn(300, 8, generator=gen)
+    qi, qj = torch.randn(300, 3, generator=gen), torch.randn(300, 3, generator=gen)
+    qj = qj + 0.3 * (zj[:, :3] - qi)  # some correlation
+    x = ((zi - zj) ** 2).sum(1).numpy()
+    y = ((qi - qj) ** 2).sum(1).numpy()
+    r = np.corrcoef(x, y)[0, 1]
+    assert scale_loss(zi, zj, qi, qj).item() == pytest.approx(1 - r, abs=1e-5)
+
+
+def test_scale_loss_invariances_and_affine_zero():
+    gen = torch.Generator().manual_seed(5)
+    qi, qj = torch.randn(200, 2, generator=gen), torch.randn(200, 2, generator=gen)
+    zi, zj = torch.randn(200, 6, generator=gen), torch.randn(200, 6, generator=gen)
+    base = scale_loss(zi, zj, qi, qj).item()
+    assert scale_loss(7 * zi, 7 * zj, qi, qj).item() == pytest.approx(base, abs=1e-5)
+    assert scale_loss(zi, zj, 0.2 * qi, 0.2 * qj).item() == pytest.approx(base, abs=1e-5)
+    # z = 3 q embedded in a larger space: ||dz||^2 = 9 ||dq||^2, an increasing affine map.
+    pad = torch.zeros(200, 4)
+    zq_i, zq_j = torch.cat([3 * qi, pad], 1), torch.cat([3 * qj, pad], 1)
+    assert scale_loss(zq_i, zq_j, qi, qj).item() == pytest.approx(0.0, abs=1e-5)
+    assert scale_loss(zq_i, zq_j, qj, qi).item() == pytest.approx(0.0, abs=1e-5)
+
+
+def test_scale_loss_degenerate_batch_is_connected_zero():
+    zi = torch.randn(10, 4, requires_grad=True)
+    q = torch.ones(10, 2)
+    loss = scale_loss(zi, zi.detach() + 1.0, q, q)  # constant state distances
+    assert loss.item() == 0.0 and loss.requires_grad
+    loss.backward()
+    assert torch.equal(zi.grad, torch.zeros_like(zi))
+    with pytest.raises(ValueError, match=r"q_i and q_j must both be \(K, q_dim\)"):
+        scale_loss(zi, zi, q[:5], q[:5])
+
+
+def test_sample_pairs_within_and_across():
+    episode = torch.tensor([0, 0, 1, 2, 3, 3, 4, 5])
+    frames = 4
+    i, j = sample_pairs(episode, frames, 512, generator=torch.Generator().manual_seed(0))
+    assert len(i) == len(j) == 512
+    within_i, within_j = i[:256], j[:256]
+    assert torch.equal(within_i // frames, within_j // frames)  # same clip
+    assert (within_i % frames < within_j % frames).all()  # t < t'
+    across_i, across_j = i[256:], j[256:]
+    ep_row = episode.repeat_interleave(frames)
+    assert (ep_row[across_i] != ep_row[across_j]).all()
+
+
+def test_sample_pairs_can_come_up_short_without_episode_diversity():
+    i, j = sample_pairs(torch.zeros(6, dtype=torch.long), 4, 100, torch.Generator().manual_seed(0))
+    assert len(i) == 50  # only the within-clip half exists
+
+
+def test_aux_head_loss_and_shape_check():
+    head = AuxHead(8, 3)
+    z, q = torch.randn(5, 4, 8), torch.randn(5, 4, 3)
+    loss = head.loss(z, q)
+    assert loss.item() == pytest.approx(((head(z) - q) ** 2).mean().item())
+    with pytest.raises(ValueError, match=r"q must have shape \(5, 4, 3\)"):
+        head.loss(z, torch.randn(5, 4, 2))
+
+
+def test_methods_and_weights():
+    assert parse_method("anisowm+scale") == ("scale", "anisowm")
+    assert parse_method("lewm") == ("lewm",) and method_name("lewm+aux") == "aux"
+    with pytest.raises(ValueError, match=r"unknown method component\(s\) \['scal'\].*valid: lewm"):
+        parse_method("scal+anisowm")
+    w = method_weights("scale", "reacher")
+    assert (w.sigreg, w.scale, w.aux, w.kappa) == (0.09, 0.15, None, None)
+    assert method_weights("aux", "pusht").aux == 0.3
+    assert method_weights("scale+anisowm", "tworoom").as_dict() == {
+        "sigreg": 0.09,
+        "scale": 0.1,
+        "kappa": 2.0,
+    }
+    assert method_weights("anisowm", "cube", overrides={"kappa": 4}).kappa == 4.0
+    with pytest.raises(ValueError, match="has no 'aux' term"):
+        method_weights("scale", "pusht", overrides={"aux": 0.1})
+    with pytest.raises(ValueError, match="unknown weight 'lam'"):
+        method_weights("scale", "pusht", overrides={"lam": 0.1})
+    with pytest.raises(ValueError, match="kappa must be >= 1"):
+        method_weights("anisowm", "pusht", overrides={"kappa": 0.5})
+    with pytest.raises(ValueError, match="unknown task 'maze'"):
+        method_weights("lewm", "maze")
