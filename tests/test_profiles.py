@@ -65,3 +65,12 @@ def test_profile_is_frozen_and_serialisable():
     assert p.section("train") == d["train"]
     with pytest.raises(ProfileError, match="unknown profile section"):
         p.section("nosuch")
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_per_task_episode_counts_name_known_tasks(name):
+    from jepa_geometry.tasks import TASKS
+
+    per_task = load_profile(name).data.task_episodes
+    assert set(per_task) <= set(TASKS)
+    assert all(train >= 1 and held >= 1 for train, held in per_task.values())

@@ -47,6 +47,9 @@ class DataSettings:
     max_episode_steps: int
     frameskip: int  # env steps per action block (LeWM: 5)
     history: int  # context frames of the predictor (LeWM: 3)
+    # Per-task [training, held-out] episode counts overriding the two above (collection cost
+    # differs ~10x between tasks: Cube renders a 185k-triangle arm). Keys are task names.
+    task_episodes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

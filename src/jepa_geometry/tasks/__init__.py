@@ -1,0 +1,87 @@
+"""The five goal-reaching tasks of SCALE and AnisoWM, on stable-worldmodel 0.1.1.
+
+========== ======================== ============================================ ========
+task       environment              q (SCALE)                                    half q
+========== ======================== ============================================ ========
+tworoom    swm/TwoRoom-v1           agent xy (2)                                 --
+pusht      swm/PushT-v1             agent xy, block xy, cos/sin theta (6)        block
+reacher    swm/ReacherDMControl-v0  cos/sin of both joints (4)                   shoulder
+cube       swm/OGBCube-v0 (single)  effector xyz, cos/sin 2psi, grip, cube (9)   effector
+pointmaze  swm/OGBMaze-v0 (medium)  xy (2)                                       --
+========== ======================== ============================================ ========
+
+>>> task = make_task("reacher", image_size=64)      # doctest: +SKIP
+>>> task.reset(0); task.step(np.zeros(2)); frame = task.render()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from .base import FastMujocoRenderer, RenderError, Task, gl_errors
+
+TASKS: tuple[str, ...] = ("tworoom", "pusht", "reacher", "cube", "pointmaze")
+Q_VARIANTS: tuple[str, ...] = ("full", "half")
+
+
+def _task_class(name: str) -> type[Task]:
+    if name == "tworoom":
+        from .tworoom import TwoRoomTask as cls
+    elif name == "pusht":
+        from .pusht import PushTTask as cls
+    elif name == "reacher":
+        from .reacher import ReacherTask as cls
+    elif name == "cube":
+        from .cube import CubeTask as cls
+    elif name == "pointmaze":
+        from .pointmaze import PointMazeTask as cls
+    else:
+        raise ValueError(f"unknown task {name!r}; valid: {', '.join(TASKS)}")
+    return cls
+
+
+def check_task(name: str) -> str:
+    """Return ``name`` if it is one of :data:`TASKS`, else raise ValueError listing them."""
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; valid: {', '.join(TASKS)}")
+    return name
+
+
+def make_task(name: str, image_size: int, seed: int = 0) -> Task:
+    """Build a task at ``image_size`` px (the environment is constructed here: seconds)."""
+    cls = _task_class(check_task(name))
+    with gl_errors(f"building task {name!r}"):
+        return cls(image_size, seed)
+
+
+def q_names(name: str) -> tuple[str, ...]:
+    """Names of the q coordinates of a task, without building its environment."""
+    return _task_class(check_task(name)).q_names
+
+
+def q_indices(name: str, variant: str = "full") -> tuple[int, ...]:
+    """Columns of q used by a SCALE q variant: ``full`` or ``half`` (Push-T block only,
+    Reacher shoulder only, Cube effector only). The half variant's standardization is the
+    full variant's restricted to these columns."""
+    cls = _task_class(check_task(name))
+    if variant == "full":
+        return tuple(range(len(cls.q_names)))
+    if variant == "half":
+        if cls.half_q is None:
+            raise ValueError(
+                f"task {name!r} has no half-q variant; tasks with one: "
+                + ", ".join(t for t in TASKS if _task_class(t).half_q is not None)
+            )
+        return cls.half_q
+    raise ValueError(f"unknown q variant {variant!r}; valid: {', '.join(Q_VARIANTS)}")
+
+
+__all__ = [
+    "Q_VARIANTS",
+    "TASKS",
+    "FastMujocoRenderer",
+    "RenderError",
+    "Task",
+    "check_task",
+    "make_task",
+    "q_indices",
+    "q_names",
+]

@@ -1,0 +1,244 @@
+"""Datasets: collection of two short episodes per task, the HDF5 schema, clips, bad files."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from jepa_geometry import data as D
+from jepa_geometry.profiles import ProfileError, load_profile
+from jepa_geometry.tasks import TASKS, make_task
+
+Q_DIMS = {"tworoom": 2, "pusht": 6, "reacher": 4, "cube": 9, "pointmaze": 2}
+STEPS = 24
+TINY = {
+    "data.episodes": 1,
+    "data.heldout_episodes": 1,
+    "data.max_episode_steps": STEPS,
+    "data.task_episodes": {},
+}
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return load_profile("smoke", TINY)
+
+
+@pytest.fixture(scope="module")
+def datasets(tiny):
+    """Two short episodes (one training, one held out) of every task, collected once."""
+    return {t: D.load_dataset(t, tiny, workers=1, progress=False) for t in TASKS}
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_collected_dataset_shapes_and_split(datasets, tiny, task):
+    d = datasets[task]
+    n = 2 * (STEPS + 1)
+    size = tiny.data.image_size
+    assert d.pixels.shape == (n, size, size, 3) and d.pixels.dtype == np.uint8
+    assert d.q.shape == (n, Q_DIMS[task]) and d.q.dtype == np.float32
+    assert d.action.shape[0] == n and d.state.shape[0] == n
+    assert list(d.lengths) == [STEPS + 1, STEPS + 1]
+    assert list(d.train_episodes) == [0] and list(d.heldout_episodes) == [1]
+    # the last frame of each episode has no action; all others do
+    last = d.starts + d.lengths - 1
+    assert np.isnan(d.action[last]).all()
+    assert not np.isnan(np.delete(d.action, last, axis=0)).any()
+    assert d.behaviour_success.dtype == bool
+    summary = d.summary()
+    assert 0.0 <= summary["behaviour success rate"] <= 1.0 and summary["frames"] == n
+    assert d.meta["task"] == task and d.meta["packages"]["stable-worldmodel"] == "0.1.1"
+    assert d.meta["seed"] == tiny.seeds.data and d.meta["behaviour_policy"]
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_statistics_are_the_training_splits(datasets, task):
+    d = datasets[task]
+    rows = d.episode == 0
+    np.testing.assert_allclose(d.q_mean, d.q[rows].mean(axis=0), rtol=1e-5, atol=1e-6)
+    std = d.q[rows].std(axis=0)
+    np.testing.assert_allclose(d.q_std, np.where(std < 1e-8, 1, std), rtol=1e-4, atol=1e-6)
+    acts = d.action[rows][:-1]
+    np.testing.assert_allclose(d.action_mean, acts.mean(axis=0), rtol=1e-5, atol=1e-6)
+    z = d.standardize_q(d.q[rows])
+    np.testing.assert_allclose(z.mean(axis=0), 0, atol=1e-4)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_restoring_recorded_states_reproduces_recorded_q(datasets, tiny, task):
+    d = datasets[task]
+    t = make_task(task, tiny.data.image_size, seed=0)
+    try:
+        for r in (0, 7, STEPS, STEPS + 5):
+            t.set_state(d.state[r])
+            np.testing.assert_allclose(t.q(t.get_state()), d.q[r], rtol=0, atol=1e-5)
+        # and the recorded frame (rendering is a pure function of the state)
+        t.set_state(d.state[7])
+        np.testing.assert_array_equal(t.render(), d.pixels[7])
+    finally:
+        t.close()
+
+
+def test_collection_is_deterministic(datasets, tiny, data_root):
+    """A fresh cache collects byte-identical arrays, for every task."""
+    for task in TASKS:
+        again = D.load_dataset(task, tiny, workers=1, progress=False)
+        first = datasets[task]
+        assert again.path != first.path
+        for col in ("pixels", "action", "state", "q", "behaviour_success"):
+            np.testing.assert_array_equal(getattr(again, col), getattr(first, col), err_msg=col)
+
+
+def test_parallel_collection_equals_serial(tiny, tmp_path):
+    """Episodes are seeded individually, so two worker processes give the same file."""
+    prof = load_profile("smoke", {**TINY, "data.episodes": 2})
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    D.build_dataset("pusht", prof, tmp_path / "a", workers=1, progress=False)
+    D.build_dataset("pusht", prof, tmp_path / "b", workers=2, progress=False)
+    a = D.read_episodes(tmp_path / "a" / D.FILENAME)
+    b = D.read_episodes(tmp_path / "b" / D.FILENAME)
+    np.testing.assert_array_equal(a.pixels, b.pixels)
+    np.testing.assert_array_equal(a.state, b.state)
+
+
+def test_clip_sampler_layout(datasets):
+    """Frames frameskip apart, action block k = the k-th frameskip actions after the clip
+    start (z-scored), standardized q, episode ids; built here by explicit indexing."""
+    d = datasets["cube"]
+    s = D.ClipSampler(d, "train", history=3, frameskip=5, batch_size=8, seed=0)
+    assert len(s) == STEPS - 20 + 1  # starts 0..STEPS-20 of the one training episode
+    batch = s.sample(np.array([0, 3]))
+    assert tuple(batch["pixels"].shape) == (2, 4, 3, d.pixels.shape[1], d.pixels.shape[2])
+    assert tuple(batch["actions"].shape) == (2, 4, 25) and tuple(batch["q"].shape) == (2, 4, 9)
+    start = 3
+    for k in range(4):
+        frame = start + 5 * k
+        np.testing.assert_array_equal(
+            batch["pixels"][1, k].numpy(), d.pixels[frame].transpose(2, 0, 1)
+        )
+        raw = d.action[start + 5 * k : start + 5 * k + 5]
+        expect = ((raw - d.action_mean) / d.action_std).reshape(-1)
+        np.testing.assert_allclose(batch["actions"][1, k].numpy(), expect, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(
+            batch["q"][1, k].numpy(), (d.q[frame] - d.q_mean) / d.q_std, rtol=1e-5, atol=1e-5
+        )
+    assert batch["episode"].tolist() == [0, 0]
+    b = next(iter(s))
+    assert b["pixels"].dtype.is_floating_point is False and not b["actions"].isnan().any()
+    half = D.ClipSampler(d, "heldout", batch_size=4, q_variant="half")
+    assert tuple(next(half)["q"].shape) == (4, 4, 5)
+
+
+def test_clip_starts_never_cross_episodes(datasets):
+    d = datasets["tworoom"]
+    for split in ("train", "heldout"):
+        s = D.ClipSampler(d, split, history=3, frameskip=5, batch_size=2)
+        last = s.starts + 4 * 5 - 1  # last action row a clip uses
+        assert (d.episode[s.starts] == d.episode[last]).all()
+        assert not np.isnan(d.action[last]).any()
+        assert set(d.episode[s.starts]) == set(d.episodes(split))
+
+
+def test_action_zscore_round_trip_on_blocks(datasets):
+    d = datasets["pusht"]
+    blocks = np.random.default_rng(0).uniform(-1, 1, size=(7, 5, 10)).astype(np.float32)
+    np.testing.assert_allclose(d.unzscore_action(d.zscore_action(blocks)), blocks, atol=1e-5)
+    z = d.zscore_action(blocks)
+    np.testing.assert_allclose(z[..., 2:4], (blocks[..., 2:4] - d.action_mean) / d.action_std)
+    with pytest.raises(ValueError, match="not a multiple of the action dim 2"):
+        d.zscore_action(np.zeros(3))
+
+
+def test_clip_sampler_bad_input(datasets):
+    d = datasets["reacher"]
+    with pytest.raises(ValueError, match="no episode has the 40 steps"):
+        D.ClipSampler(d, history=3, frameskip=10)
+    with pytest.raises(ValueError, match="unknown split 'val'; valid: train, heldout"):
+        D.ClipSampler(d, split="val")
+    with pytest.raises(ValueError, match="valid: full, half"):
+        D.ClipSampler(d, q_variant="third")
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copy(src, dst)
+    return dst
+
+
+def test_corrupt_truncated_and_wrong_schema_files(datasets, tmp_path):
+    good = datasets["pointmaze"].path
+    junk = tmp_path / "junk.h5"
+    junk.write_bytes(b"not an hdf5 file at all" * 100)
+    with pytest.raises(D.DatasetError, match=r"junk\.h5 is not a readable HDF5 file"):
+        D.read_episodes(junk)
+    cut = tmp_path / "cut.h5"
+    cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(D.DatasetError, match=r"cut\.h5"):
+        D.read_episodes(cut)
+    old = _copy(good, tmp_path / "old.h5")
+    with h5py.File(old, "a") as f:
+        f.attrs["schema_version"] = 99
+    with pytest.raises(D.DatasetError, match=r"old\.h5: schema version 99, expected 1"):
+        D.read_episodes(old)
+    noq = _copy(good, tmp_path / "noq.h5")
+    with h5py.File(noq, "a") as f:
+        del f["q"]
+    with pytest.raises(D.DatasetError, match=r"noq\.h5: missing dataset\(s\) q"):
+        D.read_episodes(noq)
+    wide = _copy(good, tmp_path / "wide.h5")
+    with h5py.File(wide, "a") as f:
+        n = len(f["q"])
+        del f["q"]
+        f["q"] = np.zeros((n, 3), np.float32)
+    with pytest.raises(D.DatasetError, match=r"q must be \(N, 2\) for pointmaze"):
+        D.read_episodes(wide)
+    with pytest.raises(D.DatasetError, match="holds task 'pointmaze', expected 'cube'"):
+        D.read_episodes(good, task="cube")
+    with pytest.raises(D.DatasetError, match="does not exist"):
+        D.read_episodes(tmp_path / "nothing.h5")
+
+
+def test_damaged_cache_is_reported_not_overwritten(tiny, data_root):
+    prof = load_profile("smoke", {**TINY, "data.max_episode_steps": 21})
+    d = D.load_dataset("pusht", prof, workers=1, progress=False)
+    raw = bytearray(d.path.read_bytes())
+    raw[4000:4064] = bytes(b ^ 0xFF for b in raw[4000:4064])  # flip bits in place
+    d.path.write_bytes(bytes(raw))
+    damaged = d.path.read_bytes()
+    with pytest.raises(D.DatasetError, match=r"damaged.*collect --task pusht --profile smoke"):
+        D.load_dataset("pusht", prof, workers=1, progress=False)
+    assert d.path.read_bytes() == damaged
+
+
+def test_per_task_episode_counts():
+    laptop = load_profile("laptop")
+    assert D.episode_counts("cube", laptop) == laptop.data.task_episodes["cube"]
+    smoke = load_profile("smoke", {"data.task_episodes": {}})
+    assert D.episode_counts("cube", smoke) == (12, 4)
+    bad = load_profile("smoke", {"data.task_episodes": {"cubes": [1, 1]}})
+    with pytest.raises(ValueError, match=r"unknown task\(s\) 'cubes'; valid: tworoom"):
+        D.episode_counts("pusht", bad)
+    with pytest.raises(ProfileError, match="expected 2 items"):
+        load_profile("smoke", {"data.task_episodes": {"cube": [1, 2, 3]}})
+    # the key depends on this task's sizes only
+    sizes = {**laptop.data.task_episodes, "cube": [9, 9]}
+    a = load_profile("laptop", {"data.task_episodes": sizes})
+    assert D.dataset_artifact("pusht", a).key == D.dataset_artifact("pusht", laptop).key
+    assert D.dataset_artifact("cube", a).key != D.dataset_artifact("cube", laptop).key
+
+
+def test_cli_collect_help_lists_tasks(capsys):
+    from jepa_geometry.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["collect", "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert all(t in out for t in TASKS)
+    with pytest.raises(SystemExit):
+        main(["collect", "--task", "nosuch"])
+    assert "invalid choice: 'nosuch'" in capsys.readouterr().err
