@@ -64,7 +64,9 @@ class ModelSettings:
     predictor_width: int
     predictor_depth: int
     predictor_heads: int
+    predictor_dim_head: int  # attention width per head (LeWM: 64, so 16 heads -> 1024 > D)
     predictor_mlp: int
+    predictor_dropout: float  # attention/MLP dropout in the predictor (LeWM: 0.1)
     projector_hidden: int
 
 

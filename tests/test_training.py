@@ -1,0 +1,334 @@
+"""The trainer: loss composition against independent computations, the LR schedule, determinism,
+resume after a killed process, bad input, the paper model on CPU, the cache and the CLI."""
+
+import dataclasses
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from jepa_geometry.models import WorldModel, WorldModelConfig, build_world_model
+from jepa_geometry.objectives import method_weights, sample_pairs, scale_loss, sigreg
+from jepa_geometry.profiles import load_profile
+from jepa_geometry.training import (
+    Objective,
+    check_batch,
+    lr_factor,
+    train,
+    world_model_artifact,
+)
+
+from .conftest import REPO
+
+Q_DIM = 2
+
+
+def synthetic_batches(batch_size: int, history: int, image_size: int, block_dim: int, seed=0):
+    """A ClipSampler-format batch source whose batch at step s is a pure function of (seed, s)."""
+
+    def source(start: int):
+        step = start
+        while True:
+            g = torch.Generator().manual_seed(seed * 1_000_003 + step)
+            t = history + 1
+            yield {
+                "pixels": torch.randint(
+                    0, 256, (batch_size, t, 3, image_size, image_size), generator=g
+                ).to(torch.uint8),
+                "actions": torch.randn(batch_size, t, block_dim, generator=g),
+                "q": torch.randn(batch_size, t, Q_DIM, generator=g),
+                "episode": torch.randint(0, 6, (batch_size,), generator=g),
+            }
+            step += 1
+
+    return source
+
+
+def tiny_profile(**train_overrides):
+    over = {"data.image_size": 16, "model.encoder_widths": [8, 8], "model.embed_dim": 16}
+    over.update({"model.projector_hidden": 32, "model.predictor_width": 16})
+    over.update({"model.predictor_dropout": 0.1, "train.batch_size": 8})
+    over.update({"train.sigreg_projections": 32, "train.pairs_per_batch": 16})
+    over.update({f"train.{k}": v for k, v in train_overrides.items()})
+    return load_profile("smoke", over)
+
+
+def make_run(method="lewm", seed=0, profile=None, **weights):
+    prof = profile or tiny_profile()
+    model = build_world_model(prof, action_dim=2, seed=seed)
+    w = method_weights(method, "tworoom", prof.train.sigreg_weight, weights or None)
+    obj = Objective(
+        method, w, model.embed_dim, Q_DIM, prof.train.sigreg_projections,
+        prof.train.pairs_per_batch, seed,
+    )  # fmt: skip
+    src = synthetic_batches(
+        prof.train.batch_size, prof.data.history, prof.data.image_size, model.action_block_dim
+    )
+    return prof, model, obj, src
+
+
+def flat_state(*modules) -> torch.Tensor:
+    return torch.cat(
+        [t.detach().flatten().float() for m in modules for t in m.state_dict().values()]
+    )
+
+
+# ------------------------------------------------------------------ loss composition
+
+
+@pytest.mark.parametrize("method", ["lewm", "scale", "aux", "anisowm", "scale+aux+anisowm"])
+def test_loss_is_the_weighted_sum_of_independently_computed_terms(method):
+    prof, model, obj, src = make_run(method)
+    if obj.lambda_reg is not None:
+        obj.lambda_reg.alpha.data = torch.linspace(-1, 1, model.embed_dim)  # anisotropic v
+    batch = next(src(0))
+    gen = torch.Generator().manual_seed(5)
+    model.train()
+    terms = obj(model, batch, gen)
+
+    gen2 = torch.Generator().manual_seed(5)  # replay the same directions and pairs
+    z = model.encode(batch["pixels"])
+    z_hat = model.predict(z[:, :3], batch["actions"][:, :3])
+    pred = F_mse = ((z_hat - z[:, 1:]) ** 2).sum() / z_hat.numel()
+    w = obj.weights
+    zt = z.transpose(0, 1)
+    if "anisowm" in method:
+        v = obj.lambda_reg.variances
+        reg = sigreg(zt / v.sqrt(), prof.train.sigreg_projections, generator=gen2)
+        assert terms["lambda_reg"].item() == pytest.approx(reg.item(), rel=1e-5)
+        assert "sigreg" not in terms  # ΛReg replaces SIGReg
+    else:
+        reg = sigreg(zt, prof.train.sigreg_projections, generator=gen2)
+        assert terms["sigreg"].item() == pytest.approx(reg.item(), rel=1e-5)
+    expected = pred + w.sigreg * reg
+    assert terms["pred"].item() == pytest.approx(F_mse.item(), rel=1e-5)
+    if "scale" in method:
+        i, j = sample_pairs(batch["episode"], 4, prof.train.pairs_per_batch, gen2)
+        zf, qf = z.reshape(-1, z.shape[-1]), batch["q"].reshape(-1, Q_DIM)
+        x, y = ((zf[i] - zf[j]) ** 2).sum(-1), ((qf[i] - qf[j]) ** 2).sum(-1)
+        r = torch.corrcoef(torch.stack([x, y]))[0, 1]
+        assert terms["scale"].item() == pytest.approx(1 - r.item(), abs=1e-4)
+        expected = expected + w.scale * scale_loss(zf[i], zf[j], qf[i], qf[j])
+    if "aux" in method:
+        aux = ((obj.aux_head(z) - batch["q"]) ** 2).mean()
+        assert terms["aux"].item() == pytest.approx(aux.item(), rel=1e-5)
+        expected = expected + w.aux * aux
+    assert terms["loss"].item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def test_lambda_reg_alpha_gets_gradient_only_from_its_term_and_no_weight_decay():
+    prof, model, obj, src = make_run("anisowm")
+    batch = next(src(0))
+    terms = obj(model, batch, torch.Generator().manual_seed(0))
+    (g_pred,) = torch.autograd.grad(terms["pred"], obj.lambda_reg.alpha, allow_unused=True)
+    assert g_pred is None
+    (g_reg,) = torch.autograd.grad(terms["lambda_reg"], obj.lambda_reg.alpha)
+    assert g_reg.abs().sum() > 0
+    # Only α is exempt from weight decay: with zero gradients AdamW would shrink it otherwise.
+    obj.lambda_reg.alpha.data.fill_(0.3)
+    prof = tiny_profile(steps=1, lr=0.1, weight_decay=0.5, warmup_steps=1)
+    train(model, obj, src, prof.train, seed=0, progress=False)
+    v = obj.lambda_reg.variances.detach()
+    assert v.sum().item() == pytest.approx(model.embed_dim, rel=1e-5)
+    assert v.max() / v.min() <= 2.0 + 1e-5
+
+
+# ------------------------------------------------------------------ schedule
+
+
+def test_lr_schedule_warmup_then_cosine_to_zero():
+    warm, total = 10, 110
+    assert [lr_factor(s, warm, total) for s in (0, 4, 9)] == [0.1, 0.5, 1.0]
+    assert lr_factor(10, warm, total) == 1.0
+    assert lr_factor(60, warm, total) == pytest.approx(0.5)  # halfway through the cosine
+    assert lr_factor(35, warm, total) == pytest.approx(0.5 * (1 + math.cos(math.pi / 4)))
+    assert lr_factor(110, warm, total) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_scheduler_is_stepped_per_optimizer_step():
+    prof, model, obj, src = make_run()
+    settings = tiny_profile(steps=12, warmup_steps=4, log_every=1, lr=0.01).train
+    log = train(model, obj, src, settings, seed=0, progress=False).log
+    lrs = [row["lr"] for row in log]
+    expected = [0.01 * lr_factor(s, 4, 12) for s in range(12)]
+    assert lrs == pytest.approx(expected)
+
+
+# ------------------------------------------------------------------ determinism and resume
+
+
+def test_same_seed_same_weights_different_seed_different():
+    def run(seed):
+        prof, model, obj, src = make_run("scale+aux+anisowm", seed=seed)
+        train(model, obj, src, tiny_profile(steps=6).train, seed=seed, progress=False)
+        return flat_state(model, obj)
+
+    a, b, c = run(0), run(0), run(1)
+    assert torch.equal(a, b)
+    assert not torch.allclose(a, c)
+
+
+RUNNER = """
+import os, signal, sys, torch
+sys.path.insert(0, {repo!r})
+from tests.test_training import make_run, tiny_profile
+from jepa_geometry.training import train
+kill_at = int(sys.argv[2])
+prof, model, obj, src = make_run("scale+aux+anisowm")
+def hook(step):
+    if step == kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+train(model, obj, src, tiny_profile(steps=12, checkpoint_every=4, log_every=3).train, seed=0,
+      checkpoint=sys.argv[1], progress=False, on_checkpoint=hook)
+"""
+
+
+def _resume_and_compare(ckpt: Path):
+    prof, model, obj, src = make_run("scale+aux+anisowm")
+    settings = tiny_profile(steps=12, checkpoint_every=4, log_every=3).train
+    res = train(model, obj, src, settings, seed=0, checkpoint=ckpt, progress=False)
+    prof, ref_model, ref_obj, src = make_run("scale+aux+anisowm")
+    ref = train(ref_model, ref_obj, src, settings, seed=0, progress=False)
+    assert res.resumed_from > 0
+    assert torch.equal(flat_state(model, obj), flat_state(ref_model, ref_obj))
+    assert res.log == ref.log  # windows straddling the kill are restored too
+
+
+def test_killed_run_resumes_to_identical_weights(tmp_path):
+    """SIGKILL right after the step-8 checkpoint (dropout, SIGReg directions, pairs all random)."""
+    ckpt = tmp_path / "ckpt.pt"
+    script = tmp_path / "run.py"
+    script.write_text(RUNNER.format(repo=str(REPO)))
+    proc = subprocess.run([sys.executable, str(script), str(ckpt), "8"], cwd=REPO, timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    assert torch.load(ckpt, weights_only=False)["step"] == 8
+    _resume_and_compare(ckpt)
+
+
+def test_run_killed_at_an_arbitrary_moment_resumes_to_identical_weights(tmp_path):
+    """Killed from outside, mid-step or mid-write: the checkpoint is old or new, never torn."""
+    ckpt = tmp_path / "ckpt.pt"
+    script = tmp_path / "run.py"
+    script.write_text(RUNNER.format(repo=str(REPO)))
+    proc = subprocess.Popen([sys.executable, str(script), str(ckpt), "-1"], cwd=REPO)
+    deadline = time.time() + 120
+    while not ckpt.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    if torch.load(ckpt, weights_only=False)["step"] == 12:
+        pytest.skip("the run finished before it could be killed")
+    _resume_and_compare(ckpt)
+
+
+# ------------------------------------------------------------------ bad input
+
+
+def test_unknown_method_weight_and_bad_kappa_fail_before_training():
+    prof = load_profile("smoke")
+    with pytest.raises(ValueError, match=r"unknown method component.*valid: lewm, scale"):
+        world_model_artifact("tworoom", "scal", 0, prof)
+    with pytest.raises(ValueError, match=r"unknown weight 'lamda'; valid: sigreg, scale"):
+        world_model_artifact("tworoom", "scale", 0, prof, {"lamda": 0.1})
+    with pytest.raises(ValueError, match=r"has no 'kappa' term"):
+        world_model_artifact("tworoom", "scale", 0, prof, {"kappa": 2})
+    with pytest.raises(ValueError, match=r"kappa must be >= 1"):
+        world_model_artifact("tworoom", "anisowm", 0, prof, {"kappa": 0.5})
+    with pytest.raises(ValueError, match=r"unknown task 'tworooms'; valid: tworoom"):
+        world_model_artifact("tworooms", "lewm", 0, prof)
+    with pytest.raises(ValueError, match="seed"):
+        world_model_artifact("tworoom", "lewm", -1, prof)
+
+
+def test_wrong_batch_shapes_fail_before_any_update():
+    prof, model, obj, src = make_run("scale")
+    before = flat_state(model)
+    good = next(src(0))
+    bad_q = dict(good, q=torch.zeros(*good["q"].shape[:2], 3))
+    with pytest.raises(
+        ValueError, match=r"q must be \(B, T, q_dim\) = \(8, 4, 2\), got \(8, 4, 3\)"
+    ):
+        train(model, obj, lambda s: iter([bad_q]), prof.train, seed=0, progress=False)
+    assert torch.equal(flat_state(model), before)
+    with pytest.raises(ValueError, match="actions must be"):
+        check_batch(dict(good, actions=good["actions"][..., :4]), model, Q_DIM)
+    with pytest.raises(ValueError, match="history \\+ 1 frames"):
+        check_batch(dict(good, pixels=good["pixels"][:, :3]), model, Q_DIM)
+    with pytest.raises(ValueError, match="lacks"):
+        check_batch({"pixels": good["pixels"]}, model, Q_DIM)
+
+
+def test_checkpoint_of_another_configuration_is_refused(tmp_path):
+    ckpt = tmp_path / "c.pt"
+    prof, model, obj, src = make_run("lewm")
+    train(model, obj, src, tiny_profile(steps=2).train, 0, checkpoint=ckpt, progress=False)
+    other = tiny_profile(steps=2)
+    other_model = WorldModel(dataclasses.replace(model.cfg, embed_dim=24))
+    w = method_weights("lewm", "tworoom")
+    other_obj = Objective("lewm", w, 24, Q_DIM, 32, 16)
+    before = flat_state(other_model)
+    with pytest.raises(
+        ValueError, match=r"different configuration.*model.embed_dim: checkpoint 16 vs requested 24"
+    ):
+        train(other_model, other_obj, src, other.train, 0, checkpoint=ckpt, progress=False)
+    assert torch.equal(flat_state(other_model), before)
+    prof, model2, obj2, src = make_run("scale")  # same model, other method
+    with pytest.raises(ValueError, match=r"method: checkpoint 'lewm' vs requested 'scale'"):
+        train(model2, obj2, src, other.train, 0, checkpoint=ckpt, progress=False)
+
+
+# ------------------------------------------------------------------ the paper model on CPU
+
+
+def test_paper_model_takes_one_training_step_on_cpu(capsys):
+    prof = load_profile("paper", {"train.steps": 1, "train.batch_size": 2})
+    model = build_world_model(prof, action_dim=2)
+    n = model.num_parameters()
+    with capsys.disabled():
+        print(f"\npaper model (ViT-tiny/14 @224, D=192, predictor depth 6): {n:,} parameters")
+    assert n == 18_034_478
+    assert isinstance(model.cfg, WorldModelConfig) and model.cfg.encoder == "vit"
+    w = method_weights("scale+aux+anisowm", "tworoom")
+    obj = Objective("scale+aux+anisowm", w, 192, Q_DIM, 1024, prof.train.pairs_per_batch)
+    src = synthetic_batches(2, 3, 224, model.action_block_dim)
+    before = flat_state(model)
+    res = train(model, obj, src, prof.train, seed=0, progress=False)
+    row = res.log[-1]
+    assert all(math.isfinite(row[k]) for k in ("loss", "pred", "lambda_reg", "scale", "aux"))
+    assert not torch.equal(flat_state(model), before)
+
+
+# ------------------------------------------------------------------ artifact keys and CLI
+
+
+def test_artifact_key_depends_on_task_method_weights_seed_and_profile():
+    prof = load_profile("smoke")
+    base = world_model_artifact("tworoom", "scale+anisowm", 0, prof)
+    assert base.key == world_model_artifact("tworoom", "anisowm+scale", 0, prof).key
+    assert base.name == "tworoom-scale+anisowm"
+    assert base.spec["weights"] == {"sigreg": 0.09, "scale": 0.1, "kappa": 2.0}
+    others = [
+        world_model_artifact("tworoom", "scale", 0, prof),
+        world_model_artifact("tworoom", "scale+anisowm", 1, prof),
+        world_model_artifact("tworoom", "scale+anisowm", 0, prof, {"kappa": 4}),
+        world_model_artifact(
+            "tworoom", "scale+anisowm", 0, load_profile("smoke", {"train.lr": 0.01})
+        ),
+        world_model_artifact("pusht", "scale+anisowm", 0, prof),
+    ]
+    assert len({base.key, *(o.key for o in others)}) == 1 + len(others)
+
+
+def test_cli_train_rejects_bad_method_with_valid_choices(capsys):
+    from jepa_geometry.cli import main
+
+    rc = main(["train", "--task", "tworoom", "--method", "nosuch", "--profile", "smoke"])
+    assert rc == 2
+    assert "unknown method component(s) ['nosuch']" in capsys.readouterr().err
+    assert os.environ["JEPA_GEOMETRY_DATA"]  # never the real cache
