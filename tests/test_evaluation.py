@@ -226,3 +226,37 @@ def test_protocols_and_bad_input(toy) -> None:
 
     with pytest.raises(PlanningError, match="action block dim 15 != frameskip 5 x task action"):
         ev.evaluate_planner(task, WrongModel(), data, eps, _spec(), seed=0, progress=False)
+
+
+# --------------------------------------------------------------------------------------
+# End to end with the real tasks, data and models at the smoke profile
+# --------------------------------------------------------------------------------------
+
+
+def test_smoke_end_to_end_two_methods_paired(capsys: pytest.CaptureFixture[str]) -> None:
+    from jepa_geometry.cli import main
+
+    smoke = load_profile("smoke")
+    kw = dict(solver="icem", budget="T5", progress=False)
+    a = ev.evaluate_method("tworoom", "lewm", 0, smoke, **kw)
+    b = ev.evaluate_method("tworoom", "scale", 0, smoke, **kw)
+    n, budget = smoke.eval.episodes, smoke.eval.budget
+    assert len(a.episodes) == len(a.random) == n
+    keys = ["episode", "data_episode", "start_step", "goal_row"]
+    pd.testing.assert_frame_equal(a.episodes[keys], b.episodes[keys])
+    assert (a.episodes.goal_row - a.episodes.start_row == smoke.eval.goal_offset).all()
+    for t in (a.episodes, b.episodes, a.random):
+        # protocol semantics with the real success test: 16 px on Two-Room
+        assert (t.final_distance[t.success] < 16.0).all()
+        assert (t.steps[~t.success] == budget).all() and (t.steps <= budget).all()
+    assert ev.compare(a, b, n_boot=200).n == n
+    again = ev.evaluate_method("tworoom", "lewm", 0, smoke, **kw)  # cached: identical
+    pd.testing.assert_frame_equal(a.episodes, again.episodes)
+    capsys.readouterr()
+    assert main(["plan", "--task", "tworoom", "--method", "lewm", "--solver", "icem",
+                 "--budget", "T5", "--profile", "smoke"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "success" in out and "random policy" in out and "solved at start" in out
+    assert main(["plan", "--task", "tworoom", "--method", "lewm", "--budget", "T9",
+                 "--profile", "smoke"]) == 2  # fmt: skip
+    assert "unknown budget 'T9'; valid: T1, T2, T3, T4, T5" in capsys.readouterr().err
