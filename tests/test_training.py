@@ -332,3 +332,31 @@ def test_cli_train_rejects_bad_method_with_valid_choices(capsys):
     assert rc == 2
     assert "unknown method component(s) ['nosuch']" in capsys.readouterr().err
     assert os.environ["JEPA_GEOMETRY_DATA"]  # never the real cache
+
+
+# ------------------------------------------------------------------ end to end on real data
+
+
+def test_train_world_model_on_smoke_tworoom_is_cached_and_loadable():
+    """Collect (smoke) -> train -> cache -> load; a second call is a cache hit, not a retrain."""
+    from jepa_geometry.data import load_dataset
+    from jepa_geometry.training import (
+        MODEL_FILE,
+        latent_probe_r2,
+        load_world_model,
+        train_world_model,
+        training_log,
+    )
+
+    prof = load_profile("smoke", {"train.steps": 6, "train.log_every": 2})
+    art = train_world_model("tworoom", "scale", 0, prof, progress=False)
+    man = art.manifest()
+    assert man["summary"]["method"] == "scale" and man["summary"]["final"]["step"] == 6
+    assert not any(p.name.endswith(".resume.pt") for p in art.path.parent.glob(".*"))
+    mtime = (art.path / MODEL_FILE).stat().st_mtime_ns
+    model = load_world_model("tworoom", "scale", 0, prof)
+    assert (art.path / MODEL_FILE).stat().st_mtime_ns == mtime  # cache hit
+    assert not model.training and model.num_parameters() == man["summary"]["parameters"]
+    assert [row["step"] for row in training_log("tworoom", "scale", 0, prof)] == [2, 4, 6]
+    r2 = latent_probe_r2(model, load_dataset("tworoom", prof), max_frames=300)
+    assert math.isfinite(r2) and r2 <= 1.0

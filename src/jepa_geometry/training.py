@@ -39,7 +39,7 @@ import torch
 from torch import nn
 
 from .artifacts import Artifact, atomic_path, get_or_build, load
-from .models import WorldModel, WorldModelConfig, build_world_model
+from .models import WorldModel, WorldModelConfig, build_world_model, encode_frames
 from .objectives import (
     TASK_NAMES,
     AuxHead,
@@ -513,6 +513,29 @@ def training_log(task: str, method: str, seed: int, profile: Profile, weights=No
     """The logged loss terms of a trained model (trains it if missing)."""
     art = train_world_model(task, method, seed, profile, weights)
     return json.loads((load(art) / LOG_FILE).read_text())
+
+
+def latent_probe_r2(
+    model: WorldModel, dataset: Any, max_frames: int = 6000, seed: int = 0
+) -> float:
+    """Held-out R² of a linear (ridge) probe from z to standardized q: is the state decodable?
+
+    Fit on up to ``max_frames`` random training-episode frames, scored on up to as many
+    held-out-episode frames (``diagnostics.ridge_probe_r2``, pooled over q's coordinates).
+    """
+    from .diagnostics import ridge_probe_r2
+
+    rng = np.random.default_rng(seed)
+
+    def rows(split: str) -> np.ndarray:
+        r = np.flatnonzero(np.isin(dataset.episode, dataset.episodes(split)))
+        return np.sort(rng.choice(r, max_frames, replace=False)) if len(r) > max_frames else r
+
+    tr, te = rows("train"), rows("heldout")
+    q = dataset.standardize_q(dataset.q)
+    z_tr = encode_frames(model, dataset.pixels[tr]).numpy()
+    z_te = encode_frames(model, dataset.pixels[te]).numpy()
+    return ridge_probe_r2(z_tr, q[tr], z_te, q[te])
 
 
 # --------------------------------------------------------------------------------------
