@@ -253,10 +253,9 @@ def test_smoke_end_to_end_two_methods_paired(capsys: pytest.CaptureFixture[str])
     again = ev.evaluate_method("tworoom", "lewm", 0, smoke, **kw)  # cached: identical
     pd.testing.assert_frame_equal(a.episodes, again.episodes)
     capsys.readouterr()
-    assert main(["plan", "--task", "tworoom", "--method", "lewm", "--solver", "icem",
-                 "--budget", "T5", "--profile", "smoke"]) == 0  # fmt: skip
+    cli = ["plan", "--task", "tworoom", "--method", "lewm", "--profile", "smoke"]
+    assert main([*cli, "--solver", "icem", "--budget", "T5"]) == 0
     out = capsys.readouterr().out
     assert "success" in out and "random policy" in out and "solved at start" in out
-    assert main(["plan", "--task", "tworoom", "--method", "lewm", "--budget", "T9",
-                 "--profile", "smoke"]) == 2  # fmt: skip
+    assert main([*cli, "--budget", "T9"]) == 2
     assert "unknown budget 'T9'; valid: T1, T2, T3, T4, T5" in capsys.readouterr().err

@@ -364,6 +364,7 @@ class EvalResult:
     protocol: Protocol
     episodes: pd.DataFrame
     random: pd.DataFrame
+    eval_seconds: float  # wall time of the planner's episode loop when it was built
 
 
 def episode_set_spec(task: str, profile: Profile, protocol: Protocol, n: int, seed: int) -> dict:
@@ -462,6 +463,7 @@ def evaluate_method(
         protocol=proto,
         episodes=tab,
         random=pd.read_parquet(rand_path / "episodes.parquet"),
+        eval_seconds=float(plan_art.manifest()["eval_seconds"]),
     )
 
 
