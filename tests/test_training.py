@@ -281,6 +281,9 @@ def test_checkpoint_of_another_configuration_is_refused(tmp_path):
     prof, model2, obj2, src = make_run("scale")  # same model, other method
     with pytest.raises(ValueError, match=r"method: checkpoint 'lewm' vs requested 'scale'"):
         train(model2, obj2, src, other.train, 0, checkpoint=ckpt, progress=False)
+    ckpt.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="unreadable"):
+        train(model2, obj2, src, other.train, 0, checkpoint=ckpt, progress=False)
 
 
 # ------------------------------------------------------------------ the paper model on CPU

@@ -202,7 +202,7 @@ def check_config(saved: dict, expected: dict, what: str) -> None:
     diff = _config_diff(saved, expected)
     if diff:
         lines = ", ".join(f"{k}: checkpoint {a!r} vs requested {b!r}" for k, (a, b) in diff.items())
-        raise ValueError(f"{what} was made with a different configuration ({lines})")
+        raise ValueError(f"{what} was made with a different configuration ({lines}); delete it")
 
 
 @dataclass
@@ -255,12 +255,13 @@ def train(
     Loss terms are averaged over ``log_every`` steps and logged with the LR, the gradient norm
     and, for ΛReg, the target variances v.
     """
-    params = list(model.parameters()) + [
+    decayed = list(model.parameters()) + [
         p for n, p in objective.named_parameters() if not n.startswith("lambda_reg.")
     ]
-    groups = [{"params": params, "weight_decay": settings.weight_decay}]
+    groups = [{"params": decayed, "weight_decay": settings.weight_decay}]
     if objective.lambda_reg is not None:
         groups.append({"params": list(objective.lambda_reg.parameters()), "weight_decay": 0.0})
+    params = [p for g in groups for p in g["params"]]  # all clipped together, as in LeWM
     opt = torch.optim.AdamW(groups, lr=settings.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: lr_factor(s, settings.warmup_steps, settings.steps)
@@ -273,7 +274,10 @@ def train(
     window_n = 0
     start = 0
     if checkpoint is not None and Path(checkpoint).is_file():
-        state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        try:
+            state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        except Exception as e:
+            raise ValueError(f"checkpoint {checkpoint} is unreadable ({e}); delete it") from e
         check_config(state["fingerprint"], fingerprint, f"checkpoint {checkpoint}")
         model.load_state_dict(state["model"])
         objective.load_state_dict(state["objective"])
