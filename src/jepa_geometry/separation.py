@@ -43,6 +43,10 @@ from .artifacts import Artifact, get_or_build
 from .objectives import LambdaReg, sigreg
 
 REGULARIZERS: tuple[str, ...] = ("sigreg", "lambdareg")
+# The planning task set (see make_tasks).
+DEFAULT_TASKS = {"starts": 8, "angles": 24, "radius": 1.5, "seed": 0}
+# Settings of evaluate_toy and plan_grid, part of every run's artifact key.
+EVAL_SETTINGS = {"n_heldout": 4096, "noise_draws": 32, "grid_points": 41, "grid_levels": 3}
 # The fixed warp matrix W (||0.3 W||_2 < 1, so o = x + 0.3 tanh(Wx) is invertible).
 WARP_MATRIX = np.array([[0.8, -0.6], [0.5, 0.9]])
 
@@ -230,8 +234,8 @@ def evaluate_toy(
     x0: np.ndarray,
     goal: np.ndarray,
     seed: int,
-    n_heldout: int = 4096,
-    noise_draws: int = 32,
+    n_heldout: int = EVAL_SETTINGS["n_heldout"],
+    noise_draws: int = EVAL_SETTINGS["noise_draws"],
 ) -> dict[str, float]:
     """Prediction error, planning regret and learned geometry of one trained model.
 
@@ -276,7 +280,13 @@ def evaluate_toy(
         zz = z0[:, None, :].expand(t, c, 2)
         return ((model.predict(zz, cand) - zg[:, None, :]) ** 2).sum(-1)
 
-    u_hat = plan_grid(latent_cost, len(x0), cfg.half_width).numpy()
+    u_hat = plan_grid(
+        latent_cost,
+        len(x0),
+        cfg.half_width,
+        EVAL_SETTINGS["grid_points"],
+        EVAL_SETTINGS["grid_levels"],
+    ).numpy()
     reached = x0 + u_hat
     x_star = x0 + np.clip(goal - x0, -cfg.half_width, cfg.half_width)
     c_hat = ((reached - goal) ** 2).sum(1)
@@ -313,9 +323,6 @@ def pullback_metric(model: ToyWorldModel, cfg: ToyConfig, x0: np.ndarray, per_bo
 # --------------------------------------------------------------------------------------
 # The sweep, cached run by run
 # --------------------------------------------------------------------------------------
-
-
-DEFAULT_TASKS = {"starts": 8, "angles": 24, "radius": 1.5, "seed": 0}
 
 
 def toy_config(profile, sigma_eigenvalues=(4.0, 1.0), sigma_angle: float = 30.0, **kw) -> ToyConfig:
