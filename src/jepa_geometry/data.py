@@ -189,8 +189,12 @@ def _episodes(
         yield from pool.imap(_worker_episode, range(n_episodes), chunksize=1)
 
 
-def default_workers() -> int:
-    """One collector process per CPU core (at most 8)."""
+def default_workers(frames: int | None = None) -> int:
+    """One collector process per CPU core (at most 8); one (this process) for small datasets
+    of under 5,000 frames, where starting a process (~5-10 s of imports) costs more than it
+    saves."""
+    if frames is not None and frames < 5000:
+        return 1
     return max(1, min(8, len(os.sched_getaffinity(0))))
 
 
@@ -206,7 +210,7 @@ def write_dataset(
     """Stream episodes into a new HDF5 file, then add the split and training statistics."""
     import h5py
     import hdf5plugin
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     n_total = n_train + n_heldout
     t0 = time.perf_counter()
@@ -283,13 +287,14 @@ def build_dataset(
     task: str, profile: Profile, out_dir: Path, workers: int | None = None, progress: bool = True
 ) -> dict[str, Any]:
     """Collect ``task``'s dataset for ``profile`` into ``out_dir/episodes.h5``."""
-    from .tasks import _task_class
+    from .tasks import task_class
 
     spec = dataset_spec(task, profile)
-    cls = _task_class(task)
+    cls = task_class(task)
     n_train, n_held = spec["train_episodes"], spec["heldout_episodes"]
     n_total = n_train + n_held
-    workers = default_workers() if workers is None else workers
+    frames = n_total * (profile.data.max_episode_steps + 1)
+    workers = default_workers(frames) if workers is None else workers
     workers = max(1, min(workers, n_total))
     attrs = {
         "schema_version": SCHEMA_VERSION,

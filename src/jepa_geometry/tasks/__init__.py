@@ -22,7 +22,8 @@ TASKS: tuple[str, ...] = ("tworoom", "pusht", "reacher", "cube", "pointmaze")
 Q_VARIANTS: tuple[str, ...] = ("full", "half")
 
 
-def _task_class(name: str) -> type[Task]:
+def task_class(name: str) -> type[Task]:
+    """The Task subclass of a task name (no environment is built)."""
     if name == "tworoom":
         from .tworoom import TwoRoomTask as cls
     elif name == "pusht":
@@ -47,28 +48,28 @@ def check_task(name: str) -> str:
 
 def make_task(name: str, image_size: int, seed: int = 0) -> Task:
     """Build a task at ``image_size`` px (the environment is constructed here: seconds)."""
-    cls = _task_class(check_task(name))
+    cls = task_class(check_task(name))
     with gl_errors(f"building task {name!r}"):
         return cls(image_size, seed)
 
 
 def q_names(name: str) -> tuple[str, ...]:
     """Names of the q coordinates of a task, without building its environment."""
-    return _task_class(check_task(name)).q_names
+    return task_class(check_task(name)).q_names
 
 
 def q_indices(name: str, variant: str = "full") -> tuple[int, ...]:
     """Columns of q used by a SCALE q variant: ``full`` or ``half`` (Push-T block only,
     Reacher shoulder only, Cube effector only). The half variant's standardization is the
     full variant's restricted to these columns."""
-    cls = _task_class(check_task(name))
+    cls = task_class(check_task(name))
     if variant == "full":
         return tuple(range(len(cls.q_names)))
     if variant == "half":
         if cls.half_q is None:
             raise ValueError(
                 f"task {name!r} has no half-q variant; tasks with one: "
-                + ", ".join(t for t in TASKS if _task_class(t).half_q is not None)
+                + ", ".join(t for t in TASKS if task_class(t).half_q is not None)
             )
         return cls.half_q
     raise ValueError(f"unknown q variant {variant!r}; valid: {', '.join(Q_VARIANTS)}")
@@ -82,6 +83,7 @@ __all__ = [
     "Task",
     "check_task",
     "make_task",
+    "task_class",
     "q_indices",
     "q_names",
 ]

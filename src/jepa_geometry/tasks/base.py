@@ -30,6 +30,8 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+# swm passes lists to gymnasium Box.contains when setting variation values; harmless.
+warnings.filterwarnings("ignore", message=".*Casting input x to numpy array.*")
 
 
 class RenderError(RuntimeError):

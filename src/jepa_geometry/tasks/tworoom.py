@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Task, make_env, resize
+from .base import Task, import_swm, make_env, resize
 
 SUCCESS_RADIUS = 16.0  # px of the 224-px frame (swm TwoRoomEnv.step)
 EXPERT_NOISE = 2.0  # LeWM's dataset: ExpertPolicy(action_noise=2.0)
@@ -30,6 +30,7 @@ class TwoRoomTask(Task):
 
     def __init__(self, image_size: int, seed: int = 0) -> None:
         super().__init__(image_size, seed)
+        import_swm()
         from stable_worldmodel.envs.two_room.expert_policy import ExpertPolicy
 
         self.env = make_env(self.env_id)
