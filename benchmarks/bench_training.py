@@ -126,6 +126,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=60, help="timed steps per method")
     ap.add_argument("--full", nargs="*", default=["lewm", "scale+anisowm"], help="full runs")
     ap.add_argument("--cache", default=None, help="scratch artifact cache for trained models")
+    ap.add_argument("--full-only", action="store_true", help="skip the throughput measurements")
     args = ap.parse_args()
     profile = load_profile(args.profile)
     torch.set_num_threads(os.cpu_count() or 1)
@@ -140,6 +141,8 @@ def main() -> None:
     print(f"model: {model.num_parameters():,} parameters, batch {b} clips x "
           f"{profile.data.history + 1} frames at {profile.data.image_size} px")  # fmt: skip
 
+    if args.full_only:
+        return run_full(args, profile, data)
     print("\n== throughput ==")
     per_method = {}
     for method in METHODS:
@@ -157,6 +160,10 @@ def main() -> None:
     lewm_share = reg["sigreg"] / per_method["lewm"]
     print(f"SIGReg alone in a lewm step: {100 * lewm_share:.1f} %")
 
+    run_full(args, profile, data)
+
+
+def run_full(args: argparse.Namespace, profile, data) -> None:
     if not args.full:
         return
     cache = Path(args.cache or tempfile.mkdtemp(prefix="jg-bench-"))

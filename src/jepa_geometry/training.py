@@ -348,7 +348,7 @@ def train(
 
 
 def _progress(total: int, initial: int, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     return tqdm(total=total, initial=initial, desc=f"train {desc}", disable=not enabled)
 
