@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from jepa_geometry.data import dataset_artifact, load_dataset
-from jepa_geometry.evaluation import evaluate_method, make_protocol
+from jepa_geometry.evaluation import EPISODE_BATCH, evaluate_method, make_protocol
 from jepa_geometry.models import build_world_model, encode_frames
 from jepa_geometry.objectives import METHODS
 from jepa_geometry.planning import SOLVERS, Planner, solver_spec
@@ -63,7 +63,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--profile", default="laptop", choices=PROFILES)
     p.add_argument("--task", default="tworoom")
-    p.add_argument("--episodes", type=int, default=50, help="pairs planned in one batch")
+    p.add_argument("--episodes", type=int, default=EPISODE_BATCH, help="pairs in one batch")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--train", action="store_true", help="train missing checkpoints first")
     p.add_argument("--full-eval", action="store_true", help="also run the full episode set")

@@ -206,6 +206,23 @@ def test_methods_are_paired_and_deterministic(toy) -> None:
         ev.compare(good, moved)
 
 
+def test_chunks_are_seeded_independently(toy) -> None:
+    """Chunk c's plans depend on (seed, round, c) and its own episodes only, so an episode's
+    noise does not change when episodes of other chunks finish early or are absent."""
+    task, data, eps = toy
+    k = slice(0, 8)
+    head = ev.EpisodeSet(
+        "toy", PROTO, 3, eps.pairs[k], eps.start_states[k], eps.goal_states[k], eps.goal_pixels[k]
+    )
+    kw = dict(seed=0, episode_batch=4, progress=False)
+    spec = _spec(samples=20, iterations=3)
+    full = ev.evaluate_planner(task, ExactModel(0.7), data, eps, spec, **kw)
+    part = ev.evaluate_planner(task, ExactModel(0.7), data, head, spec, **kw)
+    cols = ["success", "steps", "final_distance", "plans"]
+    pd.testing.assert_frame_equal(full[cols].iloc[:8], part[cols])
+    assert not full.success.all()  # some chunks still planning in round 2
+
+
 def test_protocols_and_bad_input(toy) -> None:
     task, data, eps = toy
     laptop = load_profile("laptop")

@@ -30,7 +30,7 @@ What this module adds to those solvers, thinly:
 * **Silence**: the solvers ``print`` their solve time on every call; it is swallowed here and
   measured with ``time.perf_counter`` instead.
 
-All episodes of a batch are planned in one solver call (swm's ``batch_size`` = number of
+All episodes of a call are planned in one solver call (swm's ``batch_size`` = number of
 episodes), so a plan costs ``iterations`` batched rollouts of ``episodes × samples``
 candidates.
 """
@@ -223,8 +223,8 @@ class Planner:
     ``action_dim`` is the env's action dimension ``A`` and ``frameskip`` the env steps per
     block; the model's ``action_block_dim`` must equal ``frameskip · A``. ``action_bounds``
     (low, high), each of shape (A,), are the bounds *in the z-scored planning space*; only
-    iCEM uses them (it clamps candidates). ``episode_batch`` caps the episodes solved in one
-    batched solver call (swm's ``batch_size``; default: all at once).
+    iCEM uses them (it clamps candidates). All N episodes of a call are solved in one batch
+    (swm's ``batch_size = N``); callers chunk larger sets (see ``evaluation.evaluate_planner``).
     """
 
     def __init__(
@@ -234,7 +234,6 @@ class Planner:
         action_dim: int,
         frameskip: int,
         action_bounds: tuple[np.ndarray, np.ndarray] | None = None,
-        episode_batch: int | None = None,
         device: str = "cpu",
     ) -> None:
         if model.action_block_dim != frameskip * action_dim:
@@ -254,9 +253,6 @@ class Planner:
         self.action_dim = action_dim
         self.frameskip = frameskip
         self.bounds = (low, high)
-        if episode_batch is not None and episode_batch < 1:
-            raise PlanningError(f"episode_batch must be >= 1, got {episode_batch}")
-        self.episode_batch = episode_batch
         self.cost = LatentGoalCost(model)
         self.solver = _make_solver(self.cost, spec, device)
 
@@ -273,7 +269,7 @@ class Planner:
             warm_start=False,
         )
         space = gym.spaces.Box(low=low, high=high, dtype=np.float32)
-        self.solver.batch_size = min(n, self.episode_batch or n)
+        self.solver.batch_size = n
         self.solver.configure(action_space=space, n_envs=n, config=cfg)
 
     @torch.no_grad()
