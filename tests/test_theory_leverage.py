@@ -68,3 +68,19 @@ def test_ridge_probe_r2_matches_noise_level():
 def test_ridge_probe_rejects_mismatched_shapes():
     with pytest.raises(ValueError, match="must be"):
         ridge_probe_r2(np.zeros((5, 3)), np.zeros(5), np.zeros((5, 4)), np.zeros(5))
+
+
+def test_pca_probe_table_finds_state_in_the_tail():
+    from jepa_geometry.diagnostics import pca_probe_table
+
+    rng = np.random.default_rng(4)
+    z, q = theory.synthetic_embedding(6000, 12, 0.05, rng)  # state in the two smallest PCs
+    rows = pca_probe_table(z[:3000], q[:3000], z[3000:], q[3000:], ks=(2, 4))
+    by_k = {r["k"]: r for r in rows}
+    assert set(by_k) == {2, 4, 12}
+    assert by_k[12]["variance_share"] == pytest.approx(1.0)
+    assert by_k[12]["probe_r2"] > 0.99  # decodable from the full embedding
+    assert by_k[2]["probe_r2"] < 0.05  # but not from the leading PCs
+    # Independent check of the share: top-2 nuisance variances over the total.
+    lam = np.sort(np.linalg.eigvalsh(np.cov(z[:3000], rowvar=False)))[::-1]
+    assert by_k[2]["variance_share"] == pytest.approx(lam[:2].sum() / lam.sum())

@@ -33,3 +33,35 @@ def ridge_probe_r2(
     ss_res = ((y_test - pred) ** 2).sum()
     ss_tot = ((y_test - y_test.mean(0)) ** 2).sum()
     return float(1.0 - ss_res / ss_tot)
+
+
+def pca_probe_table(
+    z_train: np.ndarray,
+    q_train: np.ndarray,
+    z_test: np.ndarray,
+    q_test: np.ndarray,
+    ks: tuple[int, ...] = (2, 4, 8),
+) -> list[dict[str, float]]:
+    """Variance share of the top-k principal components and the state they carry.
+
+    PCA is fitted on ``z_train``. For each k: the top-k PCs' share of the embedding variance
+    (their metric leverage, see ``theory.metric_leverage``) and the held-out ridge R^2 of q from
+    those k coordinates; a last row ``k = D`` probes the full embedding. SCALE's claim is that
+    LeWM's state is decodable from the full z (high R^2 at k = D) but not from its leading PCs.
+    """
+    from .theory import pca
+
+    lam, u = pca(z_train)
+    mu = z_train.mean(0)
+    p_tr, p_te = (z_train - mu) @ u, (z_test - mu) @ u
+    dim = z_train.shape[1]
+    rows = []
+    for k in (*[k for k in ks if k < dim], dim):
+        rows.append(
+            {
+                "k": int(k),
+                "variance_share": float(lam[:k].sum() / lam.sum()),
+                "probe_r2": ridge_probe_r2(p_tr[:, :k], q_train, p_te[:, :k], q_test),
+            }
+        )
+    return rows
