@@ -180,6 +180,7 @@ sys.path.insert(0, {repo!r})
 from tests.test_training import make_run, tiny_profile
 from jepa_geometry.training import train
 kill_at = int(sys.argv[2])
+torch.set_num_threads(int(sys.argv[3]))  # same intra-op threads as the parent: same float sums
 prof, model, obj, src = make_run("scale+aux+anisowm")
 def hook(step):
     if step == kill_at:
@@ -205,7 +206,11 @@ def test_killed_run_resumes_to_identical_weights(tmp_path):
     ckpt = tmp_path / "ckpt.pt"
     script = tmp_path / "run.py"
     script.write_text(RUNNER.format(repo=str(REPO)))
-    proc = subprocess.run([sys.executable, str(script), str(ckpt), "8"], cwd=REPO, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(ckpt), "8", str(torch.get_num_threads())],
+        cwd=REPO,
+        timeout=120,
+    )
     assert proc.returncode == -signal.SIGKILL
     assert torch.load(ckpt, weights_only=False)["step"] == 8
     _resume_and_compare(ckpt)
@@ -216,7 +221,9 @@ def test_run_killed_at_an_arbitrary_moment_resumes_to_identical_weights(tmp_path
     ckpt = tmp_path / "ckpt.pt"
     script = tmp_path / "run.py"
     script.write_text(RUNNER.format(repo=str(REPO)))
-    proc = subprocess.Popen([sys.executable, str(script), str(ckpt), "-1"], cwd=REPO)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(ckpt), "-1", str(torch.get_num_threads())], cwd=REPO
+    )
     deadline = time.time() + 120
     while not ckpt.exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.005)

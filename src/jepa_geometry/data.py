@@ -177,12 +177,16 @@ def _episodes(
 ) -> Iterator[dict[str, np.ndarray]]:
     """Collected episodes in episode order, from ``workers`` processes (1: in this one)."""
     if workers <= 1:
+        import torch
+
+        threads = torch.get_num_threads()  # _worker_init pins 1 thread: restore it afterwards
         _worker_init(task, image_size, seed, steps)
         try:
             for i in range(n_episodes):
                 yield _worker_episode(i)
         finally:
             _WORKER.pop("task").close()
+            torch.set_num_threads(threads)
         return
     ctx = mp.get_context("spawn")  # fresh interpreters: no inherited GL or torch state
     with ctx.Pool(workers, _worker_init, (task, image_size, seed, steps)) as pool:

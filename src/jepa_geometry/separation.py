@@ -413,9 +413,13 @@ def separation_sweep(
     bar = tqdm(total=len(grid), desc="2-D toy runs", disable=not progress)
     if workers <= 1:
         rows = []
-        for cfg, seed in grid:
-            rows.append(run_toy(cfg, seed, tasks)[0])
-            bar.update()
+        threads = torch.get_num_threads()
+        try:
+            for cfg, seed in grid:
+                rows.append(_run_row(cfg, seed, tasks))  # single-threaded, as in the pool
+                bar.update()
+        finally:
+            torch.set_num_threads(threads)
     else:
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
             futures = [pool.submit(_run_row, cfg, seed, tasks) for cfg, seed in grid]
