@@ -2,7 +2,7 @@
 
 Run under the shared lock, on an otherwise idle machine:
 
-    flock /tmp/jepa-heavy.lock .venv/bin/python benchmarks/bench_collect.py --profile laptop
+    .venv/bin/python benchmarks/bench_collect.py --profile laptop
 
 It collects every task's dataset of the profile from scratch (``--data-root``: a fresh
 temporary cache by default, or the real ``data/`` with ``--data-root data`` to keep them),

@@ -2,7 +2,7 @@
 
 Run under the shared lock, on an otherwise idle machine:
 
-    flock /tmp/jepa-heavy.lock .venv/bin/python benchmarks/bench_planning.py --profile laptop
+    .venv/bin/python benchmarks/bench_planning.py --profile laptop
 
 1. **Time per plan at T1** for CEM, iCEM and MPPI with the profile's world model: one batched
    solve over ``--episodes`` start/goal pairs divided by the number of pairs (how evaluation

@@ -3,7 +3,7 @@
 Runs every (regularizer, noise, seed) of the profile's theory section into a fresh, temporary
 artifact cache (so nothing is reused) and prints the wall time and the per-noise summary.
 Run under the shared lock:
-    flock /tmp/jepa-heavy.lock .venv/bin/python benchmarks/bench_separation.py
+    .venv/bin/python benchmarks/bench_separation.py
 """
 
 from __future__ import annotations

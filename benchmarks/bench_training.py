@@ -1,6 +1,6 @@
 """Training speed of the world model on this machine (run under the heavy lock).
 
-    flock /tmp/jepa-heavy.lock .venv/bin/python benchmarks/bench_training.py [--profile laptop]
+    .venv/bin/python benchmarks/bench_training.py [--profile laptop]
 
 Measures, on the profile's Two-Room dataset (collected first if missing):
 

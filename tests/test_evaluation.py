@@ -276,3 +276,22 @@ def test_smoke_end_to_end_two_methods_paired(capsys: pytest.CaptureFixture[str])
     assert "success" in out and "random policy" in out and "solved at start" in out
     assert main([*cli, "--budget", "T9"]) == 2
     assert "unknown budget 'T9'; valid: T1, T2, T3, T4, T5" in capsys.readouterr().err
+
+
+def test_pair_difficulty_counts_pairs_and_solved_at_start():
+    from types import SimpleNamespace
+
+    from jepa_geometry.evaluation import pair_difficulty
+
+    # Two held-out episodes of a 1-D "task": state = position; success if |start - goal| < 1.5.
+    pos = np.array([0, 1, 2, 3, 10, 10, 10, 10], dtype=float)[:, None]
+    data = SimpleNamespace(
+        episode=np.array([0, 0, 0, 0, 1, 1, 1, 1]), step=np.array([0, 1, 2, 3] * 2),
+        heldout_episodes=np.array([0, 1]), state=pos,
+    )  # fmt: skip
+    task = SimpleNamespace(
+        is_success=lambda a, b: abs(a[0] - b[0]) < 1.5, goal_distance=lambda a, b: abs(a[0] - b[0])
+    )
+    out = pair_difficulty(task, data, goal_offset=2)
+    # pairs: (0,2), (1,3) in episode 0 (distance 2, not solved); two in episode 1 (distance 0).
+    assert out == {"pairs": 4, "solved at start": 0.5, "median start-goal distance": 1.0}

@@ -142,6 +142,24 @@ def candidate_rows(data: Any, goal_offset: int) -> np.ndarray:
     return rows[ok]
 
 
+def pair_difficulty(task: Any, data: Any, goal_offset: int) -> dict[str, float]:
+    """How hard a protocol is before any model: all held-out (start, goal) pairs of the dataset.
+
+    Returns the number of pairs, the fraction already solved at the start (the task's success
+    test between start and goal) and the median start-goal distance in the task's own units
+    (``task.goal_distance``). A protocol whose pairs are mostly solved at the start cannot
+    discriminate between planners.
+    """
+    rows = candidate_rows(data, goal_offset)
+    solved = [task.is_success(data.state[r], data.state[r + goal_offset]) for r in rows]
+    dist = [task.goal_distance(data.state[r], data.state[r + goal_offset]) for r in rows]
+    return {
+        "pairs": len(rows),
+        "solved at start": float(np.mean(solved)) if len(rows) else float("nan"),
+        "median start-goal distance": float(np.median(dist)) if len(rows) else float("nan"),
+    }
+
+
 def draw_episode_set(
     task: Any, data: Any, protocol: Protocol, n: int, seed: int, hard: float | None = None
 ) -> EpisodeSet:
