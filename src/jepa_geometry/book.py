@@ -216,26 +216,22 @@ def run_chapter(
             return ChapterRun(name, output, 0.0, True)
 
     t0 = time.perf_counter()
+    try:  # output_path=None: papermill keeps the notebook in memory; we write it once, atomically
+        executed = papermill.execute_notebook(
+            nb,
+            None,
+            parameters=given,
+            cwd=str(source.parent),
+            kernel_name="python3",
+            progress_bar=False,
+            execution_timeout=timeout,
+        )
+    except papermill.PapermillExecutionError as e:
+        raise ChapterError(
+            f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}"
+        ) from e
+    executed.metadata[FINGERPRINT_KEY] = fp
     with atomic_path(output) as tmp:
-        try:
-            executed = papermill.execute_notebook(
-                nb,
-                str(tmp.with_suffix(".ipynb")) if tmp.suffix != ".ipynb" else str(tmp),
-                parameters=given,
-                cwd=str(source.parent),
-                kernel_name="python3",
-                progress_bar=False,
-                execution_timeout=timeout,
-            )
-        except papermill.PapermillExecutionError as e:
-            raise ChapterError(
-                f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}"
-            ) from e
-        finally:
-            stray = tmp.with_suffix(".ipynb")
-            if tmp.suffix != ".ipynb":
-                stray.unlink(missing_ok=True)
-        executed.metadata[FINGERPRINT_KEY] = fp
         nbformat.write(executed, tmp)
     return ChapterRun(name, output, time.perf_counter() - t0, False)
 
