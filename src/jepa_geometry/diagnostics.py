@@ -65,3 +65,309 @@ def pca_probe_table(
             }
         )
     return rows
+
+
+# --- SCALE's geometry probes (scale_recipe.md §5) and AnisoWM's Figure-5 spectra -------------
+
+LAMBDA_REG_METHODS = ("anisowm", "scale+anisowm")
+"""Method kinds whose objective has ΛReg and so log the target variances ``lambda_v``."""
+
+
+def _as_frames(name: str, x: np.ndarray) -> np.ndarray:
+    """``x`` as a finite float64 (N, D) array; a 1-D array is one column."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1:
+        raise ValueError(f"{name} must have shape (N >= 2, D >= 1), got {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"{name} has {int((~np.isfinite(x)).sum())} non-finite entries")
+    return x
+
+
+def _standardize_per_dim(name: str, q: np.ndarray) -> np.ndarray:
+    """``(q - mean) / std`` per column over the given frames; a constant column is an error."""
+    sd = q.std(axis=0)
+    flat = np.flatnonzero(sd <= 1e-12 * (1.0 + np.abs(q).max(axis=0)))
+    if flat.size:
+        raise ValueError(f"{name} dimension(s) {flat.tolist()} are constant on these frames")
+    return (q - q.mean(axis=0)) / sd
+
+
+def _centred_svd(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and thin SVD ``Z - mean = U S V^T`` of the rows of ``z``."""
+    mu = z.mean(axis=0)
+    _, s, vt = np.linalg.svd(z - mu, full_matrices=False)
+    return mu, s, vt.T
+
+
+def pca_spectrum(z: np.ndarray) -> np.ndarray:
+    """Normalised PCA spectrum of an embedding: ``lam_j / sum(lam)``, descending, sums to 1.
+
+    ``lam`` are the eigenvalues of the centred covariance ``C = Zc^T Zc / (N - 1)`` with
+    ``Zc = Z - mean``. They are computed as ``s_j^2 / (N - 1)`` from the singular values of
+    ``Zc``, which works for D > N too. SCALE (§5.2) eigendecomposes the double-centred Gram
+    matrix ``J Z Z^T J`` instead (J = I - 11^T/N): ``Zc Zc^T`` and ``Zc^T Zc`` share their
+    non-zero eigenvalues, so the normalised spectrum is the same. The share of the top k entries
+    is the top-k PCs' share of the mean squared pairwise distance, i.e. their metric leverage.
+    Returns ``min(N, D)`` values; those past the rank are (numerically) zero.
+    """
+    z = _as_frames("z", z)
+    _, s, _ = _centred_svd(z)
+    lam = s**2
+    if lam.sum() <= 0:
+        raise ValueError("z has zero variance: every row is the same point")
+    return lam / lam.sum()
+
+
+def _r2_per_dim(y_eval: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """``1 - SS_res / SS_tot`` per column, with the evaluation mean as baseline."""
+    ss_res = ((y_eval - pred) ** 2).sum(axis=0)
+    ss_tot = ((y_eval - y_eval.mean(axis=0)) ** 2).sum(axis=0)
+    if (ss_tot <= 0).any():
+        raise ValueError(f"y_eval dimension(s) {np.flatnonzero(ss_tot <= 0).tolist()} are constant")
+    return 1.0 - ss_res / ss_tot
+
+
+def ridge_r2_per_dim(
+    x_fit: np.ndarray,
+    y_fit: np.ndarray,
+    x_eval: np.ndarray,
+    y_eval: np.ndarray,
+    alpha: float = 1e-2,
+) -> np.ndarray:
+    """Held-out R^2 of ridge ``y ~ x`` for each output dimension (SCALE §5.3's probe).
+
+    ``w = (Xc^T Xc + alpha I)^{-1} Xc^T yc`` on fit-centred, *unstandardised* features with an
+    intercept, i.e. scikit-learn's ``Ridge(alpha)``. Unlike ``ridge_probe_r2`` the features
+    are not rescaled, so the probe is rotation-invariant: ridge on all PC scores equals ridge
+    on the full embedding (§5.4). Per output dimension ``R^2_j = 1 - SS_res,j / SS_tot,j`` with
+    the evaluation mean as baseline; SCALE reports their average.
+    """
+    x_fit, x_eval = _as_frames("x_fit", x_fit), _as_frames("x_eval", x_eval)
+    y_fit, y_eval = _as_frames("y_fit", y_fit), _as_frames("y_eval", y_eval)
+    if x_fit.shape[1] != x_eval.shape[1] or y_fit.shape[1] != y_eval.shape[1]:
+        raise ValueError(
+            f"fit and eval widths differ: x {x_fit.shape} vs {x_eval.shape}, "
+            f"y {y_fit.shape} vs {y_eval.shape}"
+        )
+    if len(x_fit) != len(y_fit) or len(x_eval) != len(y_eval):
+        raise ValueError(
+            f"row counts differ: x_fit {len(x_fit)} vs y_fit {len(y_fit)}, "
+            f"x_eval {len(x_eval)} vs y_eval {len(y_eval)}"
+        )
+    if not alpha >= 0:
+        raise ValueError(f"alpha must be >= 0, got {alpha}")
+    xm, ym = x_fit.mean(axis=0), y_fit.mean(axis=0)
+    xc = x_fit - xm
+    gram = xc.T @ xc + alpha * np.eye(xc.shape[1])
+    w = np.linalg.lstsq(gram, xc.T @ (y_fit - ym), rcond=None)[0]
+    return _r2_per_dim(y_eval, (x_eval - xm) @ w + ym)
+
+
+MLP_HIDDEN = 256
+MLP_LR = 1e-3
+MLP_BATCH = 128
+MLP_EPOCHS = 150
+
+
+def mlp_r2_per_dim(
+    x_fit: np.ndarray,
+    y_fit: np.ndarray,
+    x_eval: np.ndarray,
+    y_eval: np.ndarray,
+    seed: int,
+) -> np.ndarray:
+    """Held-out R^2 per output dimension of a small MLP ``y ~ x`` (SCALE §5.4's nonlinear probe).
+
+    ``Linear(D, 256) -> ReLU -> Linear(256, Q)`` trained on the MSE with Adam (lr 1e-3), batch
+    128 for 150 epochs, float64 on CPU; initialisation (PyTorch's default uniform bounds
+    ``1/sqrt(fan_in)``) and batch order come from a ``torch.Generator`` seeded with ``seed``, so
+    the same inputs and seed give the same numbers. Inputs are used as given (the caller scales
+    them); R^2 is as in ``ridge_r2_per_dim``.
+
+    Deviation from SCALE: its probe runs 30 epochs at batch 1024 on 750 fit frames, i.e. 30
+    Adam steps, which leaves a 2-layer net far from converged (their MLP R^2 is below the
+    linear one on every task). We run ~900 steps, enough for the training loss to flatten on
+    problems of this size, with no early stopping (that would tune on the evaluation half).
+    """
+    import torch
+
+    x_fit, x_eval = _as_frames("x_fit", x_fit), _as_frames("x_eval", x_eval)
+    y_fit, y_eval = _as_frames("y_fit", y_fit), _as_frames("y_eval", y_eval)
+    if len(x_fit) != len(y_fit) or x_fit.shape[1] != x_eval.shape[1]:
+        raise ValueError(
+            f"x_fit {x_fit.shape}, y_fit {y_fit.shape}, x_eval {x_eval.shape} disagree"
+        )
+    gen = torch.Generator().manual_seed(int(seed))
+    d_in, d_out = x_fit.shape[1], y_fit.shape[1]
+
+    def uniform(shape: tuple[int, ...], fan_in: int) -> torch.Tensor:
+        bound = fan_in**-0.5
+        return (
+            (torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1) * bound
+        ).requires_grad_()
+
+    params = [
+        uniform((d_in, MLP_HIDDEN), d_in),
+        uniform((MLP_HIDDEN,), d_in),
+        uniform((MLP_HIDDEN, d_out), MLP_HIDDEN),
+        uniform((d_out,), MLP_HIDDEN),
+    ]
+
+    def net(x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x @ params[0] + params[1]) @ params[2] + params[3]
+
+    xt, yt = torch.from_numpy(x_fit), torch.from_numpy(y_fit)
+    opt = torch.optim.Adam(params, lr=MLP_LR)
+    for _ in range(MLP_EPOCHS):
+        for idx in torch.randperm(len(xt), generator=gen).split(MLP_BATCH):
+            loss = ((net(xt[idx]) - yt[idx]) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    with torch.no_grad():
+        pred = net(torch.from_numpy(x_eval)).numpy()
+    return _r2_per_dim(y_eval, pred)
+
+
+def geometry_probe(
+    z: np.ndarray,
+    q: np.ndarray,
+    seed: int,
+    ks: tuple[int, ...] = (2, 4, 8),
+    ridge_alpha: float = 1e-2,
+    mlp: bool = True,
+) -> dict[str, float]:
+    """Where the task state q sits in an embedding: SCALE's probe protocol (§5.1–5.4).
+
+    q is standardised per dimension on the given frames. One shuffle (``seed``) splits the frames:
+    the first half (``n_fit = N // 2``) fits, the rest (``n_eval``) evaluates. PCA is fitted on
+    the fit half (``Zc = U S V^T``, scores ``P = (Z - mean_fit) V``). Returned keys:
+
+    * ``var_top{k}``: ``sum_{j<k} lam_j / sum_j lam_j`` on the fit half, the top-k PCs' share of
+      the variance, which is their share of ``E||z_a - z_b||^2``, the planner's cost;
+    * ``r2_top{k}``: held-out ridge R^2 (``ridge_alpha``, mean over q dims) from the top-k scores;
+    * ``r2_full_ridge``: the same ridge on all scores, which equals ridge on z (rotation-invariant);
+    * ``r2_full_mlp`` (only if ``mlp``): ``mlp_r2_per_dim`` on all scores divided by one global
+      scalar, their RMS on the fit half (SCALE: not per-dimension, which would amplify the tail);
+    * ``n_fit``, ``n_eval``: frame counts.
+
+    Low ``r2_top{k}`` with high ``r2_full_*`` is SCALE's diagnosis of LeWM: q is decodable but
+    sits in low-variance directions, where it barely moves the latent distance the planner uses.
+    """
+    z, q = _as_frames("z", z), _as_frames("q", q)
+    if len(z) != len(q):
+        raise ValueError(f"z has {len(z)} frames but q has {len(q)}; they must be the same frames")
+    if len(z) < 8:
+        raise ValueError(f"need at least 8 frames to split into fit and eval halves, got {len(z)}")
+    n_fit = len(z) // 2
+    n_pcs = min(z.shape[1], n_fit)
+    bad = [k for k in ks if not (isinstance(k, (int, np.integer)) and 1 <= k < n_pcs)]
+    if bad or not ks:
+        raise ValueError(
+            f"ks={tuple(ks)}: each k must be an integer with 1 <= k < {n_pcs} "
+            f"(min of embedding dim {z.shape[1]} and n_fit {n_fit}); bad: {bad}"
+        )
+    q = _standardize_per_dim("q", q)
+    perm = np.random.default_rng(seed).permutation(len(z))
+    fit, ev = perm[:n_fit], perm[n_fit:]
+    mu, s, v = _centred_svd(z[fit])
+    p_fit, p_ev = (z[fit] - mu) @ v, (z[ev] - mu) @ v
+    lam = s**2
+    if lam.sum() <= 0:
+        raise ValueError("z has zero variance on the fit half")
+    out: dict[str, float] = {}
+    for k in ks:
+        out[f"var_top{k}"] = float(lam[:k].sum() / lam.sum())
+        r2 = ridge_r2_per_dim(p_fit[:, :k], q[fit], p_ev[:, :k], q[ev], ridge_alpha)
+        out[f"r2_top{k}"] = float(r2.mean())
+    out["r2_full_ridge"] = float(ridge_r2_per_dim(p_fit, q[fit], p_ev, q[ev], ridge_alpha).mean())
+    if mlp:
+        scale = np.sqrt((p_fit**2).mean())
+        out["r2_full_mlp"] = float(
+            mlp_r2_per_dim(p_fit / scale, q[fit], p_ev / scale, q[ev], seed).mean()
+        )
+    out["n_fit"], out["n_eval"] = n_fit, len(ev)
+    return out
+
+
+def distance_ratio_dispersion(
+    z: np.ndarray,
+    q: np.ndarray,
+    n_pairs: int = 20_000,
+    seed: int = 0,
+    eps: float = 1e-8,
+) -> dict[str, float]:
+    """Spread of ``r = ||z_a - z_b|| / ||q_a - q_b||`` over random frame pairs (SCALE §5.5).
+
+    q is standardised per dimension on the given frames first (idempotent for already
+    standardised q). Pairs ``a != b`` are drawn uniformly with ``seed``; pairs with
+    ``||Δq|| < eps`` (same state, ratio undefined) are dropped and counted. For an isometry up to
+    scale, ``z = c q R`` with R orthogonal, every ratio is c, so ``p90_over_p10 = 1``; for a
+    linear map ``z = q A`` the ratios lie in ``[sigma_min(A), sigma_max(A)]``. The median depends
+    on the embedding's scale and is not comparable across models; p90/p10 is scale-free.
+
+    Returns ``median``, ``p10``, ``p90``, ``p90_over_p10``, ``n_pairs`` (kept), ``n_dropped``.
+    """
+    z, q = _as_frames("z", z), _as_frames("q", q)
+    if len(z) != len(q):
+        raise ValueError(f"z has {len(z)} frames but q has {len(q)}; they must be the same frames")
+    if not (isinstance(n_pairs, (int, np.integer)) and n_pairs >= 1):
+        raise ValueError(f"n_pairs must be a positive integer, got {n_pairs!r}")
+    q = _standardize_per_dim("q", q)
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, len(z), size=n_pairs)
+    b = (a + rng.integers(1, len(z), size=n_pairs)) % len(z)  # b != a
+    dq = np.linalg.norm(q[a] - q[b], axis=1)
+    keep = dq >= eps
+    if not keep.any():
+        raise ValueError(f"all {n_pairs} pairs have ||Δq|| < eps={eps}: q does not vary")
+    ratio = np.linalg.norm(z[a] - z[b], axis=1)[keep] / dq[keep]
+    p10, med, p90 = np.percentile(ratio, [10, 50, 90])
+    return {
+        "median": float(med),
+        "p10": float(p10),
+        "p90": float(p90),
+        "p90_over_p10": float(p90 / p10) if p10 > 0 else float("inf"),
+        "n_pairs": int(keep.sum()),
+        "n_dropped": int((~keep).sum()),
+    }
+
+
+def lambda_spectrum(log: list[dict]) -> dict[str, np.ndarray | int | float]:
+    """ΛReg's target variances over training, for AnisoWM's Figure 5 (anisowm_recipe.md §7).
+
+    ``log`` is ``training.train``'s log: rows with ``"step"`` and, for methods with ΛReg,
+    ``"lambda_v"`` = ``v = D softmax(clip(alpha, ±log(kappa)/2))``. Since ``tr Λ = sum v = D``
+    the mean target variance is 1, so ``above_mean = #{i : v_i > 1}`` at the last row counts
+    the coordinates given more than the isotropic share (with a 1e-6 margin so that float32
+    noise around v = 1, e.g. at initialisation, counts as 0); ``cond = v_max / v_min <= kappa``.
+    Returns ``steps`` (T,), ``v`` (T, D), ``final_sorted`` (D,) descending, ``above_mean``,
+    ``cond``.
+    """
+    if not isinstance(log, list) or not log:
+        raise ValueError(f"log must be a non-empty list of training-log rows, got {type(log)}")
+    missing = [i for i, row in enumerate(log) if "lambda_v" not in row]
+    if len(missing) == len(log):
+        raise ValueError(
+            "log has no 'lambda_v': this method has no ΛReg; only "
+            f"{', '.join(LAMBDA_REG_METHODS)} (any method with an anisowm component) log it"
+        )
+    if missing:
+        raise ValueError(f"log rows {missing[:5]} lack 'lambda_v' while others have it")
+    steps = np.array([row["step"] for row in log], dtype=np.int64)
+    try:
+        v = np.array([row["lambda_v"] for row in log], dtype=np.float64)
+    except ValueError as err:
+        raise ValueError("'lambda_v' rows have different lengths across the log") from err
+    if v.ndim != 2 or not np.isfinite(v).all() or (v <= 0).any():
+        raise ValueError(f"'lambda_v' must be positive finite (T, D) values, got shape {v.shape}")
+    final = v[-1]
+    return {
+        "steps": steps,
+        "v": v,
+        "final_sorted": np.sort(final)[::-1],
+        "above_mean": int((final > 1.0 + 1e-6).sum()),
+        "cond": float(final.max() / final.min()),
+    }
