@@ -46,3 +46,65 @@ def savefig(fig: plt.Figure, fig_id: str, profile: str) -> Path:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", bbox_inches="tight")
     return path
+
+
+def plot_success_cells(table, protocol: str, methods: list[str]) -> plt.Figure:
+    """Success (95 % CI bars) per solver cell for each arm, one panel per solver.
+
+    ``table`` is :func:`jepa_geometry.study.success_table` output; the random floor
+    (``method == "random"``) is drawn as a grey band when present.
+    """
+    t = table[table["protocol"] == protocol]
+    solvers = [s for s in ("cem", "icem", "mppi") if s in set(t["solver"])]
+    widths = [len(set(t[t.solver == s].budget)) for s in solvers]
+    fig, axes = plt.subplots(
+        1, len(solvers), figsize=(3.2 + 1.1 * sum(widths), 3.8), sharey=True,
+        gridspec_kw={"width_ratios": widths}, squeeze=False,
+    )  # fmt: skip
+    palette = dict(zip(methods, sns.color_palette("colorblind", len(methods)), strict=True))
+    for ax, solver in zip(axes[0], solvers, strict=True):
+        s = t[t["solver"] == solver]
+        budgets = sorted(set(s["budget"]))
+        x = {b: i for i, b in enumerate(budgets)}
+        rnd = s[s["method"] == "random"]
+        if not rnd.empty:
+            ax.axhspan(100 * rnd.low.min(), 100 * rnd.high.max(), color="0.85", label="random")
+        for j, m in enumerate(methods):
+            r = s[s["method"] == m].sort_values("budget")
+            if r.empty:
+                continue
+            off = (j - (len(methods) - 1) / 2) * 0.12
+            xs = [x[b] + off for b in r.budget]
+            err = [100 * (r.rate - r.low), 100 * (r.high - r.rate)]
+            ax.errorbar(xs, 100 * r.rate, yerr=err, fmt="o-", ms=4, lw=1, capsize=2,
+                        color=palette[m], label=m)  # fmt: skip
+        ax.set_xticks(range(len(budgets)), budgets)
+        ax.set_title(solver.upper() if solver != "icem" else "iCEM")
+        ax.set_xlabel("budget tier")
+    axes[0, 0].set_ylabel("success (%)")
+    axes[0, -1].legend(fontsize=8, loc="lower left", frameon=True)
+    fig.tight_layout()
+    return fig
+
+
+def plot_paired(paired, protocol: str, methods: list[str]) -> plt.Figure:
+    """Forest plot: each arm minus the baseline per cell, with paired 95 % CIs."""
+    t = paired[paired["protocol"] == protocol].copy()
+    t["cell"] = t["solver"].str.upper().str.replace("ICEM", "iCEM") + " " + t["budget"]
+    cells = list(dict.fromkeys(t.sort_values(["solver", "budget"])["cell"]))
+    arms = [m for m in methods if m in set(t["method"])]
+    fig, ax = plt.subplots(figsize=(6.4, 0.35 * len(cells) * len(arms) / 2 + 1.5))
+    palette = dict(zip(methods, sns.color_palette("colorblind", len(methods)), strict=True))
+    for j, m in enumerate(arms):
+        r = t[t["method"] == m].set_index("cell").loc[[c for c in cells if c in set(t.cell)]]
+        y = [cells.index(c) + (j - (len(arms) - 1) / 2) * 0.18 for c in r.index]
+        d = 100 * r["diff"]
+        err = [d - 100 * r.low, 100 * r.high - d]
+        ax.errorbar(d, y, xerr=err, fmt="o", ms=4, capsize=2, color=palette[m], label=f"{m} - lewm")
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_yticks(range(len(cells)), cells)
+    ax.invert_yaxis()
+    ax.set_xlabel("success difference vs lewm (percentage points)")
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig

@@ -140,7 +140,8 @@ def select_mppi_temperature(
     The baseline (first training seed) plans an episode set drawn with seed
     ``profile.seeds.eval + 1`` (never the evaluation set) at each temperature and tier;
     ``T*`` maximises the success summed over ``budgets`` (ties: the lower temperature).
-    Returns ``(T*, table)`` with one row per (temperature, budget).
+    Returns ``(T*, table)`` with one row per (temperature, budget): success, pairs, and the
+    wall time of the evaluation that built it.
     """
     sweep = _with_eval_seed(profile, profile.seeds.eval + SWEEP_SEED_OFFSET)
     temps = list(temperatures or mppi_sweep_temperatures(profile))
@@ -159,7 +160,13 @@ def select_mppi_temperature(
         )  # fmt: skip
         succ = res.episodes["success"].to_numpy()
         rows.append(
-            {"temperature": float(t), "budget": b, "success": float(succ.mean()), "n": len(succ)}
+            {
+                "temperature": float(t),
+                "budget": b,
+                "success": float(succ.mean()),
+                "n": len(succ),
+                "eval_seconds": res.eval_seconds,
+            }
         )
     table = pd.DataFrame(rows)
     total = table.groupby("temperature", sort=True)["success"].sum()

@@ -1,0 +1,104 @@
+"""The verdict rule and its evidence builders, against direct computations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from jepa_geometry import verdict as V
+
+
+def _claim(**kw):
+    base = dict(paper="P", statement="s", measure="m", a="x", b="y")
+    return V.Claim(**{**base, **kw})
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "direction", "paper", "expected"),
+    [
+        (0.01, 0.2, 1, None, "reproduced"),
+        (-0.2, -0.01, 1, None, "not reproduced"),
+        (-0.05, 0.05, 1, None, "inconclusive"),
+        (-0.05, 0.05, 1, 0.10, "not reproduced"),  # paper's effect ruled out
+        (-0.05, 0.05, 1, 0.03, "inconclusive"),  # paper's effect still possible
+        (-0.2, -0.01, -1, None, "reproduced"),  # "a smaller" claims
+        (0.01, 0.2, -1, None, "not reproduced"),
+        (-0.05, 0.05, -1, -0.10, "not reproduced"),
+    ],
+)
+def test_verdict_rule(low, high, direction, paper, expected):
+    ev = V.Evidence((low + high) / 2, low, high, None, "u")
+    assert V.verdict(_claim(direction=direction, paper_effect=paper), ev) == expected
+
+
+def test_non_inferiority_margin():
+    c = _claim(threshold=-0.01)
+    assert V.verdict(c, V.Evidence(-0.002, -0.005, 0.001, None, "u")) == "reproduced"
+    assert V.verdict(c, V.Evidence(-0.03, -0.04, -0.02, None, "u")) == "not reproduced"
+
+
+def test_bad_claim_and_evidence():
+    with pytest.raises(ValueError, match="direction"):
+        _claim(direction=2)
+    with pytest.raises(ValueError, match="outside"):
+        V.Evidence(0.5, 0.0, 0.1, None, "u")
+
+
+def test_seed_level_evidence_is_a_paired_t_interval():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(1.0, 0.3, 4), rng.normal(0.5, 0.3, 4)
+    t = pd.DataFrame(
+        {"method": ["x"] * 4 + ["y"] * 4, "train_seed": [0, 1, 2, 3] * 2, "v": [*a, *b]}
+    )
+    ev = V.seed_level_evidence(t, "x", "y", "v")
+    d = a - b
+    lo, hi = sps.t.interval(0.95, 3, loc=d.mean(), scale=sps.sem(d))
+    assert ev.effect == pytest.approx(d.mean())
+    assert (ev.low, ev.high) == pytest.approx((lo, hi))
+    assert ev.p_value == pytest.approx(sps.ttest_rel(a, b).pvalue)
+    with pytest.raises(ValueError, match=">= 2 training seeds"):
+        V.seed_level_evidence(t[t.train_seed == 0], "x", "y", "v")
+
+
+def test_paired_unit_evidence_binary_uses_mcnemar():
+    rng = np.random.default_rng(1)
+    rows = []
+    sa = rng.random((3, 50)) < 0.7
+    sb = rng.random((3, 50)) < 0.5
+    for m, s in (("x", sa), ("y", sb)):
+        for seed in range(3):
+            for ep in range(50):
+                rows.append(
+                    {"method": m, "train_seed": seed, "episode": ep, "ok": float(s[seed, ep])}
+                )
+    ev = V.paired_unit_evidence(pd.DataFrame(rows), "x", "y", "ok", "episode")
+    assert ev.effect == pytest.approx(sa.mean() - sb.mean())
+    a_only, b_only = int((sa & ~sb).sum()), int((~sa & sb).sum())
+    m = a_only + b_only
+    p = min(1.0, 2 * sps.binom.cdf(min(a_only, b_only), m, 0.5))
+    assert ev.p_value == pytest.approx(p)
+    assert ev.low < ev.effect < ev.high
+
+
+def test_tier_mean_success_and_paper_difference():
+    eps = pd.DataFrame(
+        {
+            "protocol": "code", "solver": "cem", "method": "x", "train_seed": 0,
+            "budget": ["T1", "T2", "T1", "T2"], "episode": [0, 0, 1, 1],
+            "success": [True, False, True, True],
+        }
+    )  # fmt: skip
+    out = V.tier_mean_success(eps, "code", "cem", ["T1", "T2"])
+    assert out.set_index("episode")["success"].to_dict() == {0: 0.5, 1: 1.0}
+    with pytest.raises(ValueError, match="not every arm"):
+        V.tier_mean_success(eps.iloc[:3], "code", "cem", ["T1", "T2"])
+    # SCALE's per-solver table is the mean of its per-tier table: two independent entries agree.
+    per_tier = V.paper_difference(
+        "scale_success_per_tier", "scale", "lewm", task="tworoom", solver="cem"
+    )
+    per_solver = V.paper_difference(
+        "scale_success_per_solver", "scale", "lewm", task="tworoom", solver="cem"
+    )
+    assert per_tier == pytest.approx(per_solver, abs=0.05)
