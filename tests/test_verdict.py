@@ -58,8 +58,8 @@ def test_seed_level_evidence_is_a_paired_t_interval():
     assert ev.effect == pytest.approx(d.mean())
     assert (ev.low, ev.high) == pytest.approx((lo, hi))
     assert ev.p_value == pytest.approx(sps.ttest_rel(a, b).pvalue)
-    with pytest.raises(ValueError, match=">= 2 training seeds"):
-        V.seed_level_evidence(t[t.train_seed == 0], "x", "y", "v")
+    one = V.seed_level_evidence(t[t.train_seed == 0], "x", "y", "v")
+    assert V.verdict(_claim(), one) == "inconclusive" and one.effect == pytest.approx(d[0])
 
 
 def test_paired_unit_evidence_binary_uses_mcnemar():

@@ -295,3 +295,60 @@ def timing_summary(cells: pd.DataFrame) -> pd.DataFrame:
     """Planning wall time per protocol x solver x budget: mean and total over models."""
     g = cells.groupby(CELL_KEYS, sort=True)["eval_seconds"]
     return pd.DataFrame({"models": g.size(), "mean_s": g.mean(), "total_s": g.sum()}).reset_index()
+
+
+@dataclass(frozen=True)
+class PlanningGrid:
+    """Everything the grid produced: the chosen MPPI temperature and its sweep, the tidy
+    per-episode table (arms and random floor) and the per-cell timing table."""
+
+    temperature: float
+    sweep: pd.DataFrame
+    episodes: pd.DataFrame
+    timing: pd.DataFrame
+
+
+def planning_grid(
+    task: str,
+    methods: Sequence[str],
+    profile: Profile,
+    protocols: Sequence[str] = ("lewm_tworoom", "code"),
+    secondary_seeds: Sequence[int] | None = None,
+    progress: bool = True,
+) -> PlanningGrid:
+    """The whole planning study: MPPI temperature on the first protocol, then every cell.
+
+    The first protocol is planned with every training seed; the others (secondary, e.g. the
+    saturating code protocol) with ``secondary_seeds`` only (default: all), to bound the cost.
+    """
+    if not protocols:
+        raise StudyError("need at least one protocol")
+    temperature, sweep = select_mppi_temperature(
+        task, profile, protocol=protocols[0], progress=progress
+    )
+    parts = [
+        evaluate_arms(
+            task, methods, profile, plan_cells(protocols[:1]), temperature=temperature,
+            progress=progress,
+        )
+    ]  # fmt: skip
+    if len(protocols) > 1:
+        seeds = list(profile.seeds.train if secondary_seeds is None else secondary_seeds)
+        bad = [s for s in seeds if s not in profile.seeds.train]
+        if bad:
+            raise StudyError(
+                f"secondary seeds {bad} are not training seeds of profile {profile.name!r}: "
+                f"{list(profile.seeds.train)}"
+            )
+        parts.append(
+            evaluate_arms(
+                task, methods, profile, plan_cells(protocols[1:]), temperature=temperature,
+                seeds=seeds, progress=progress,
+            )
+        )  # fmt: skip
+    return PlanningGrid(
+        temperature=temperature,
+        sweep=sweep,
+        episodes=pd.concat([p[0] for p in parts], ignore_index=True),
+        timing=pd.concat([p[1] for p in parts], ignore_index=True),
+    )
