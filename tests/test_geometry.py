@@ -1,0 +1,60 @@
+"""Per-model geometry measurements: complete, cached per checkpoint, consistent with their parts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jepa_geometry as jg
+from jepa_geometry import geometry, landscape
+
+SMALL = geometry.GeometrySettings(
+    probe_frames=300, dispersion_pairs=2000, ranking_starts=4, ranking_candidates=8,
+    grid=8, landscape_goals=10,
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def measured():
+    prof = jg.load_profile("smoke")
+    return prof, geometry.measure_arms("tworoom", ["lewm", "anisowm"], prof, SMALL, progress=False)
+
+
+def test_tables_cover_every_model(measured):
+    prof, geo = measured
+    assert sorted(geo.probes.method) == ["anisowm", "lewm"]
+    for _, sp in geo.spectra.groupby("method"):
+        assert sp.share.sum() == pytest.approx(1.0)
+        assert (np.diff(sp.share.to_numpy()) <= 1e-12).all()
+    assert set(geo.ranking.source) == {"gaussian", "dataset"}
+    assert geo.ranking.groupby(["method", "source"]).size().max() <= SMALL.ranking_starts
+    assert geo.landscape.groupby("method").size().tolist() == [10, 10]
+    assert list(geo.lambda_spectra) == [("anisowm", prof.seeds.train[0])]  # ΛReg arms only
+
+
+def test_probe_frames_are_held_out(measured):
+    prof, _ = measured
+    ctx = geometry._Context("tworoom", prof, SMALL)
+    rows = ctx.probe_rows()
+    assert len(rows) == len(set(rows)) <= SMALL.probe_frames
+    assert np.isin(ctx.data.episode[rows], ctx.data.heldout_episodes).all()
+
+
+def test_cached_landscape_matches_a_recomputation(measured):
+    prof, geo = measured
+    grid = geometry.landscape_grid("tworoom", prof, SMALL)
+    z = geometry.load_z_grid("tworoom", "lewm", prof.seeds.train[0], prof, SMALL)
+    assert z.shape == (len(grid.positions), prof.model.embed_dim)
+    row = geo.landscape[geo.landscape.method == "lewm"].iloc[0]
+    again = landscape.cost_landscape(z, grid.positions, int(row.goal_index))
+    assert again["iou"] == pytest.approx(row.iou)
+    assert again["spearman"] == pytest.approx(row.spearman)
+
+
+def test_second_call_reads_the_cache(measured):
+    prof, geo = measured
+    again = geometry.measure_arms("tworoom", ["lewm", "anisowm"], prof, SMALL, progress=False)
+    assert again.probes.equals(geo.probes)
+    assert again.ranking.equals(geo.ranking)
+    art = geometry.geometry_artifact("tworoom", "lewm", prof.seeds.train[0], prof, SMALL)
+    assert art.manifest()["spec"]["settings"]["grid"] == SMALL.grid
