@@ -1,0 +1,142 @@
+"""The Two-Room chapters' time targets: empty cache, warm rerun, and the smoke profile.
+
+Run under the shared lock, on an otherwise idle machine:
+
+    .venv/bin/python benchmarks/bench_tworoom.py --profile laptop    # breakdown + warm rerun
+    .venv/bin/python benchmarks/bench_tworoom.py --profile smoke --fresh
+
+1. **Empty-cache breakdown** (targets: laptop <= 45 min): the wall time of every artifact the
+   two chapters need, read from the manifests written when each was built (data collection,
+   training per model, the MPPI sweep, planning per cell, geometry per model). Building them all
+   from nothing is their sum (plus seconds of tables and figures). Artifacts not in the cache
+   are reported as missing, not guessed.
+2. **Warm rerun** (target <= 3 min): both chapters executed again through ``run_chapter`` with
+   every artifact cached, into a temporary folder (the book's executed notebooks are untouched).
+3. **Smoke from nothing** (``--profile smoke --fresh``, target <= 5 min): both chapters against
+   an empty temporary artifact cache, so data, training, planning and geometry all run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+CHAPTERS = ("ch06_tworoom_planning", "ch07_tworoom_geometry")
+
+
+def breakdown(profile_name: str) -> pd.DataFrame:
+    """Build times of every artifact of the study, from the manifests."""
+    from jepa_geometry import geometry, study
+    from jepa_geometry.data import dataset_artifact
+    from jepa_geometry.profiles import load_profile
+    from jepa_geometry.training import world_model_artifact
+
+    prof = load_profile(profile_name)
+    rows = []
+
+    def add(stage: str, art) -> None:
+        m = art.manifest() if art.manifest_path.exists() else None
+        rows.append({"stage": stage, "seconds": None if m is None else m.get("wall_time_s")})
+
+    add("data collection", dataset_artifact("tworoom", prof))
+    for seed in prof.seeds.train:
+        for m in study.STUDY_METHODS:
+            add("training", world_model_artifact("tworoom", m, seed, prof))
+            add("geometry", geometry.geometry_artifact(
+                "tworoom", m, seed, prof, geometry.GeometrySettings()))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def planning_seconds(profile_name: str) -> pd.DataFrame:
+    """Build times of the cached planning cells of this profile's dataset and budget tiers
+    (the MPPI sweep is the evaluation seed + 1). Reads manifests only: this never plans."""
+    from jepa_geometry import study
+    from jepa_geometry.artifacts import data_root
+    from jepa_geometry.data import dataset_artifact
+    from jepa_geometry.planning import budget_tiers
+    from jepa_geometry.profiles import load_profile
+
+    prof = load_profile(profile_name)
+    key, tiers = dataset_artifact("tworoom", prof).key, budget_tiers(prof)
+    rows = []
+    for manifest in (data_root() / "results").glob("plan-tworoom/*/manifest.json"):
+        m = json.loads(manifest.read_text())
+        spec, sol = m["spec"], m["spec"]["solver"]
+        if spec["dataset"] != key or tiers.get(sol["budget"]) != (
+            sol["samples"],
+            sol["iterations"],
+        ):
+            continue
+        sweep = spec["eval_seed"] == prof.seeds.eval + study.SWEEP_SEED_OFFSET
+        rows.append(
+            {
+                "part": "MPPI sweep" if sweep else "evaluation",
+                "protocol": spec["protocol"]["name"],
+                "solver": sol["solver"],
+                "budget": sol["budget"],
+                "seconds": m.get("wall_time_s"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def run_chapters(profile_name: str) -> dict[str, float]:
+    from jepa_geometry.artifacts import repo_root
+    from jepa_geometry.book import run_chapter
+
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for ch in CHAPTERS:
+            t0 = time.perf_counter()
+            run_chapter(repo_root() / "chapters" / f"{ch}.md", Path(tmp) / f"{ch}.ipynb",
+                        {"profile": profile_name}, timeout=7200)  # fmt: skip
+            out[ch] = time.perf_counter() - t0
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--profile", default="laptop", choices=["smoke", "laptop", "paper"])
+    ap.add_argument("--fresh", action="store_true", help="run against an empty artifact cache")
+    args = ap.parse_args()
+    if args.fresh:
+        os.environ["JEPA_GEOMETRY_DATA"] = tempfile.mkdtemp(prefix="bench-tworoom-")
+        print(f"empty artifact cache: {os.environ['JEPA_GEOMETRY_DATA']}")
+    else:
+        b = breakdown(args.profile)
+        print("== empty-cache breakdown, from the manifests (seconds) ==")
+        summary = b.groupby("stage", sort=False)["seconds"].agg(["count", "sum", "mean", "max"])
+        summary["missing"] = b.groupby("stage", sort=False)["seconds"].apply(
+            lambda s: s.isna().sum()
+        )
+        print(summary.round(1).to_string())
+        p = planning_seconds(args.profile)
+        if not p.empty:
+            print("== planning cells by protocol / solver / budget (seconds) ==")
+            g = p.groupby(["part", "protocol", "solver", "budget"])["seconds"]
+            print(g.agg(["count", "sum", "mean"]).round(1).to_string())
+            total = b.seconds.sum() + p.seconds.sum()
+            print(
+                f"total from an empty cache: {total / 60:.1f} min (data, training and "
+                f"geometry {b.seconds.sum() / 60:.1f} min; planning {p.seconds.sum() / 60:.1f} "
+                f"min, of which the MPPI sweep "
+                f"{p[p.part == 'MPPI sweep'].seconds.sum() / 60:.1f} min)"
+            )
+    t0 = time.perf_counter()
+    times = run_chapters(args.profile)
+    for ch, s in times.items():
+        print(f"{ch}: {s:.1f} s")
+    print(
+        f"both chapters ({'empty' if args.fresh else 'warm'} cache, {args.profile}): "
+        f"{(time.perf_counter() - t0) / 60:.2f} min"
+    )
+
+
+if __name__ == "__main__":
+    main()
