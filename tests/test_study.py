@@ -76,6 +76,18 @@ def test_success_table_and_grid():
     assert (lewm.rate, lewm.low, lewm.high) == pytest.approx((k / 40, lo, hi))
     grid = study.success_grid(tab, "code")
     assert list(grid.columns) == ["lewm", "scale"]
-    assert grid.loc[("cem", "T1"), "lewm"] == study.format_rate(k / 40, lo, hi)
+    assert grid.loc[("cem", "T1", 1), "lewm"] == study.format_rate(k / 40, lo, hi)
     with pytest.raises(study.StudyError, match="no rows for protocol 'lewm_tworoom'"):
         study.success_grid(tab, "lewm_tworoom")
+
+
+def test_planning_grid_refuses_bad_requests_before_planning():
+    prof = jg.load_profile("smoke")
+    with pytest.raises(study.StudyError, match=r"solver seeds \[5\] must be .* \[0\]"):
+        study.planning_grid("tworoom", ["lewm"], prof, solver_seeds=[5])
+    with pytest.raises(study.StudyError, match="secondary seeds"):
+        study.planning_grid("tworoom", ["lewm"], prof, secondary_seeds=[])
+    with pytest.raises(study.StudyError, match="unknown protocol"):
+        study.planning_grid("tworoom", ["lewm"], prof, protocols=["lewm_tworoom", "nosuch"])
+    with pytest.raises(study.StudyError, match="baseline"):
+        study.planning_grid("tworoom", ["scale"], prof)

@@ -282,12 +282,14 @@ def format_rate(rate: float, low: float, high: float, scale: float = 100.0) -> s
 
 
 def success_grid(table: pd.DataFrame, protocol: str) -> pd.DataFrame:
-    """Wide view of :func:`success_table` for one protocol: rows solver/budget, columns arms."""
+    """Wide view of :func:`success_table` for one protocol: rows solver / budget / training
+    seeds pooled, columns arms (the random floor counts as one seed)."""
     t = table[table["protocol"] == protocol].copy()
     if t.empty:
         raise StudyError(f"no rows for protocol {protocol!r}; have: {sorted(set(table.protocol))}")
     t["cell"] = [format_rate(r, lo, hi) for r, lo, hi in zip(t.rate, t.low, t.high, strict=True)]
-    wide = t.pivot(index=["solver", "budget"], columns="method", values="cell")
+    t["seeds"] = t.groupby(["solver", "budget"])["seeds"].transform("max")  # the arms' seeds
+    wide = t.pivot(index=["solver", "budget", "seeds"], columns="method", values="cell")
     return wide[method_order(list(wide.columns))]
 
 
@@ -314,38 +316,45 @@ def planning_grid(
     profile: Profile,
     protocols: Sequence[str] = ("lewm_tworoom", "code"),
     secondary_seeds: Sequence[int] | None = None,
+    solver_seeds: Sequence[int] | None = None,
     progress: bool = True,
 ) -> PlanningGrid:
     """The whole planning study: MPPI temperature on the first protocol, then every cell.
 
-    The first protocol is planned with every training seed; the others (secondary, e.g. the
-    saturating code protocol) with ``secondary_seeds`` only (default: all), to bound the cost.
+    Under the first protocol CEM plans with every training seed at every tier, iCEM and MPPI
+    with ``solver_seeds`` (default: all); the other protocols (e.g. the saturating code
+    protocol) plan every cell with ``secondary_seeds`` (default: all). Both bound the cost on
+    a laptop; SCALE's own per-solver tables use one training seed.
     """
     if not protocols:
         raise StudyError("need at least one protocol")
+
+    def seeds_of(given: Sequence[int] | None, what: str) -> list[int]:
+        seeds = list(profile.seeds.train if given is None else given)
+        bad = [s for s in seeds if s not in profile.seeds.train]
+        if bad or not seeds:
+            raise StudyError(
+                f"{what} {seeds} must be a non-empty subset of the training seeds of profile "
+                f"{profile.name!r}: {list(profile.seeds.train)}"
+            )
+        return seeds
+
+    first = plan_cells(protocols[:1])
+    jobs = [([c for c in first if c.solver == "cem"], list(profile.seeds.train))]
+    jobs.append(([c for c in first if c.solver != "cem"], seeds_of(solver_seeds, "solver seeds")))
+    if len(protocols) > 1:
+        jobs.append((plan_cells(protocols[1:]), seeds_of(secondary_seeds, "secondary seeds")))
+    check_methods(methods)
     temperature, sweep = select_mppi_temperature(
         task, profile, protocol=protocols[0], progress=progress
     )
     parts = [
         evaluate_arms(
-            task, methods, profile, plan_cells(protocols[:1]), temperature=temperature,
+            task, methods, profile, cells, temperature=temperature, seeds=seeds,
             progress=progress,
         )
+        for cells, seeds in jobs
     ]  # fmt: skip
-    if len(protocols) > 1:
-        seeds = list(profile.seeds.train if secondary_seeds is None else secondary_seeds)
-        bad = [s for s in seeds if s not in profile.seeds.train]
-        if bad:
-            raise StudyError(
-                f"secondary seeds {bad} are not training seeds of profile {profile.name!r}: "
-                f"{list(profile.seeds.train)}"
-            )
-        parts.append(
-            evaluate_arms(
-                task, methods, profile, plan_cells(protocols[1:]), temperature=temperature,
-                seeds=seeds, progress=progress,
-            )
-        )  # fmt: skip
     return PlanningGrid(
         temperature=temperature,
         sweep=sweep,
