@@ -57,7 +57,7 @@ class GeometrySettings:
 class Geometry:
     """All measurements of several arms x training seeds, as tidy tables."""
 
-    probes: pd.DataFrame  # one row per model
+    probes: pd.DataFrame  # one row per model (with the wall time of its measurement)
     spectra: pd.DataFrame  # method, train_seed, pc, share
     ranking: pd.DataFrame  # one row per (model, candidate source, start)
     landscape: pd.DataFrame  # one row per (model, goal)
@@ -177,6 +177,7 @@ def measure_model(
 
     path = get_or_build(art, build)
     return {
+        "build_seconds": art.manifest().get("wall_time_s"),
         "probe": json.loads((path / "probe.json").read_text()),
         "spectrum": np.load(path / "spectrum.npy"),
         "ranking": pd.read_parquet(path / "ranking.parquet"),
@@ -203,7 +204,7 @@ def measure_arms(
         for m, seed in tqdm(jobs, desc=f"geometry {task}", disable=not progress):
             r = measure_model(task, m, seed, profile, ctx)
             key = {"method": m, "train_seed": seed}
-            probes.append({**key, **r["probe"]})
+            probes.append({**key, **r["probe"], "build_seconds": r["build_seconds"]})
             spectra.append(
                 pd.DataFrame({**key, "pc": np.arange(1, len(r["spectrum"]) + 1),
                               "share": r["spectrum"]})
