@@ -108,3 +108,14 @@ def plot_paired(paired, protocol: str, methods: list[str]) -> plt.Figure:
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     return fig
+
+
+def quadratic_form_grid(metric, center, half_width: float, n: int = 300):
+    """``(X, Y, C)`` with ``C = (p - c)ᵀ M (p - c)`` on an n x n grid of half-width ``half_width``
+    around ``center``: the level sets of a quadratic planning cost, for ``plt.contour``."""
+    import numpy as np
+
+    axis = np.linspace(-half_width, half_width, n)
+    x, y = np.meshgrid(axis + center[0], axis + center[1])
+    p = np.stack([x - center[0], y - center[1]], -1)
+    return x, y, np.einsum("...i,ij,...j->...", p, np.asarray(metric), p)
