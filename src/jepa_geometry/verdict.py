@@ -240,7 +240,8 @@ def paper_claims(
         buds = list(budgets or budgets_of[(protocol, solver)])
         t = tier_mean_success(episodes, protocol, solver, buds)
         ev = paired_unit_evidence(t, a, b, "success", "episode")
-        measure = f"success, {protocol} protocol, {solver.upper()} at {'/'.join(buds)}"
+        name = {"cem": "CEM", "icem": "iCEM", "mppi": "MPPI"}.get(solver, solver)
+        measure = f"success, {protocol} protocol, {name} at {'/'.join(buds)}"
         if len(buds) > 1:
             measure += " (mean over tiers)"
         items.append((Claim(paper, statement, measure, a, b, paper_effect=paper_effect,
