@@ -58,3 +58,14 @@ def test_second_call_reads_the_cache(measured):
     assert again.ranking.equals(geo.ranking)
     art = geometry.geometry_artifact("tworoom", "lewm", prof.seeds.train[0], prof, SMALL)
     assert art.manifest()["spec"]["settings"]["grid"] == SMALL.grid
+
+
+def test_ranking_table_reports_the_mean_over_seeds_and_starts(measured):
+    _, geo = measured
+    tab = geometry.ranking_table(geo.ranking, ["lewm", "anisowm"])
+    assert list(tab.index) == ["lewm", "anisowm"]
+    r = geo.ranking[(geo.ranking.source == "dataset") & (geo.ranking.method == "lewm")]
+    mean, interval = tab.loc["lewm", "agree_enc"].split(" ", 1)
+    assert float(mean) == pytest.approx(r.agree_enc.dropna().mean(), abs=5e-4)
+    lo, hi = (float(v) for v in interval.strip("[]").split(", "))
+    assert lo <= float(mean) <= hi

@@ -263,3 +263,30 @@ def load_z_grid(
         return np.load(measure_model(task, method, seed, profile, ctx)["z_grid_path"])
     finally:
         ctx.close()
+
+
+RANKING_COLUMNS: dict[str, tuple[str, ...]] = {
+    "gaussian": ("tau_pred", "tau_geom", "tau_total", "rollout_error"),  # SCALE's channels
+    "dataset": ("agree_enc", "agree_pred"),  # AnisoWM's cost-ordering agreement
+}
+
+
+def ranking_table(ranking_rows: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+    """Per arm: each ranking metric's mean over (seed, start) with its 95 % interval
+    (two-stage bootstrap over training seeds and starts; starts with a NaN dropped), as text.
+
+    SCALE's τ channels and rollout error come from the Gaussian candidates, AnisoWM's agreement
+    from the recorded ones (:data:`RANKING_COLUMNS`).
+    """
+    from .stats import bootstrap_interval
+
+    out: dict[str, dict[str, str]] = {}
+    for source, cols in RANKING_COLUMNS.items():
+        r = ranking_rows[ranking_rows["source"] == source]
+        for m in methods:
+            for c in cols:
+                x = r[r["method"] == m].pivot(index="train_seed", columns="start", values=c)
+                x = x.dropna(axis=1).to_numpy()
+                lo, hi = bootstrap_interval(x if len(x) > 1 else x[0])
+                out.setdefault(c, {})[m] = f"{x.mean():.3f} [{lo:.3f}, {hi:.3f}]"
+    return pd.DataFrame(out).loc[methods]
