@@ -69,3 +69,12 @@ def test_ranking_table_reports_the_mean_over_seeds_and_starts(measured):
     assert float(mean) == pytest.approx(r.agree_enc.dropna().mean(), abs=5e-4)
     lo, hi = (float(v) for v in interval.strip("[]").split(", "))
     assert lo <= float(mean) <= hi
+
+
+def test_paper_probe_table_maps_the_reference_file():
+    ref = geometry.paper_probe_table("tworoom")
+    var2 = jg.reference.reference_numbers(
+        table="scale_pca_variance_share", task="tworoom", k="2", method="scale"
+    )
+    assert ref.loc["scale", "var_top2"] == pytest.approx(var2.value.iloc[0] / 100)
+    assert {"r2_top8", "r2_full_ridge", "r2_full_mlp", "ratio_p90_over_p10"} <= set(ref.columns)

@@ -91,3 +91,21 @@ def test_planning_grid_refuses_bad_requests_before_planning():
         study.planning_grid("tworoom", ["lewm"], prof, protocols=["lewm_tworoom", "nosuch"])
     with pytest.raises(study.StudyError, match="baseline"):
         study.planning_grid("tworoom", ["scale"], prof)
+
+
+def test_beside_papers_pairs_each_paper_value_with_our_cell():
+    tab = pd.DataFrame(
+        [{"protocol": "code", "solver": "cem", "budget": "T1", "method": "scale",
+          "rate": 0.9, "low": 0.8, "high": 0.95},
+         {"protocol": "lewm_tworoom", "solver": "cem", "budget": "T1", "method": "anisowm",
+          "rate": 0.7, "low": 0.6, "high": 0.8}]
+    )  # fmt: skip
+    out = study.beside_papers(tab, "tworoom", ["lewm", "scale", "anisowm"]).set_index("paper")
+    assert len(out) == 2  # only the cells we planned
+    scale = out.loc["SCALE"]
+    per_tier = jg.reference.reference_numbers(
+        table="scale_success_per_tier", task="tworoom", solver="cem", tier="T1", method="scale"
+    )
+    assert scale["paper value (%)"] == per_tier.value.iloc[0]
+    assert scale["ours (%)"] == "90.0 [80.0, 95.0]"
+    assert out.loc["AnisoWM", "method"] == "anisowm"

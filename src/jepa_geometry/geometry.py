@@ -290,3 +290,24 @@ def ranking_table(ranking_rows: pd.DataFrame, methods: list[str]) -> pd.DataFram
                 lo, hi = bootstrap_interval(x if len(x) > 1 else x[0])
                 out.setdefault(c, {})[m] = f"{x.mean():.3f} [{lo:.3f}, {hi:.3f}]"
     return pd.DataFrame(out).loc[methods]
+
+
+# SCALE's geometry tables (reference file) -> our probe columns, with the factor to our units.
+PAPER_PROBE_TABLES: dict[str, tuple[str, float]] = {
+    "scale_pca_variance_share": ("var_top{k}", 0.01),
+    "scale_topk_pc_probe_r2": ("r2_top{k}", 1.0),
+    "scale_full_decodability": ("r2_full_{probe}", 1.0),
+    "scale_distance_ratio_dispersion": ("ratio_p90_over_p10", 1.0),
+}
+
+
+def paper_probe_table(task: str) -> pd.DataFrame:
+    """SCALE's reported geometry of ``task`` in the columns of :attr:`Geometry.probes`:
+    one row per arm of the paper (lewm, scale, aux, dinowm), never our results."""
+    from .reference import reference_numbers
+
+    values: dict[tuple[str, str], float] = {}
+    for table, (column, factor) in PAPER_PROBE_TABLES.items():
+        for _, r in reference_numbers(table=table, task=task).iterrows():
+            values[(r["method"], column.format(**r.dropna().to_dict()))] = factor * r["value"]
+    return pd.Series(values).unstack()

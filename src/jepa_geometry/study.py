@@ -361,3 +361,36 @@ def planning_grid(
         episodes=pd.concat([p[0] for p in parts], ignore_index=True),
         timing=pd.concat([p[1] for p in parts], ignore_index=True),
     )
+
+
+# The papers' success tables and the cell of our grid each one is comparable with.
+PAPER_SUCCESS_CELLS: tuple[tuple[str, str, str | None, str | None], ...] = (
+    # (reference table, our protocol, solver (None: the table's), budget (None: the table's))
+    ("scale_success_per_tier", "code", None, None),
+    ("aniso_success", "lewm_tworoom", "cem", "T1"),
+    ("lewm_success", "lewm_tworoom", "cem", "T1"),
+)
+
+
+def beside_papers(table: pd.DataFrame, task: str, methods: Sequence[str]) -> pd.DataFrame:
+    """The papers' success rates (reference file) beside ours at the comparable cell.
+
+    ``table`` is :func:`success_table` output. Rows whose cell we did not plan are left out.
+    """
+    from .reference import reference_numbers
+
+    ours = table.set_index(["protocol", "solver", "budget", "method"])
+    rows = []
+    for ref_table, protocol, solver, budget in PAPER_SUCCESS_CELLS:
+        ref = reference_numbers(table=ref_table, task=task)
+        for _, r in ref[ref["method"].isin(list(methods))].iterrows():
+            key = (protocol, solver or r["solver"], budget or r["tier"], r["method"])
+            if key not in ours.index:
+                continue
+            o = ours.loc[key]
+            rows.append(
+                {"paper": r["paper"], "protocol": protocol, "solver": key[1], "budget": key[2],
+                 "method": r["method"], "paper value (%)": r["value"],
+                 "ours (%)": format_rate(o["rate"], o["low"], o["high"])}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
