@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from jepa_geometry import data as D
+from jepa_geometry.envs import TASKS
 from jepa_geometry.profiles import PROFILES, load_profile
-from jepa_geometry.tasks import TASKS
 
 _LOAD_PROBE = """
 import json, resource, sys, time

@@ -1,4 +1,4 @@
-"""Planning speed: time per plan at T1 per solver, the methods side by side, a full evaluation.
+"""Planning speed: time per plan at T1 per solver, the arms side by side, a full evaluation.
 
 Run under the shared lock, on an otherwise idle machine:
 
@@ -28,19 +28,19 @@ import time
 import numpy as np
 import torch
 
-from jepa_geometry.data import dataset_artifact, load_dataset
-from jepa_geometry.evaluation import EPISODE_BATCH, evaluate_method, make_protocol
-from jepa_geometry.models import build_world_model, encode_frames
-from jepa_geometry.objectives import METHODS
-from jepa_geometry.planning import SOLVERS, Planner, solver_spec
+from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
+from jepa_geometry.planning.protocol import EPISODE_BATCH, evaluate_arm, make_protocol
+from jepa_geometry.planning.solver import SOLVERS, Planner, solver_spec
 from jepa_geometry.profiles import PROFILES, load_profile
-from jepa_geometry.training import load_world_model, world_model_artifact
+from jepa_geometry.wm.losses import METHODS
+from jepa_geometry.wm.model import build_world_model, encode_frames
+from jepa_geometry.wm.training import load_world_model, world_model_artifact
 
 
-def get_model(task: str, method: str, profile, action_dim: int, train: bool):
-    art = world_model_artifact(task, method, 0, profile)
+def get_model(task: str, arm: str, profile, action_dim: int, train: bool):
+    art = world_model_artifact(task, arm, 0, profile)
     if art.exists() or train:
-        return load_world_model(task, method, 0, profile), "trained"
+        return load_world_model(task, arm, 0, profile), "trained"
     return build_world_model(profile, action_dim, seed=0).eval(), "untrained (same architecture)"
 
 
@@ -103,10 +103,10 @@ def main() -> None:
             f"{1e3 * one:7.1f} ms alone"
         )
 
-    # 2. zero planning-time overhead: the four methods side by side
+    # 2. zero planning-time overhead: the four arms side by side
     models = {m: get_model(args.task, m, profile, a_dim, args.train) for m in METHODS}
     kinds = ", ".join(f"{m}: {s}" for m, (_, s) in models.items())
-    print(f"\n2. CEM T1 plan time per method, interleaved ({kinds})")
+    print(f"\n2. CEM T1 plan time per arm, interleaved ({kinds})")
     spec = solver_spec("cem", "T1", profile)
     planners = {m: Planner(mdl, spec, a_dim, proto.frameskip) for m, (mdl, _) in models.items()}
     ctx = {
@@ -136,7 +136,7 @@ def main() -> None:
     # 3. a full evaluation of the profile's episode set
     if args.full_eval:
         t0 = time.perf_counter()
-        res = evaluate_method(args.task, "lewm", 0, profile, solver="cem", budget="T1")
+        res = evaluate_arm(args.task, "lewm", 0, profile, solver="cem", budget="T1")
         took = time.perf_counter() - t0
         ep = res.episodes
         plan_s = float(ep["plan_seconds"].sum())

@@ -4,7 +4,7 @@
 
 Measures, on the profile's Two-Room dataset (collected first if missing):
 
-1. throughput (clips/s, steps/s) of a training step for each method;
+1. throughput (clips/s, steps/s) of a training step for each arm;
 2. the cost of the regularizers -- SIGReg, ΛReg and SCALE forward + backward on the batch's
    embeddings, which is their marginal cost since the encoder's backward is shared with the
    prediction loss -- as a share of a full ``scale+anisowm`` step (target: <= 10 %);
@@ -29,11 +29,11 @@ from pathlib import Path
 import torch
 
 from jepa_geometry.artifacts import data_root
-from jepa_geometry.data import load_dataset
-from jepa_geometry.models import build_world_model
-from jepa_geometry.objectives import LambdaReg, method_weights, sample_pairs, scale_loss, sigreg
+from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.training import (
+from jepa_geometry.wm.losses import LambdaReg, arm_weights, sample_pairs, scale_loss, sigreg
+from jepa_geometry.wm.model import build_world_model
+from jepa_geometry.wm.training import (
     Objective,
     clip_batches,
     latent_probe_r2,
@@ -44,13 +44,13 @@ from jepa_geometry.training import (
 METHODS = ("lewm", "scale", "aux", "anisowm", "scale+anisowm")
 
 
-def step_times(profile, data, method: str, steps: int, warmup: int = 5) -> float:
+def step_times(profile, data, arm: str, steps: int, warmup: int = 5) -> float:
     """Mean seconds per optimizer step (after ``warmup`` steps), batches included."""
     prof = load_profile(profile.name, {"train.steps": warmup + steps, "train.log_every": 10**6})
     model = build_world_model(prof, data.action.shape[1])
-    w = method_weights(method, "tworoom", prof.train.sigreg_weight)
+    w = arm_weights(arm, "tworoom", prof.train.sigreg_weight)
     obj = Objective(
-        method, w, model.embed_dim, data.q.shape[1], prof.train.sigreg_projections,
+        arm, w, model.embed_dim, data.q.shape[1], prof.train.sigreg_projections,
         prof.train.pairs_per_batch,
     )  # fmt: skip
     src = clip_batches(data, prof, seed=0)
@@ -91,12 +91,12 @@ def regularizer_times(profile, q_dim: int, reps: int = 30) -> dict[str, float]:
     return out
 
 
-def full_run(profile_name: str, method: str, cache: Path) -> dict:
+def full_run(profile_name: str, arm: str, cache: Path) -> dict:
     """``jepa-geometry train`` in a subprocess: wall time and peak RSS of that process."""
     env = dict(os.environ, JEPA_GEOMETRY_DATA=str(cache))
     cmd = [
         str(Path(sys.executable).parent / "jepa-geometry"), "train", "--task", "tworoom",
-        "--method", method, "--seed", "0", "--profile", profile_name,
+        "--arm", arm, "--seed", "0", "--profile", profile_name,
     ]  # fmt: skip
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
@@ -123,7 +123,7 @@ def full_run(profile_name: str, method: str, cache: Path) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default="laptop")
-    ap.add_argument("--steps", type=int, default=60, help="timed steps per method")
+    ap.add_argument("--steps", type=int, default=60, help="timed steps per arm")
     ap.add_argument("--full", nargs="*", default=["lewm", "scale+anisowm"], help="full runs")
     ap.add_argument("--cache", default=None, help="scratch artifact cache for trained models")
     ap.add_argument("--full-only", action="store_true", help="skip the throughput measurements")
@@ -145,10 +145,10 @@ def main() -> None:
         return run_full(args, profile, data)
     print("\n== throughput ==")
     per_method = {}
-    for method in METHODS:
-        s = step_times(profile, data, method, args.steps)
-        per_method[method] = s
-        print(f"{method:>15}: {1 / s:6.2f} steps/s  {b / s:7.1f} clips/s  ({1000 * s:.0f} ms/step)")
+    for arm in METHODS:
+        s = step_times(profile, data, arm, args.steps)
+        per_method[arm] = s
+        print(f"{arm:>15}: {1 / s:6.2f} steps/s  {b / s:7.1f} clips/s  ({1000 * s:.0f} ms/step)")
 
     print("\n== regularizer cost (forward + backward on z) ==")
     reg = regularizer_times(profile, data.q.shape[1])
@@ -171,14 +171,14 @@ def run_full(args: argparse.Namespace, profile, data) -> None:
     if not (cache / "datasets").exists():
         (cache / "datasets").symlink_to(data_root() / "datasets")
     print(f"\n== full training runs (CLI subprocess, cache {cache}) ==")
-    for method in args.full:
-        r = full_run(profile.name, method, cache)
+    for arm in args.full:
+        r = full_run(profile.name, arm, cache)
         s = r["summary"]
         m = load_model_file(r["model"])
         r2 = latent_probe_r2(m, data)
         rows = r["log"][:: max(1, len(r["log"]) // 6)] + r["log"][-1:]
         curve = ", ".join(f"{row['step']}:{row['pred']:.4f}" for row in rows)
-        print(f"{method}: {s['final']['step']} steps in {s['train_wall_s']:.1f} s of training "
+        print(f"{arm}: {s['final']['step']} steps in {s['train_wall_s']:.1f} s of training "
               f"({s['steps_per_s']:.2f} steps/s), process wall {r['wall_s']:.1f} s, "
               f"peak RSS {r['peak_rss_mb']:.0f} MB")  # fmt: skip
         print(f"   final terms: { {k: round(v, 4) for k, v in s['final'].items()} }")

@@ -33,9 +33,9 @@ CHAPTERS = ("ch06_tworoom_planning", "ch07_tworoom_geometry")
 def breakdown(profile_name: str) -> pd.DataFrame:
     """Build times of every artifact of the study, from the manifests."""
     from jepa_geometry import geometry, study
-    from jepa_geometry.data import dataset_artifact
+    from jepa_geometry.envs.dataset import dataset_artifact
     from jepa_geometry.profiles import load_profile
-    from jepa_geometry.training import world_model_artifact
+    from jepa_geometry.wm.training import world_model_artifact
 
     prof = load_profile(profile_name)
     rows = []
@@ -46,7 +46,7 @@ def breakdown(profile_name: str) -> pd.DataFrame:
 
     add("data collection", dataset_artifact("tworoom", prof))
     for seed in prof.seeds.train:
-        for m in study.STUDY_METHODS:
+        for m in study.STUDY_ARMS:
             add("training", world_model_artifact("tworoom", m, seed, prof))
             add("geometry", geometry.geometry_artifact(
                 "tworoom", m, seed, prof, geometry.GeometrySettings()))  # fmt: skip
@@ -58,8 +58,8 @@ def planning_seconds(profile_name: str) -> pd.DataFrame:
     (the MPPI sweep is the evaluation seed + 1). Reads manifests only: this never plans."""
     from jepa_geometry import study
     from jepa_geometry.artifacts import data_root
-    from jepa_geometry.data import dataset_artifact
-    from jepa_geometry.planning import budget_tiers
+    from jepa_geometry.envs.dataset import dataset_artifact
+    from jepa_geometry.planning.solver import budget_tiers
     from jepa_geometry.profiles import load_profile
 
     prof = load_profile(profile_name)
@@ -88,7 +88,7 @@ def planning_seconds(profile_name: str) -> pd.DataFrame:
 
 def run_chapters(profile_name: str) -> dict[str, float]:
     from jepa_geometry.artifacts import repo_root
-    from jepa_geometry.book import run_chapter
+    from jepa_geometry.book.pipeline import run_chapter
 
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:

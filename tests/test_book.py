@@ -7,7 +7,7 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from jepa_geometry.book import (
+from jepa_geometry.book.pipeline import (
     ChapterError,
     chapter_sources,
     parameters_of,

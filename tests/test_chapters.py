@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jepa_geometry.book import EXECUTED_DIR, chapter_sources, run_chapter
+from jepa_geometry.book.pipeline import EXECUTED_DIR, chapter_sources, run_chapter
 
 from .conftest import REPO
 

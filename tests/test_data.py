@@ -9,9 +9,9 @@ import h5py
 import numpy as np
 import pytest
 
-from jepa_geometry import data as D
+from jepa_geometry.envs import TASKS, make_task
+from jepa_geometry.envs import dataset as D
 from jepa_geometry.profiles import ProfileError, load_profile
-from jepa_geometry.tasks import TASKS, make_task
 
 Q_DIMS = {"tworoom": 2, "pusht": 6, "reacher": 4, "cube": 9, "pointmaze": 2}
 STEPS = 24

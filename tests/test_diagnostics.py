@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jepa_geometry.diagnostics import (
+from jepa_geometry.analysis.probes import (
     distance_ratio_dispersion,
     geometry_probe,
     lambda_spectrum,
-    pca_probe_table,
     pca_spectrum,
     ridge_r2_per_dim,
 )
@@ -188,10 +187,3 @@ def test_bad_inputs_fail_early_naming_the_value():
         distance_ratio_dispersion(z, q, n_pairs=0)
     with pytest.raises(ValueError, match="z has 100 frames but q has 50"):
         distance_ratio_dispersion(z, q[:50])
-
-
-def test_pca_probe_table_still_returns_rows_for_ch01():
-    rng = np.random.default_rng(10)
-    z, q = rng.normal(size=(200, 6)), rng.normal(size=(200, 2))
-    rows = pca_probe_table(z[:100], q[:100], z[100:], q[100:], ks=(2, 4))
-    assert [r["k"] for r in rows] == [2, 4, 6] and rows[-1]["variance_share"] == pytest.approx(1)

@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from jepa_geometry import evaluation as ev
-from jepa_geometry.planning import PlanningError, SolverSpec, n_elites
+from jepa_geometry.planning import protocol as ev
+from jepa_geometry.planning.solver import PlanningError, SolverSpec, n_elites
 from jepa_geometry.profiles import load_profile
 
 STEP = 0.2  # toy env: xy += STEP * clip(action, -1, 1)
@@ -121,7 +121,7 @@ class ToyData:
         return np.asarray(a) * self.action_std + self.action_mean
 
 
-PROTO = ev.Protocol("code", goal_offset=25, budget=50)
+PROTO = ev.Protocol("goal25_budget50", goal_offset=25, budget=50)
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +227,7 @@ def test_protocols_and_bad_input(toy) -> None:
     task, data, eps = toy
     laptop = load_profile("laptop")
     assert ev.make_protocol(laptop) == ev.Protocol("profile", 25, 50, 5, 5)
-    tworoom = ev.make_protocol(laptop, "lewm_tworoom")
+    tworoom = ev.make_protocol(laptop, "goal100_budget150")
     assert (tworoom.goal_offset, tworoom.budget, tworoom.plans) == (100, 150, 6)
     with pytest.raises(ev.EvaluationError, match="unknown protocol 'dino'; valid: profile"):
         ev.make_protocol(laptop, "dino")
@@ -255,8 +255,8 @@ def test_smoke_end_to_end_two_methods_paired(capsys: pytest.CaptureFixture[str])
 
     smoke = load_profile("smoke")
     kw = dict(solver="icem", budget="T5", progress=False)
-    a = ev.evaluate_method("tworoom", "lewm", 0, smoke, **kw)
-    b = ev.evaluate_method("tworoom", "scale", 0, smoke, **kw)
+    a = ev.evaluate_arm("tworoom", "lewm", 0, smoke, **kw)
+    b = ev.evaluate_arm("tworoom", "scale", 0, smoke, **kw)
     n, budget = smoke.eval.episodes, smoke.eval.budget
     assert len(a.episodes) == len(a.random) == n
     keys = ["episode", "data_episode", "start_step", "goal_row"]
@@ -267,21 +267,25 @@ def test_smoke_end_to_end_two_methods_paired(capsys: pytest.CaptureFixture[str])
         assert (t.final_distance[t.success] < 16.0).all()
         assert (t.steps[~t.success] == budget).all() and (t.steps <= budget).all()
     assert ev.compare(a, b, n_boot=200).n == n
-    again = ev.evaluate_method("tworoom", "lewm", 0, smoke, **kw)  # cached: identical
+    again = ev.evaluate_arm("tworoom", "lewm", 0, smoke, **kw)  # cached: identical
     pd.testing.assert_frame_equal(a.episodes, again.episodes)
     capsys.readouterr()
-    cli = ["plan", "--task", "tworoom", "--method", "lewm", "--profile", "smoke"]
+    cli = ["plan", "--task", "tworoom", "--arm", "lewm", "--profile", "smoke"]
     assert main([*cli, "--solver", "icem", "--budget", "T5"]) == 0
     out = capsys.readouterr().out
     assert "success" in out and "random policy" in out and "solved at start" in out
-    assert main([*cli, "--budget", "T9"]) == 2
-    assert "unknown budget 'T9'; valid: T1, T2, T3, T4, T5" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # argparse: one line naming the valid choices
+        main([*cli, "--budget", "T9"])
+    assert stop.value.code == 2
+    assert "invalid choice: 'T9' (choose from 'T1', 'T2', 'T3', 'T4', 'T5')" in (
+        capsys.readouterr().err
+    )
 
 
 def test_pair_difficulty_counts_pairs_and_solved_at_start():
     from types import SimpleNamespace
 
-    from jepa_geometry.evaluation import pair_difficulty
+    from jepa_geometry.planning.protocol import pair_difficulty
 
     # Two held-out episodes of a 1-D "task": state = position; success if |start - goal| < 1.5.
     pos = np.array([0, 1, 2, 3, 10, 10, 10, 10], dtype=float)[:, None]

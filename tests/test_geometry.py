@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 import jepa_geometry as jg
-from jepa_geometry import geometry, landscape
+from jepa_geometry.analysis import landscape, measurements
+from jepa_geometry.study import tables
+from jepa_geometry.study.reference import reference_numbers
 
-SMALL = geometry.GeometrySettings(
+SMALL = measurements.GeometrySettings(
     probe_frames=300, dispersion_pairs=2000, ranking_starts=4, ranking_candidates=8,
     grid=8, landscape_goals=10,
 )  # fmt: skip
@@ -17,24 +19,26 @@ SMALL = geometry.GeometrySettings(
 @pytest.fixture(scope="module")
 def measured():
     prof = jg.load_profile("smoke")
-    return prof, geometry.measure_arms("tworoom", ["lewm", "anisowm"], prof, SMALL, progress=False)
+    return prof, measurements.measure_arms(
+        "tworoom", ["lewm", "anisowm"], prof, SMALL, progress=False
+    )
 
 
 def test_tables_cover_every_model(measured):
     prof, geo = measured
-    assert sorted(geo.probes.method) == ["anisowm", "lewm"]
-    for _, sp in geo.spectra.groupby("method"):
+    assert sorted(geo.probes.arm) == ["anisowm", "lewm"]
+    for _, sp in geo.spectra.groupby("arm"):
         assert sp.share.sum() == pytest.approx(1.0)
         assert (np.diff(sp.share.to_numpy()) <= 1e-12).all()
     assert set(geo.ranking.source) == {"gaussian", "dataset"}
-    assert geo.ranking.groupby(["method", "source"]).size().max() <= SMALL.ranking_starts
-    assert geo.landscape.groupby("method").size().tolist() == [10, 10]
+    assert geo.ranking.groupby(["arm", "source"]).size().max() <= SMALL.ranking_starts
+    assert geo.landscape.groupby("arm").size().tolist() == [10, 10]
     assert list(geo.lambda_spectra) == [("anisowm", prof.seeds.train[0])]  # ΛReg arms only
 
 
 def test_probe_frames_are_held_out(measured):
     prof, _ = measured
-    ctx = geometry._Context("tworoom", prof, SMALL)
+    ctx = measurements._Context("tworoom", prof, SMALL)
     rows = ctx.probe_rows()
     assert len(rows) == len(set(rows)) <= SMALL.probe_frames
     assert np.isin(ctx.data.episode[rows], ctx.data.heldout_episodes).all()
@@ -42,10 +46,10 @@ def test_probe_frames_are_held_out(measured):
 
 def test_cached_landscape_matches_a_recomputation(measured):
     prof, geo = measured
-    grid = geometry.landscape_grid("tworoom", prof, SMALL)
-    z = geometry.load_z_grid("tworoom", "lewm", prof.seeds.train[0], prof, SMALL)
+    grid = measurements.landscape_grid("tworoom", prof, SMALL)
+    z = measurements.load_z_grid("tworoom", "lewm", prof.seeds.train[0], prof, SMALL)
     assert z.shape == (len(grid.positions), prof.model.embed_dim)
-    row = geo.landscape[geo.landscape.method == "lewm"].iloc[0]
+    row = geo.landscape[geo.landscape.arm == "lewm"].iloc[0]
     again = landscape.cost_landscape(z, grid.positions, int(row.goal_index))
     assert again["iou"] == pytest.approx(row.iou)
     assert again["spearman"] == pytest.approx(row.spearman)
@@ -53,18 +57,18 @@ def test_cached_landscape_matches_a_recomputation(measured):
 
 def test_second_call_reads_the_cache(measured):
     prof, geo = measured
-    again = geometry.measure_arms("tworoom", ["lewm", "anisowm"], prof, SMALL, progress=False)
+    again = measurements.measure_arms("tworoom", ["lewm", "anisowm"], prof, SMALL, progress=False)
     assert again.probes.equals(geo.probes)
     assert again.ranking.equals(geo.ranking)
-    art = geometry.geometry_artifact("tworoom", "lewm", prof.seeds.train[0], prof, SMALL)
+    art = measurements.geometry_artifact("tworoom", "lewm", prof.seeds.train[0], prof, SMALL)
     assert art.manifest()["spec"]["settings"]["grid"] == SMALL.grid
 
 
 def test_ranking_table_reports_the_mean_over_seeds_and_starts(measured):
     _, geo = measured
-    tab = geometry.ranking_table(geo.ranking, ["lewm", "anisowm"])
+    tab = tables.ranking_table(geo.ranking, ["lewm", "anisowm"])
     assert list(tab.index) == ["lewm", "anisowm"]
-    r = geo.ranking[(geo.ranking.source == "dataset") & (geo.ranking.method == "lewm")]
+    r = geo.ranking[(geo.ranking.source == "dataset") & (geo.ranking.arm == "lewm")]
     mean, interval = tab.loc["lewm", "agree_enc"].split(" ", 1)
     assert float(mean) == pytest.approx(r.agree_enc.dropna().mean(), abs=5e-4)
     lo, hi = (float(v) for v in interval.strip("[]").split(", "))
@@ -72,9 +76,7 @@ def test_ranking_table_reports_the_mean_over_seeds_and_starts(measured):
 
 
 def test_paper_probe_table_maps_the_reference_file():
-    ref = geometry.paper_probe_table("tworoom")
-    var2 = jg.reference.reference_numbers(
-        table="scale_pca_variance_share", task="tworoom", k="2", method="scale"
-    )
+    ref = tables.paper_probe_table("tworoom")
+    var2 = reference_numbers(table="scale_pca_variance_share", task="tworoom", k="2", arm="scale")
     assert ref.loc["scale", "var_top2"] == pytest.approx(var2.value.iloc[0] / 100)
     assert {"r2_top8", "r2_full_ridge", "r2_full_mlp", "ratio_p90_over_p10"} <= set(ref.columns)

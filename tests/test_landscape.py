@@ -1,4 +1,4 @@
-"""Cost landscapes around a goal (jepa_geometry.landscape) on the Two-Room position grid."""
+"""Cost landscapes around a goal (jepa_geometry.analysis.landscape) on Two-Room's grid."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import types
 import numpy as np
 import pytest
 
-from jepa_geometry import landscape as ls
-from jepa_geometry.tasks import make_task
+from jepa_geometry.analysis import landscape as ls
+from jepa_geometry.envs import make_task
 
 N = 32
 # Two-Room geometry of swm's TwoRoomEnv defaults (224-px frame): border 14, agent radius 7,

@@ -1,4 +1,4 @@
-"""The LeWM architecture: parameter counts against the recipe's hand count, causality,
+"""The LeWM architecture: parameter counts against a hand count, causality,
 AdaLN-zero identity at init, rollout windowing, and input validation."""
 
 import dataclasses
@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from jepa_geometry.models import WorldModel, WorldModelConfig, build_world_model, encode_frames
 from jepa_geometry.profiles import load_profile
+from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model, encode_frames
 
 
 def small_config(**kw) -> WorldModelConfig:
@@ -17,7 +17,8 @@ def small_config(**kw) -> WorldModelConfig:
 
 
 def test_paper_model_has_lewm_parameter_count():
-    """lewm_recipe.md §1.5, counted by hand from the architecture (matches the released weights)."""
+    """Counted by hand from the architecture (matches the released weights; see the book's
+    *Reconstructions* page, section rec-paper-profile)."""
     model = build_world_model(load_profile("paper"), action_dim=2)
     parts = model.parameter_counts()
     # ViT-tiny/14@224: patch conv 3*14*14*192+192, CLS 192, positions 257*192,
@@ -37,7 +38,7 @@ def test_paper_model_has_lewm_parameter_count():
 
 def test_laptop_model_is_the_small_feasibility_model():
     model = build_world_model(load_profile("laptop"), action_dim=2)
-    assert 0.40e6 < model.num_parameters() < 0.48e6  # the probe's 0.44M CNN LeWM
+    assert 0.40e6 < model.num_parameters() < 0.48e6  # book: rec-laptop-model
     assert model.embed_dim == 64 and model.history == 3 and model.action_block_dim == 10
 
 

@@ -1,4 +1,4 @@
-"""SIGReg, ΛReg, SCALE's loss and pair sampler, Aux, and method weights -- against closed forms."""
+"""SIGReg, ΛReg, SCALE's loss and pair sampler, Aux, and arm weights -- against closed forms."""
 
 import math
 
@@ -6,16 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from jepa_geometry.objectives import (
-    AuxHead,
-    LambdaReg,
-    method_name,
-    method_weights,
-    parse_method,
-    sample_pairs,
-    scale_loss,
-    sigreg,
-)
+from jepa_geometry.wm.arms import arm_name, arm_weights, parse_arm
+from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
 
 SQ2PI = math.sqrt(2 * math.pi)
 
@@ -201,24 +193,24 @@ def test_aux_head_loss_and_shape_check():
 
 
 def test_methods_and_weights():
-    assert parse_method("anisowm+scale") == ("scale", "anisowm")
-    assert parse_method("lewm") == ("lewm",) and method_name("lewm+aux") == "aux"
-    with pytest.raises(ValueError, match=r"unknown method component\(s\) \['scal'\].*valid: lewm"):
-        parse_method("scal+anisowm")
-    w = method_weights("scale", "reacher")
+    assert parse_arm("anisowm+scale") == ("scale", "anisowm")
+    assert parse_arm("lewm") == ("lewm",) and arm_name("lewm+aux") == "aux"
+    with pytest.raises(ValueError, match=r"unknown arm component\(s\) \['scal'\].*valid: lewm"):
+        parse_arm("scal+anisowm")
+    w = arm_weights("scale", "reacher")
     assert (w.sigreg, w.scale, w.aux, w.kappa) == (0.09, 0.15, None, None)
-    assert method_weights("aux", "pusht").aux == 0.3
-    assert method_weights("scale+anisowm", "tworoom").as_dict() == {
+    assert arm_weights("aux", "pusht").aux == 0.3
+    assert arm_weights("scale+anisowm", "tworoom").as_dict() == {
         "sigreg": 0.09,
         "scale": 0.1,
         "kappa": 2.0,
     }
-    assert method_weights("anisowm", "cube", overrides={"kappa": 4}).kappa == 4.0
+    assert arm_weights("anisowm", "cube", overrides={"kappa": 4}).kappa == 4.0
     with pytest.raises(ValueError, match="has no 'aux' term"):
-        method_weights("scale", "pusht", overrides={"aux": 0.1})
+        arm_weights("scale", "pusht", overrides={"aux": 0.1})
     with pytest.raises(ValueError, match="unknown weight 'lam'"):
-        method_weights("scale", "pusht", overrides={"lam": 0.1})
+        arm_weights("scale", "pusht", overrides={"lam": 0.1})
     with pytest.raises(ValueError, match="kappa must be >= 1"):
-        method_weights("anisowm", "pusht", overrides={"kappa": 0.5})
+        arm_weights("anisowm", "pusht", overrides={"kappa": 0.5})
     with pytest.raises(ValueError, match="unknown task 'maze'"):
-        method_weights("lewm", "maze")
+        arm_weights("lewm", "maze")

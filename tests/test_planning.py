@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from jepa_geometry.planning import (
+from jepa_geometry.planning.solver import (
     LatentGoalCost,
     Planner,
     PlanningError,
@@ -165,7 +165,7 @@ def test_budget_tiers_follow_profiles() -> None:
         for t in ("T1", "T2", "T3", "T4", "T5")
         for s in [solver_spec("cem", t, paper)]
     }
-    # SCALE scale_recipe.md §4.2: elites = max(round(0.1 * samples), 2)
+    # SCALE authors' repository (scripts/budget_sweep.py): elites = max(round(0.1 * samples), 2)
     assert got == {
         "T1": (300, 30, 30),
         "T2": (150, 15, 15),

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from jepa_geometry.plots import figure_path, quadratic_form_grid
+from jepa_geometry.book.plots import figure_path, quadratic_form_grid
 
 
 def test_quadratic_form_grid_is_the_quadratic_form():

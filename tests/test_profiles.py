@@ -69,7 +69,7 @@ def test_profile_is_frozen_and_serialisable():
 
 @pytest.mark.parametrize("name", PROFILES)
 def test_per_task_episode_counts_name_known_tasks(name):
-    from jepa_geometry.tasks import TASKS
+    from jepa_geometry.envs import TASKS
 
     per_task = load_profile(name).data.task_episodes
     assert set(per_task) <= set(TASKS)

@@ -1,4 +1,4 @@
-"""Rank agreement of imagined and real costs (jepa_geometry.ranking) on Two-Room, smoke data."""
+"""Rank agreement of imagined and real costs (jepa_geometry.analysis.ranking), smoke data."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 import torch
 from scipy.stats import kendalltau
 
-from jepa_geometry import evaluation as ev
-from jepa_geometry import load_profile
-from jepa_geometry import ranking as rk
-from jepa_geometry.data import load_dataset
-from jepa_geometry.tasks import make_task
+from jepa_geometry.analysis import ranking as rk
+from jepa_geometry.envs import make_task
+from jepa_geometry.envs.dataset import load_dataset
+from jepa_geometry.planning import protocol as ev
+from jepa_geometry.profiles import load_profile
 
 N_STARTS, K = 3, 8
 

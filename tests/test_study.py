@@ -8,27 +8,30 @@ import pytest
 from scipy import stats as sps
 
 import jepa_geometry as jg
-from jepa_geometry import study
+from jepa_geometry.study import grid as study
+from jepa_geometry.study.reference import reference_numbers
 
 
 def test_plan_cells_is_scales_solver_grid():
-    cells = study.plan_cells(["lewm_tworoom", "code"])
+    cells = study.plan_cells(["goal100_budget150", "goal25_budget50"])
     assert len(cells) == 2 * (5 + 2 + 2)
     assert {(c.solver, c.budget) for c in cells if c.solver != "cem"} == {
         ("icem", "T1"), ("icem", "T3"), ("mppi", "T1"), ("mppi", "T3"),
     }  # fmt: skip
-    with pytest.raises(study.StudyError, match=r"unknown protocol.*valid: code, lewm_tworoom"):
+    with pytest.raises(
+        study.StudyError, match=r"unknown protocol.*valid: goal25_budget50, goal100_budget150"
+    ):
         study.plan_cells(["nosuch"])
 
 
 def test_check_methods():
-    assert study.check_methods(["lewm", "anisowm+scale"]) == ["lewm", "scale+anisowm"]
+    assert study.check_study_arms(["lewm", "anisowm+scale"]) == ["lewm", "scale+anisowm"]
     with pytest.raises(study.StudyError, match="baseline 'lewm'"):
-        study.check_methods(["scale"])
+        study.check_study_arms(["scale"])
     with pytest.raises(study.StudyError, match="duplicate"):
-        study.check_methods(["lewm", "lewm"])
-    with pytest.raises(ValueError, match="unknown method"):
-        study.check_methods(["lewm", "nosuch"])
+        study.check_study_arms(["lewm", "lewm"])
+    with pytest.raises(ValueError, match="unknown arm"):
+        study.check_study_arms(["lewm", "nosuch"])
 
 
 def test_mppi_sweep_scales_with_embedding_dim():
@@ -44,7 +47,7 @@ def _episodes(rng, seeds=(0, 1, 2), n=40):
             ok = rng.random(n) < p
             for e in range(n):
                 rows.append(
-                    {"protocol": "code", "solver": "cem", "budget": "T1", "method": m,
+                    {"protocol": "goal25_budget50", "solver": "cem", "budget": "T1", "arm": m,
                      "train_seed": s, "episode": e, "success": bool(ok[e]), "hard": e % 2 == 0}
                 )  # fmt: skip
     return pd.DataFrame(rows)
@@ -53,9 +56,9 @@ def _episodes(rng, seeds=(0, 1, 2), n=40):
 def test_paired_table_matches_a_direct_count():
     eps = _episodes(np.random.default_rng(0))
     row = study.paired_table(eps).iloc[0]
-    a = eps[eps.method == "scale"].sort_values(["train_seed", "episode"]).success.to_numpy()
-    b = eps[eps.method == "lewm"].sort_values(["train_seed", "episode"]).success.to_numpy()
-    assert row["method"] == "scale" and row["seeds"] == 3
+    a = eps[eps.arm == "scale"].sort_values(["train_seed", "episode"]).success.to_numpy()
+    b = eps[eps.arm == "lewm"].sort_values(["train_seed", "episode"]).success.to_numpy()
+    assert row["arm"] == "scale" and row["seeds"] == 3
     assert row["diff"] == pytest.approx(a.mean() - b.mean())
     a_only, b_only = int((a & ~b).sum()), int((~a & b).sum())
     assert (row["a_only"], row["b_only"]) == (a_only, b_only)
@@ -63,49 +66,54 @@ def test_paired_table_matches_a_direct_count():
     assert row["p_mcnemar"] == pytest.approx(p)
     assert row["low"] < row["diff"] < row["high"]
     hard = study.paired_table(eps, hard=True).iloc[0]
-    h = (eps[eps.method == "scale"].sort_values(["train_seed", "episode"]).hard).to_numpy()
+    h = (eps[eps.arm == "scale"].sort_values(["train_seed", "episode"]).hard).to_numpy()
     assert hard["diff"] == pytest.approx(a[h].mean() - b[h].mean())
 
 
 def test_success_table_and_grid():
     eps = _episodes(np.random.default_rng(1), seeds=(0,))
     tab = study.success_table(eps)
-    lewm = tab[tab.method == "lewm"].iloc[0]
-    k = int(eps[eps.method == "lewm"].success.sum())
+    lewm = tab[tab.arm == "lewm"].iloc[0]
+    k = int(eps[eps.arm == "lewm"].success.sum())
     lo, hi = jg.stats.wilson_interval(k, 40)
     assert (lewm.rate, lewm.low, lewm.high) == pytest.approx((k / 40, lo, hi))
-    grid = study.success_grid(tab, "code")
+    grid = study.success_grid(tab, "goal25_budget50")
     assert list(grid.columns) == ["lewm", "scale"]
     assert grid.loc[("cem", "T1", 1), "lewm"] == study.format_rate(k / 40, lo, hi)
-    with pytest.raises(study.StudyError, match="no rows for protocol 'lewm_tworoom'"):
-        study.success_grid(tab, "lewm_tworoom")
-
-
-def test_planning_grid_refuses_bad_requests_before_planning():
-    prof = jg.load_profile("smoke")
-    with pytest.raises(study.StudyError, match=r"solver seeds \[5\] must be .* \[0\]"):
-        study.planning_grid("tworoom", ["lewm"], prof, solver_seeds=[5])
-    with pytest.raises(study.StudyError, match="secondary seeds"):
-        study.planning_grid("tworoom", ["lewm"], prof, secondary_seeds=[])
-    with pytest.raises(study.StudyError, match="unknown protocol"):
-        study.planning_grid("tworoom", ["lewm"], prof, protocols=["lewm_tworoom", "nosuch"])
-    with pytest.raises(study.StudyError, match="baseline"):
-        study.planning_grid("tworoom", ["scale"], prof)
+    with pytest.raises(study.StudyError, match="no rows for protocol 'goal100_budget150'"):
+        study.success_grid(tab, "goal100_budget150")
 
 
 def test_beside_papers_pairs_each_paper_value_with_our_cell():
     tab = pd.DataFrame(
-        [{"protocol": "code", "solver": "cem", "budget": "T1", "method": "scale",
+        [{"protocol": "goal25_budget50", "solver": "cem", "budget": "T1", "arm": "scale",
           "rate": 0.9, "low": 0.8, "high": 0.95},
-         {"protocol": "lewm_tworoom", "solver": "cem", "budget": "T1", "method": "anisowm",
+         {"protocol": "goal100_budget150", "solver": "cem", "budget": "T1", "arm": "anisowm",
           "rate": 0.7, "low": 0.6, "high": 0.8}]
     )  # fmt: skip
     out = study.beside_papers(tab, "tworoom", ["lewm", "scale", "anisowm"]).set_index("paper")
     assert len(out) == 2  # only the cells we planned
     scale = out.loc["SCALE"]
-    per_tier = jg.reference.reference_numbers(
-        table="scale_success_per_tier", task="tworoom", solver="cem", tier="T1", method="scale"
+    per_tier = reference_numbers(
+        table="scale_success_per_tier", task="tworoom", solver="cem", tier="T1", arm="scale"
     )
     assert scale["paper value (%)"] == per_tier.value.iloc[0]
     assert scale["ours (%)"] == "90.0 [80.0, 95.0]"
-    assert out.loc["AnisoWM", "method"] == "anisowm"
+    assert out.loc["AnisoWM", "arm"] == "anisowm"
+
+
+def test_lambda_table_and_figure_read_every_lambdareg_model():
+    from jepa_geometry.book.plots import plot_lambda_spectra
+    from jepa_geometry.study.tables import lambda_table
+
+    v = np.array([[1.0, 1.0, 1.0], [1.6, 1.0, 0.4]])  # two logged steps, D = 3
+    sp = {"final_sorted": np.sort(v[-1])[::-1], "above_mean": 1, "cond": 4.0, "v": v,
+          "steps": np.array([0, 10])}  # fmt: skip
+    spectra = {("scale+anisowm", 1): sp, ("anisowm", 0): sp}
+    t = lambda_table(spectra)
+    assert t[["arm", "train_seed"]].values.tolist() == [["anisowm", 0], ["scale+anisowm", 1]]
+    assert t["D"].tolist() == [3, 3] and t["cond"].tolist() == [4.0, 4.0]
+    fig = plot_lambda_spectra(spectra)
+    assert len(fig.axes[0].lines) == 3  # two models and the mean line
+    with pytest.raises(ValueError, match="no ΛReg spectra"):
+        plot_lambda_spectra({})

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from jepa_geometry.tasks import TASKS, make_task, q_indices, q_names
+from jepa_geometry.envs import TASKS, make_task, q_indices, q_names
 
 Q_DIMS = {"tworoom": 2, "pusht": 6, "reacher": 4, "cube": 9, "pointmaze": 2}
 ACTION_DIMS = {"tworoom": 2, "pusht": 2, "reacher": 2, "cube": 5, "pointmaze": 2}
@@ -205,7 +205,7 @@ def test_behaviour_policies_reach_their_goals(tasks):
 
 def test_render_without_opengl_says_set_mujoco_gl():
     """A MuJoCo task in a process with no usable GL backend fails with a clear message."""
-    code = "from jepa_geometry.tasks import make_task\nt = make_task('reacher', 16)\nt.render()\n"
+    code = "from jepa_geometry.envs import make_task\nt = make_task('reacher', 16)\nt.render()\n"
     env = {**os.environ, "MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa"}
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120

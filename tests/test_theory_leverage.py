@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from jepa_geometry import theory
-from jepa_geometry.diagnostics import ridge_probe_r2
+from jepa_geometry.analysis.probes import pca, ridge_probe_r2
+from jepa_geometry.theory import leverage
 
 
 def test_expected_cost_contribution_is_twice_the_variance():
@@ -12,7 +12,7 @@ def test_expected_cost_contribution_is_twice_the_variance():
     lam = np.array([4.0, 2.0, 1.0, 0.5, 0.1])
     rot, _ = np.linalg.qr(rng.standard_normal((5, 5)))
     z = (rng.standard_normal((200_000, 5)) * np.sqrt(lam)) @ rot.T + 3.0  # offset is irrelevant
-    lev = theory.metric_leverage(z, n_pairs=200_000, rng=rng)
+    lev = leverage.metric_leverage(z, n_pairs=200_000, rng=rng)
     np.testing.assert_allclose(lev.variance, lam, rtol=0.02)
     # Independent check: 2 * the *true* variances, not the code's own PCA.
     np.testing.assert_allclose(lev.measured_contribution, 2 * lam, rtol=0.03)
@@ -27,21 +27,21 @@ def test_expected_cost_contribution_is_twice_the_variance():
 def test_state_leverage_share_matches_construction():
     rng = np.random.default_rng(1)
     dim, scale, decay = 12, 0.5, 0.85
-    z, q = theory.synthetic_embedding(100_000, dim, scale, rng, nuisance_decay=decay)
+    z, q = leverage.synthetic_embedding(100_000, dim, scale, rng, nuisance_decay=decay)
     state_var = 2 * scale**2 / 3  # two coordinates of scale * U[-1, 1]
     nuisance_var = (decay ** (2 * np.arange(dim - 2))).sum()
     expected = state_var / (state_var + nuisance_var)
-    assert theory.state_leverage_share(z, q) == pytest.approx(expected, rel=0.03)
+    assert leverage.state_leverage_share(z, q) == pytest.approx(expected, rel=0.03)
 
 
 def test_pca_rejects_bad_shapes():
     with pytest.raises(ValueError, match=r"shape \(N >= 2, D\)"):
-        theory.pca(np.zeros(5))
+        pca(np.zeros(5))
 
 
 def test_leverage_sweep_decodable_but_not_influential():
     rng = np.random.default_rng(2)
-    sweep = theory.leverage_sweep([2.0, 0.02], 4000, 16, rng)
+    sweep = leverage.leverage_sweep([2.0, 0.02], 4000, 16, rng)
     big, small = sweep.iloc[0], sweep.iloc[1]
     assert small.probe_r2 > 0.99 and big.probe_r2 > 0.99
     assert small.state_leverage_share < 5e-3 < 0.3 < big.state_leverage_share
@@ -70,17 +70,16 @@ def test_ridge_probe_rejects_mismatched_shapes():
         ridge_probe_r2(np.zeros((5, 3)), np.zeros(5), np.zeros((5, 4)), np.zeros(5))
 
 
-def test_pca_probe_table_finds_state_in_the_tail():
-    from jepa_geometry.diagnostics import pca_probe_table
+def test_geometry_probe_finds_state_in_the_tail():
+    """SCALE's probe on an embedding whose state sits in its two smallest PCs (ch01's case)."""
+    from jepa_geometry.analysis.probes import geometry_probe
 
     rng = np.random.default_rng(4)
-    z, q = theory.synthetic_embedding(6000, 12, 0.05, rng)  # state in the two smallest PCs
-    rows = pca_probe_table(z[:3000], q[:3000], z[3000:], q[3000:], ks=(2, 4))
-    by_k = {r["k"]: r for r in rows}
-    assert set(by_k) == {2, 4, 12}
-    assert by_k[12]["variance_share"] == pytest.approx(1.0)
-    assert by_k[12]["probe_r2"] > 0.99  # decodable from the full embedding
-    assert by_k[2]["probe_r2"] < 0.05  # but not from the leading PCs
-    # Independent check of the share: top-2 nuisance variances over the total.
-    lam = np.sort(np.linalg.eigvalsh(np.cov(z[:3000], rowvar=False)))[::-1]
-    assert by_k[2]["variance_share"] == pytest.approx(lam[:2].sum() / lam.sum())
+    z, q = leverage.synthetic_embedding(6000, 12, 0.05, rng)  # state in the two smallest PCs
+    out = geometry_probe(z, q, seed=0, ks=(2, 4), mlp=False)
+    assert out["r2_full_ridge"] > 0.99  # decodable from the full embedding
+    assert out["r2_top2"] < 0.05  # but not from the leading PCs
+    # Independent check of the share: top-2 variances of the fit half over the total.
+    fit = np.random.default_rng(0).permutation(len(z))[: len(z) // 2]
+    lam = np.sort(np.linalg.eigvalsh(np.cov(z[fit], rowvar=False)))[::-1]
+    assert out["var_top2"] == pytest.approx(lam[:2].sum() / lam.sum())

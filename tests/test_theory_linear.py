@@ -1,7 +1,8 @@
 """AnisoWM's linear-Gaussian closed forms against Monte Carlo, brute force and optimisation.
 
-Reference values quoted here come from the independent numpy script
-../shared/reference/anisowm_linear_check.py (anisowm_recipe.md §8), not from this code.
+Reference values quoted here ("script") come from an independent numpy implementation of the
+same closed forms, kept outside this repository, not from this code; the book's
+*Reconstructions* page, section rec-linear-gaussian (book/reconstructions.md), describes it.
 """
 
 import math
@@ -12,10 +13,10 @@ import torch
 from scipy.integrate import quad
 from scipy.optimize import linprog, minimize
 
-from jepa_geometry import theory
-from jepa_geometry.objectives import sigreg
+from jepa_geometry.theory import linear_gaussian
+from jepa_geometry.wm.losses import sigreg
 
-SIGMA45 = theory.covariance_2d([4.0, 1.0], 45.0)  # [[2.5, 1.5], [1.5, 2.5]]
+SIGMA45 = linear_gaussian.covariance_2d([4.0, 1.0], 45.0)  # [[2.5, 1.5], [1.5, 2.5]]
 E1 = np.array([1.0, 0.0])
 
 
@@ -28,14 +29,14 @@ def test_population_statistic_is_the_epps_pulley_integral(s):
         return (math.exp(-s * t * t / 2) - math.exp(-t * t / 2)) ** 2 * math.exp(-t * t / 2)
 
     numeric = quad(integrand, -np.inf, np.inf)[0]
-    assert theory.epps_pulley_population(s) == pytest.approx(numeric, rel=1e-8, abs=1e-12)
+    assert linear_gaussian.epps_pulley_population(s) == pytest.approx(numeric, rel=1e-8, abs=1e-12)
 
 
 def test_population_statistic_vanishes_only_at_one():
     s = np.linspace(0.01, 10, 2000)
-    g = theory.epps_pulley_population(s)
+    g = linear_gaussian.epps_pulley_population(s)
     assert g.min() >= 0 and s[np.argmin(g)] == pytest.approx(1.0, abs=0.01)
-    assert theory.epps_pulley_population(1.0) == pytest.approx(0.0, abs=1e-15)
+    assert linear_gaussian.epps_pulley_population(1.0) == pytest.approx(0.0, abs=1e-15)
 
 
 @pytest.mark.parametrize("s", [0.5, 1.0, 2.0])
@@ -44,10 +45,12 @@ def test_expected_sigreg_matches_monte_carlo_of_the_implementation(s):
     n, reps = 128, 600
     z = torch.randn(reps, n, 4, generator=gen, dtype=torch.float64) * math.sqrt(s)
     mc = sigreg(z, num_projections=8, generator=gen).item()  # mean over 600 batches
-    closed = float(theory.expected_sigreg(s, n))
+    closed = float(linear_gaussian.expected_sigreg(s, n))
     assert mc == pytest.approx(closed, rel=0.03, abs=0.03)
     # and the quadrature is within its truncation error of the continuum n g + h
-    cont = n * theory.epps_pulley_population(s) + theory.epps_pulley_finite_bias(s)
+    cont = n * linear_gaussian.epps_pulley_population(s) + linear_gaussian.epps_pulley_finite_bias(
+        s
+    )
     assert closed == pytest.approx(cont, abs=0.02)
 
 
@@ -66,8 +69,10 @@ def test_sliced_penalty_matches_sliced_sigreg_monte_carlo():
             for _ in range(30)
         ]
     )
-    assert mc == pytest.approx(theory.sliced_penalty(np.diag(c), n=128), rel=0.03)
-    assert theory.sliced_penalty(np.diag(c), n=128) == pytest.approx(3.181, abs=2e-3)  # script
+    assert mc == pytest.approx(linear_gaussian.sliced_penalty(np.diag(c), n=128), rel=0.03)
+    assert linear_gaussian.sliced_penalty(np.diag(c), n=128) == pytest.approx(
+        3.181, abs=2e-3
+    )  # script
 
 
 def test_finite_batch_scale_is_the_minimiser_near_one_minus_two_over_n():
@@ -75,11 +80,12 @@ def test_finite_batch_scale_is_the_minimiser_near_one_minus_two_over_n():
         grid = np.linspace(0.9, 1.0, 100_001)
         brute = grid[
             np.argmin(
-                n * theory.epps_pulley_population(grid) + theory.epps_pulley_finite_bias(grid)
+                n * linear_gaussian.epps_pulley_population(grid)
+                + linear_gaussian.epps_pulley_finite_bias(grid)
             )
         ]
-        assert theory.finite_batch_scale(n) == pytest.approx(brute, abs=2e-6)
-        assert theory.finite_batch_scale(n) == pytest.approx(1 - 2 / n, abs=3 / n**2)
+        assert linear_gaussian.finite_batch_scale(n) == pytest.approx(brute, abs=2e-6)
+        assert linear_gaussian.finite_batch_scale(n) == pytest.approx(1 - 2 / n, abs=3 / n**2)
 
 
 # ---------------------------------------------------------------- Lemma 1, Proposition 1
@@ -90,25 +96,25 @@ def test_lemma1_isotropic_encoder_induces_inverse_covariance():
     g = rng.standard_normal((5, 5))
     sigma = g @ g.T + 0.1 * np.eye(5)
     u, _ = np.linalg.qr(rng.standard_normal((5, 5)))
-    a = theory.isotropic_encoder(sigma, 0.7, u)
+    a = linear_gaussian.isotropic_encoder(sigma, 0.7, u)
     np.testing.assert_allclose(a @ sigma @ a.T, 0.7 * np.eye(5), atol=1e-10)
     x, xg = rng.standard_normal(5), rng.standard_normal(5)
     lhs = np.sum((a @ (x - xg)) ** 2)
     assert lhs == pytest.approx(0.7 * (x - xg) @ np.linalg.solve(sigma, x - xg), rel=1e-10)
     with pytest.raises(ValueError, match="orthogonal"):
-        theory.isotropic_encoder(sigma, 1.0, 2 * u)
+        linear_gaussian.isotropic_encoder(sigma, 1.0, 2 * u)
 
 
 @pytest.mark.parametrize("eta", [0.3, 0.05])
 def test_soft_minimizer_matches_direct_minimisation_over_encoders(eta):
     """No eigenbasis assumption: Nelder-Mead over all 2x2 encoders A from several starts."""
     sigma_w = np.array([[1.0, 0.3], [0.3, 0.6]])  # anisotropic physical noise
-    sol = theory.soft_minimizer(SIGMA45, sigma_w, eta, 1.0)
+    sol = linear_gaussian.soft_minimizer(SIGMA45, sigma_w, eta, 1.0)
     rng = np.random.default_rng(1)
     best = min(
         (
             minimize(
-                theory.linear_objective,
+                linear_gaussian.linear_objective,
                 rng.standard_normal(4) * 0.7,
                 args=(SIGMA45, sigma_w, eta, 1.0),
                 method="Nelder-Mead",
@@ -122,7 +128,7 @@ def test_soft_minimizer_matches_direct_minimisation_over_encoders(eta):
     a = best.x.reshape(2, 2)
     np.testing.assert_allclose(sol["M"], a.T @ a, atol=2e-3)  # M is invariant to A -> UA
     assert sol["objective"] == pytest.approx(
-        theory.linear_objective(sol["A"], SIGMA45, sigma_w, eta, 1.0), abs=1e-9
+        linear_gaussian.linear_objective(sol["A"], SIGMA45, sigma_w, eta, 1.0), abs=1e-9
     )
 
 
@@ -130,21 +136,23 @@ def test_proposition1_limit_inverse_covariance_and_vanishing_prediction_loss():
     inv = np.linalg.inv(SIGMA45)
     gaps, losses = [], []
     for eta in (0.1, 0.01, 0.001):
-        sol = theory.soft_minimizer(SIGMA45, np.eye(2), eta, 1.0)
+        sol = linear_gaussian.soft_minimizer(SIGMA45, np.eye(2), eta, 1.0)
         gaps.append(np.abs(sol["M"] - inv).max())
         losses.append(sol["pred_loss"])
     assert gaps[0] > gaps[1] > gaps[2] and gaps[2] < 4e-3
     assert losses[0] > losses[1] > losses[2] and losses[2] < 1e-3
-    # script, §8.3: k(minor) at eta = 0.1 and 0.01
-    k = np.sort(theory.soft_minimizer(SIGMA45, np.eye(2), 0.1, 1.0)["k"])
+    # script, Proposition-1 block: k(minor) at eta = 0.1 and 0.01
+    k = np.sort(linear_gaussian.soft_minimizer(SIGMA45, np.eye(2), 0.1, 1.0)["k"])
     np.testing.assert_allclose(k, [0.63339, 1.01655], atol=2e-4)
     # finite batch: K -> q_N I
-    sol = theory.soft_minimizer(SIGMA45, np.eye(2), 1e-4, 1.0, n=128)
-    np.testing.assert_allclose(sol["k"], theory.finite_batch_scale(128), atol=5e-5)
+    sol = linear_gaussian.soft_minimizer(SIGMA45, np.eye(2), 1e-4, 1.0, n=128)
+    np.testing.assert_allclose(sol["k"], linear_gaussian.finite_batch_scale(128), atol=5e-5)
 
 
 def test_collapse_threshold_matches_reference():
-    assert theory.collapse_threshold(SIGMA45, np.eye(2), 1.0) == pytest.approx(0.9404, abs=2e-3)
+    assert linear_gaussian.collapse_threshold(SIGMA45, np.eye(2), 1.0) == pytest.approx(
+        0.9404, abs=2e-3
+    )
 
 
 # ---------------------------------------------------------------- Theorem 1: regret
@@ -163,7 +171,7 @@ def test_box_argmin_matches_brute_force_grid():
         g = rng.standard_normal((2, 2))
         metric = g @ g.T + 0.05 * np.eye(2)
         goal = rng.uniform(-3, 3, 2)
-        exact = theory.box_argmin(metric, goal, 1.0)
+        exact = linear_gaussian.box_argmin(metric, goal, 1.0)
         brute = brute_box_argmin(metric, goal, 1.0)
 
         def f(x, goal=goal, metric=metric):
@@ -175,40 +183,41 @@ def test_box_argmin_matches_brute_force_grid():
 
 @pytest.mark.parametrize("angle", [15.0, 30.0, 45.0, 60.0])
 def test_face_regret_formula_matches_grid_search_over_the_box(angle):
-    sigma = theory.covariance_2d([4.0, 1.0], angle)
+    sigma = linear_gaussian.covariance_2d([4.0, 1.0], angle)
     w = 1.0
-    d = 0.9 * min(0.5, theory.face_offset_limit(sigma, 0, w))
+    d = 0.9 * min(0.5, linear_gaussian.face_offset_limit(sigma, 0, w))
     goal = np.array([w + d, 0.0])
     x_hat = brute_box_argmin(np.linalg.inv(sigma), goal, w, points=2001)
     brute = np.sum((x_hat - goal) ** 2) - d**2
-    rho = theory.normalized_regret(sigma, E1)
+    rho = linear_gaussian.normalized_regret(sigma, E1)
     assert d**2 * rho == pytest.approx(brute, abs=2e-3 * d)
-    assert theory.planning_regret(np.linalg.inv(sigma), goal, w)["regret"] == pytest.approx(
-        d**2 * rho, rel=1e-9
-    )
+    assert linear_gaussian.planning_regret(np.linalg.inv(sigma), goal, w)[
+        "regret"
+    ] == pytest.approx(d**2 * rho, rel=1e-9)
     assert rho == pytest.approx((sigma[0, 1] / sigma[0, 0]) ** 2, rel=1e-12)
 
 
 def test_worked_example_and_eigenvector_faces():
-    reg = theory.planning_regret(np.linalg.inv(SIGMA45), np.array([1.5, 0.0]), 1.0)
+    reg = linear_gaussian.planning_regret(np.linalg.inv(SIGMA45), np.array([1.5, 0.0]), 1.0)
     np.testing.assert_allclose(reg["x_hat"], [1.0, -0.3], atol=1e-12)
     assert reg["regret"] == pytest.approx(0.09) and reg["c_star"] == pytest.approx(0.25)
-    assert theory.normalized_regret(SIGMA45, E1) == pytest.approx(0.36)
+    assert linear_gaussian.normalized_regret(SIGMA45, E1) == pytest.approx(0.36)
     # a face normal along an eigenvector of Σ: no regret
     v = np.array([1.0, 1.0]) / math.sqrt(2)
-    assert theory.normalized_regret(SIGMA45, v) == pytest.approx(0.0, abs=1e-12)
-    assert theory.normalized_regret(theory.covariance_2d([4, 1], 30), E1) == pytest.approx(
-        0.15976, abs=1e-5
-    )
+    assert linear_gaussian.normalized_regret(SIGMA45, v) == pytest.approx(0.0, abs=1e-12)
+    assert linear_gaussian.normalized_regret(
+        linear_gaussian.covariance_2d([4, 1], 30), E1
+    ) == pytest.approx(0.15976, abs=1e-5)
 
 
 def test_regret_approaches_delta_h_from_below_as_noise_vanishes():
-    table = theory.regret_vs_noise(
+    table = linear_gaussian.regret_vs_noise(
         SIGMA45, np.eye(2), [0.3, 0.1, 0.01, 0.001], 1.0, np.array([1.5, 0.0]), 1.0
     )
     r = table.regret.to_numpy()
     assert np.all(np.diff(r) > 0) and np.all(r < 0.09) and r[-1] == pytest.approx(0.09, abs=1e-3)
-    np.testing.assert_allclose(r, [0.0051, 0.0457, 0.0842, 0.0894], atol=2e-4)  # script §8.4
+    # the independent script's regret along the noise levels
+    np.testing.assert_allclose(r, [0.0051, 0.0457, 0.0842, 0.0894], atol=2e-4)
 
 
 # ---------------------------------------------------------------- ΛReg
@@ -218,7 +227,7 @@ def test_select_target_spectrum_solves_the_linear_program():
     rng = np.random.default_rng(3)
     for d, kappa in [(2, 4.0), (5, 2.0), (6, 3.5)]:
         r = rng.uniform(0.1, 3.0, d)
-        v = theory.select_target_spectrum(r, kappa)
+        v = linear_gaussian.select_target_spectrum(r, kappa)
         # LP over (v, m): min r.v  s.t. sum v = d, m <= v_i <= kappa m
         c = np.append(r, 0.0)
         a_ub = np.zeros((2 * d, d + 1))
@@ -232,9 +241,9 @@ def test_select_target_spectrum_solves_the_linear_program():
 
 def test_kappa_sweep_matches_closed_form_and_brute_force():
     kappas = [1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0]
-    sweep = theory.kappa_sweep(SIGMA45, np.eye(2), kappas, E1)
+    sweep = linear_gaussian.kappa_sweep(SIGMA45, np.eye(2), kappas, E1)
     np.testing.assert_allclose(
-        sweep.normalized_regret, theory.kappa_regret_45(np.array(kappas), 4.0), atol=1e-10
+        sweep.normalized_regret, linear_gaussian.kappa_regret_45(np.array(kappas), 4.0), atol=1e-10
     )
     np.testing.assert_allclose(sweep.normalized_regret[:3], [0.36, 0.20661, 0.11111], atol=1e-5)
     # brute force over every target L = Rot(phi) diag(v, 2 - v) Rot(phi)^T with cond <= kappa
@@ -243,26 +252,26 @@ def test_kappa_sweep_matches_closed_form_and_brute_force():
     best = (np.inf, None)
     for phi in np.linspace(0, 180, 361):
         for v in np.linspace(2 / (1 + kappa), 2 * kappa / (1 + kappa), 201):
-            rot = theory.rotation(phi)
+            rot = linear_gaussian.rotation(phi)
             target = rot @ np.diag([v, 2 - v]) @ rot.T
             best = min(best, (np.trace(target @ r_mat), target), key=lambda b: b[0])
-    metric = theory.lambdareg_metric(SIGMA45, best[1])
+    metric = linear_gaussian.lambdareg_metric(SIGMA45, best[1])
     goal = np.array([1.0 + 0.5, 0.0])
-    reg = theory.planning_regret(metric, goal, 1.0)
+    reg = linear_gaussian.planning_regret(metric, goal, 1.0)
     assert reg["regret"] / reg["c_star"] == pytest.approx(sweep.normalized_regret[2], abs=2e-3)
 
 
 def test_aligned_target_is_euclidean():
-    target = theory.selected_target(SIGMA45, np.eye(2), 4.0)  # kappa = cond Σ
+    target = linear_gaussian.selected_target(SIGMA45, np.eye(2), 4.0)  # kappa = cond Σ
     np.testing.assert_allclose(target, 2 * SIGMA45 / np.trace(SIGMA45), atol=1e-12)
-    metric = theory.lambdareg_metric(SIGMA45, target)
+    metric = linear_gaussian.lambdareg_metric(SIGMA45, target)
     np.testing.assert_allclose(metric, 0.4 * np.eye(2), atol=1e-12)
 
 
 def test_cost_distance_agreement_reference_values():
-    sig = theory.cost_distance_agreement(np.linalg.inv(SIGMA45))
+    sig = linear_gaussian.cost_distance_agreement(np.linalg.inv(SIGMA45))
     assert sig["spearman"] == pytest.approx(0.7886, abs=1e-3) and sig["iou"] == pytest.approx(
         0.649, abs=2e-3
     )
-    eu = theory.cost_distance_agreement(np.eye(2))
+    eu = linear_gaussian.cost_distance_agreement(np.eye(2))
     assert eu["spearman"] > 0.9999 and eu["iou"] == 1.0

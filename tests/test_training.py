@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from jepa_geometry.models import WorldModel, WorldModelConfig, build_world_model
-from jepa_geometry.objectives import method_weights, sample_pairs, scale_loss, sigreg
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.training import (
+from jepa_geometry.wm.arms import arm_weights
+from jepa_geometry.wm.losses import sample_pairs, scale_loss, sigreg
+from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model
+from jepa_geometry.wm.training import (
     Objective,
     check_batch,
     lr_factor,
@@ -59,12 +60,12 @@ def tiny_profile(**train_overrides):
     return load_profile("smoke", over)
 
 
-def make_run(method="lewm", seed=0, profile=None, **weights):
+def make_run(arm="lewm", seed=0, profile=None, **weights):
     prof = profile or tiny_profile()
     model = build_world_model(prof, action_dim=2, seed=seed)
-    w = method_weights(method, "tworoom", prof.train.sigreg_weight, weights or None)
+    w = arm_weights(arm, "tworoom", prof.train.sigreg_weight, weights or None)
     obj = Objective(
-        method, w, model.embed_dim, Q_DIM, prof.train.sigreg_projections,
+        arm, w, model.embed_dim, Q_DIM, prof.train.sigreg_projections,
         prof.train.pairs_per_batch, seed,
     )  # fmt: skip
     src = synthetic_batches(
@@ -82,9 +83,9 @@ def flat_state(*modules) -> torch.Tensor:
 # ------------------------------------------------------------------ loss composition
 
 
-@pytest.mark.parametrize("method", ["lewm", "scale", "aux", "anisowm", "scale+aux+anisowm"])
-def test_loss_is_the_weighted_sum_of_independently_computed_terms(method):
-    prof, model, obj, src = make_run(method)
+@pytest.mark.parametrize("arm", ["lewm", "scale", "aux", "anisowm", "scale+aux+anisowm"])
+def test_loss_is_the_weighted_sum_of_independently_computed_terms(arm):
+    prof, model, obj, src = make_run(arm)
     if obj.lambda_reg is not None:
         obj.lambda_reg.alpha.data = torch.linspace(-1, 1, model.embed_dim)  # anisotropic v
     batch = next(src(0))
@@ -98,7 +99,7 @@ def test_loss_is_the_weighted_sum_of_independently_computed_terms(method):
     pred = F_mse = ((z_hat - z[:, 1:]) ** 2).sum() / z_hat.numel()
     w = obj.weights
     zt = z.transpose(0, 1)
-    if "anisowm" in method:
+    if "anisowm" in arm:
         v = obj.lambda_reg.variances
         reg = sigreg(zt / v.sqrt(), prof.train.sigreg_projections, generator=gen2)
         assert terms["lambda_reg"].item() == pytest.approx(reg.item(), rel=1e-5)
@@ -108,14 +109,14 @@ def test_loss_is_the_weighted_sum_of_independently_computed_terms(method):
         assert terms["sigreg"].item() == pytest.approx(reg.item(), rel=1e-5)
     expected = pred + w.sigreg * reg
     assert terms["pred"].item() == pytest.approx(F_mse.item(), rel=1e-5)
-    if "scale" in method:
+    if "scale" in arm:
         i, j = sample_pairs(batch["episode"], 4, prof.train.pairs_per_batch, gen2)
         zf, qf = z.reshape(-1, z.shape[-1]), batch["q"].reshape(-1, Q_DIM)
         x, y = ((zf[i] - zf[j]) ** 2).sum(-1), ((qf[i] - qf[j]) ** 2).sum(-1)
         r = torch.corrcoef(torch.stack([x, y]))[0, 1]
         assert terms["scale"].item() == pytest.approx(1 - r.item(), abs=1e-4)
         expected = expected + w.scale * scale_loss(zf[i], zf[j], qf[i], qf[j])
-    if "aux" in method:
+    if "aux" in arm:
         aux = ((obj.aux_head(z) - batch["q"]) ** 2).mean()
         assert terms["aux"].item() == pytest.approx(aux.item(), rel=1e-5)
         expected = expected + w.aux * aux
@@ -178,7 +179,7 @@ RUNNER = """
 import os, signal, sys, torch
 sys.path.insert(0, {repo!r})
 from tests.test_training import make_run, tiny_profile
-from jepa_geometry.training import train
+from jepa_geometry.wm.training import train
 kill_at = int(sys.argv[2])
 torch.set_num_threads(int(sys.argv[3]))  # same intra-op threads as the parent: same float sums
 prof, model, obj, src = make_run("scale+aux+anisowm")
@@ -239,7 +240,7 @@ def test_run_killed_at_an_arbitrary_moment_resumes_to_identical_weights(tmp_path
 
 def test_unknown_method_weight_and_bad_kappa_fail_before_training():
     prof = load_profile("smoke")
-    with pytest.raises(ValueError, match=r"unknown method component.*valid: lewm, scale"):
+    with pytest.raises(ValueError, match=r"unknown arm component.*valid: lewm, scale"):
         world_model_artifact("tworoom", "scal", 0, prof)
     with pytest.raises(ValueError, match=r"unknown weight 'lamda'; valid: sigreg, scale"):
         world_model_artifact("tworoom", "scale", 0, prof, {"lamda": 0.1})
@@ -277,7 +278,7 @@ def test_checkpoint_of_another_configuration_is_refused(tmp_path):
     train(model, obj, src, tiny_profile(steps=2).train, 0, checkpoint=ckpt, progress=False)
     other = tiny_profile(steps=2)
     other_model = WorldModel(dataclasses.replace(model.cfg, embed_dim=24))
-    w = method_weights("lewm", "tworoom")
+    w = arm_weights("lewm", "tworoom")
     other_obj = Objective("lewm", w, 24, Q_DIM, 32, 16)
     before = flat_state(other_model)
     with pytest.raises(
@@ -285,7 +286,7 @@ def test_checkpoint_of_another_configuration_is_refused(tmp_path):
     ):
         train(other_model, other_obj, src, other.train, 0, checkpoint=ckpt, progress=False)
     assert torch.equal(flat_state(other_model), before)
-    prof, model2, obj2, src = make_run("scale")  # same model, other method
+    prof, model2, obj2, src = make_run("scale")  # same model, other arm
     with pytest.raises(ValueError, match=r"method: checkpoint 'lewm' vs requested 'scale'"):
         train(model2, obj2, src, other.train, 0, checkpoint=ckpt, progress=False)
     ckpt.write_bytes(b"not a checkpoint")
@@ -304,7 +305,7 @@ def test_paper_model_takes_one_training_step_on_cpu(capsys):
         print(f"\npaper model (ViT-tiny/14 @224, D=192, predictor depth 6): {n:,} parameters")
     assert n == 18_034_478
     assert isinstance(model.cfg, WorldModelConfig) and model.cfg.encoder == "vit"
-    w = method_weights("scale+aux+anisowm", "tworoom")
+    w = arm_weights("scale+aux+anisowm", "tworoom")
     obj = Objective("scale+aux+anisowm", w, 192, Q_DIM, 1024, prof.train.pairs_per_batch)
     src = synthetic_batches(2, 3, 224, model.action_block_dim)
     before = flat_state(model)
@@ -338,9 +339,9 @@ def test_artifact_key_depends_on_task_method_weights_seed_and_profile():
 def test_cli_train_rejects_bad_method_with_valid_choices(capsys):
     from jepa_geometry.cli import main
 
-    rc = main(["train", "--task", "tworoom", "--method", "nosuch", "--profile", "smoke"])
+    rc = main(["train", "--task", "tworoom", "--arm", "nosuch", "--profile", "smoke"])
     assert rc == 2
-    assert "unknown method component(s) ['nosuch']" in capsys.readouterr().err
+    assert "unknown arm component(s) ['nosuch']" in capsys.readouterr().err
     assert os.environ["JEPA_GEOMETRY_DATA"]  # never the real cache
 
 
@@ -349,10 +350,10 @@ def test_cli_train_rejects_bad_method_with_valid_choices(capsys):
 
 def test_train_world_model_on_smoke_tworoom_is_cached_and_loadable():
     """Collect (smoke) -> train -> cache -> load; a second call is a cache hit, not a retrain."""
-    from jepa_geometry.data import load_dataset
-    from jepa_geometry.training import (
+    from jepa_geometry.analysis.probes import latent_probe_r2
+    from jepa_geometry.envs.dataset import load_dataset
+    from jepa_geometry.wm.training import (
         MODEL_FILE,
-        latent_probe_r2,
         load_world_model,
         train_world_model,
         training_log,

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from jepa_geometry import verdict as V
+from jepa_geometry.study import verdict as V
 
 
 def _claim(**kw):
@@ -49,9 +49,7 @@ def test_bad_claim_and_evidence():
 def test_seed_level_evidence_is_a_paired_t_interval():
     rng = np.random.default_rng(0)
     a, b = rng.normal(1.0, 0.3, 4), rng.normal(0.5, 0.3, 4)
-    t = pd.DataFrame(
-        {"method": ["x"] * 4 + ["y"] * 4, "train_seed": [0, 1, 2, 3] * 2, "v": [*a, *b]}
-    )
+    t = pd.DataFrame({"arm": ["x"] * 4 + ["y"] * 4, "train_seed": [0, 1, 2, 3] * 2, "v": [*a, *b]})
     ev = V.seed_level_evidence(t, "x", "y", "v")
     d = a - b
     lo, hi = sps.t.interval(0.95, 3, loc=d.mean(), scale=sps.sem(d))
@@ -70,9 +68,7 @@ def test_paired_unit_evidence_binary_uses_mcnemar():
     for m, s in (("x", sa), ("y", sb)):
         for seed in range(3):
             for ep in range(50):
-                rows.append(
-                    {"method": m, "train_seed": seed, "episode": ep, "ok": float(s[seed, ep])}
-                )
+                rows.append({"arm": m, "train_seed": seed, "episode": ep, "ok": float(s[seed, ep])})
     ev = V.paired_unit_evidence(pd.DataFrame(rows), "x", "y", "ok", "episode")
     assert ev.effect == pytest.approx(sa.mean() - sb.mean())
     a_only, b_only = int((sa & ~sb).sum()), int((~sa & sb).sum())
@@ -85,15 +81,15 @@ def test_paired_unit_evidence_binary_uses_mcnemar():
 def test_tier_mean_success_and_paper_difference():
     eps = pd.DataFrame(
         {
-            "protocol": "code", "solver": "cem", "method": "x", "train_seed": 0,
+            "protocol": "goal25_budget50", "solver": "cem", "arm": "x", "train_seed": 0,
             "budget": ["T1", "T2", "T1", "T2"], "episode": [0, 0, 1, 1],
             "success": [True, False, True, True],
         }
     )  # fmt: skip
-    out = V.tier_mean_success(eps, "code", "cem", ["T1", "T2"])
+    out = V.tier_mean_success(eps, "goal25_budget50", "cem", ["T1", "T2"])
     assert out.set_index("episode")["success"].to_dict() == {0: 0.5, 1: 1.0}
     with pytest.raises(ValueError, match="not every arm"):
-        V.tier_mean_success(eps.iloc[:3], "code", "cem", ["T1", "T2"])
+        V.tier_mean_success(eps.iloc[:3], "goal25_budget50", "cem", ["T1", "T2"])
     # SCALE's per-solver table is the mean of its per-tier table: two independent entries agree.
     per_tier = V.paper_difference(
         "scale_success_per_tier", "scale", "lewm", task="tworoom", solver="cem"

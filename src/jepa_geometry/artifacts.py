@@ -2,7 +2,7 @@
 
 Every artifact is a directory ``data/<kind>/<name>/<key>/`` holding its payload files and a
 ``manifest.json``. The key is a short hash of everything the artifact depends on (task,
-method, objective weights, seed and the profile sections that change the result), so two
+arm, objective weights, seed and the profile sections that change the result), so two
 chapters asking for the same thing share one copy, and a change of any input gives a new
 key instead of a stale hit.
 

@@ -1,64 +1,132 @@
 """``jepa-geometry``: the command line of the book.
 
-    jepa-geometry profile laptop            # print a validated profile
-    jepa-geometry book --profile smoke      # execute every chapter into book/chapters/
+    jepa-geometry profile laptop                       # print a validated profile
+    jepa-geometry collect --task tworoom               # collect (or find) a dataset
+    jepa-geometry train --task tworoom --arm scale  # train (or find) one world model
+    jepa-geometry plan --task tworoom --arm scale --solver icem --budget T3
+    jepa-geometry book --profile smoke                 # execute every chapter into book/chapters/
     jepa-geometry chapter chapters/ch01_metric_leverage.md out.ipynb -p profile smoke
 
-The other subcommands (``collect``, ``train``, ``plan``) are contributed by the modules that
-own them: each module in :data:`COMMAND_MODULES` defines ``register_cli(subparsers)``, which
-adds its subparser and keeps heavy imports inside the handler.
+Every command that reads or builds an artifact takes ``--profile`` and the same
+``--set KEY=VALUE`` profile overrides, so a model trained with an override can be planned
+with it. The command line only parses and prints: every computation is a library call.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import importlib
-import importlib.util
+import json
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from .profiles import DEFAULT_PROFILE, PROFILES, ProfileError, load_profile
+from jepa_geometry.artifacts import get_or_build
+from jepa_geometry.book.pipeline import build_book, run_chapter
+from jepa_geometry.envs import TASKS
+from jepa_geometry.envs.dataset import FILENAME, build_dataset, dataset_artifact
+from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm, summarize
+from jepa_geometry.planning.solver import SOLVERS, TIERS
+from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, ProfileError, load_profile
+from jepa_geometry.wm.training import MODEL_FILE, train_world_model
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "jepa_geometry.data",
-    "jepa_geometry.training",
-    "jepa_geometry.planning",
-)
 
-
-def _parse_param(text: str) -> tuple[str, object]:
+def _parse_assign(text: str) -> tuple[str, Any]:
+    """``name=value`` with the value read as a Python literal (a bare word stays a string)."""
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"expected name=value, got {text!r}")
     name, raw = text.split("=", 1)
     try:
-        value = ast.literal_eval(raw)
+        return name.strip(), ast.literal_eval(raw)
     except (ValueError, SyntaxError):
-        value = raw  # a bare string
-    return name.strip(), value
+        return name.strip(), raw
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def _add_profile(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
+    p.add_argument(
+        "--set", type=_parse_assign, action="append", metavar="KEY=VALUE",
+        help="override a profile value (e.g. --set train.steps=200)",
+    )  # fmt: skip
+
+
+def _profile_of(args: argparse.Namespace):
+    return load_profile(args.profile, dict(args.set or []))
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
-    prof = load_profile(args.name)
-    print(yaml.safe_dump(prof.to_dict(), sort_keys=False), end="")
+    print(yaml.safe_dump(_profile_of(args).to_dict(), sort_keys=False), end="")
+    return 0
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    profile = _profile_of(args)
+    for task in TASKS if args.task == "all" else (args.task,):
+        art = dataset_artifact(task, profile)
+        t0 = time.perf_counter()
+        get_or_build(
+            art, lambda d, t=task: build_dataset(t, profile, d, args.workers), rebuild=args.force
+        )
+        man = art.manifest()
+        mb = art.file(FILENAME).stat().st_size / 2**20
+        print(
+            f"{task}: {man.get('episodes')} episodes, {man.get('frames')} frames, {mb:.1f} MB, "
+            f"collected in {man.get('collect_seconds')} s ({man.get('frames_per_second')} "
+            f"frames/s, {man.get('workers')} workers); {time.perf_counter() - t0:.1f} s now"
+        )
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    profile = _profile_of(args)
+    art = train_world_model(args.task, args.arm, args.seed, profile, dict(args.weight or []))
+    print(json.dumps(art.manifest().get("summary", {}), indent=2))
+    print(f"model: {art.path / MODEL_FILE}")
+    return 0
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    res = evaluate_arm(
+        args.task, args.arm, args.seed, _profile_of(args), solver=args.solver,
+        budget=args.budget, protocol=args.protocol, temperature=args.temperature,
+        episodes=args.episodes, weights=dict(args.weight or []) or None,
+    )  # fmt: skip
+    print(summarize(res))
     return 0
 
 
 def _cmd_book(args: argparse.Namespace) -> int:
-    from .book import build_book
-
     build_book(args.profile, force=args.force, only=args.only or None)
     return 0
 
 
 def _cmd_chapter(args: argparse.Namespace) -> int:
-    from .book import run_chapter
-
     run = run_chapter(Path(args.source), Path(args.output), dict(args.param or []))
     print(f"{run.name}: {run.seconds:.1f} s -> {run.output}")
     return 0
+
+
+def _add_arm(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", required=True, choices=TASKS)
+    p.add_argument("--arm", required=True, help="arm: lewm, scale, aux, anisowm or a sum (a+b)")
+    p.add_argument("--seed", type=int, default=0, help="training seed of the world model")
+    p.add_argument(
+        "--weight", type=_parse_assign, action="append", metavar="NAME=VALUE",
+        help="override a loss weight: sigreg, scale, aux or kappa (e.g. --weight kappa=4)",
+    )  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,7 +135,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("profile", help="print a validated run profile")
     sp.add_argument("name", choices=PROFILES)
-    sp.set_defaults(func=_cmd_profile)
+    sp.add_argument("--set", type=_parse_assign, action="append", metavar="KEY=VALUE")
+    sp.set_defaults(func=_cmd_profile, profile=None)
+
+    sc = sub.add_parser("collect", help="collect the offline dataset of a task (cached)")
+    sc.add_argument("--task", required=True, choices=(*TASKS, "all"), help="task, or 'all'")
+    _add_profile(sc)
+    sc.add_argument("--workers", type=_positive_int, default=None,
+                    help="collector processes (default: cores)")  # fmt: skip
+    sc.add_argument("--force", action="store_true", help="re-collect even if cached")
+    sc.set_defaults(func=_cmd_collect)
+
+    st = sub.add_parser("train", help="train (or fetch from the cache) one world model")
+    _add_arm(st)
+    _add_profile(st)
+    st.set_defaults(func=_cmd_train)
+
+    pl = sub.add_parser("plan", help="evaluate goal-reaching planning of a trained world model")
+    _add_arm(pl)
+    _add_profile(pl)
+    pl.add_argument("--solver", default="cem", choices=SOLVERS)
+    pl.add_argument("--budget", default="T1", choices=TIERS, help="compute tier")
+    pl.add_argument("--protocol", default="profile", choices=("profile", *PROTOCOLS))
+    pl.add_argument("--temperature", type=float, default=None, help="MPPI temperature")
+    pl.add_argument("--episodes", type=_positive_int, default=None,
+                    help="start/goal pairs (default: the profile's)")  # fmt: skip
+    pl.set_defaults(func=_cmd_plan)
 
     sb = sub.add_parser("book", help="execute every chapter with papermill into book/chapters/")
     sb.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
@@ -75,20 +168,18 @@ def build_parser() -> argparse.ArgumentParser:
     sb.add_argument("--only", nargs="*", metavar="CHAPTER", help="run only these chapters")
     sb.set_defaults(func=_cmd_book)
 
-    sc = sub.add_parser("chapter", help="execute one chapter with validated parameters")
-    sc.add_argument("source")
-    sc.add_argument("output")
-    sc.add_argument("-p", "--param", type=_parse_param, action="append", metavar="NAME=VALUE")
-    sc.set_defaults(func=_cmd_chapter)
-
-    for name in COMMAND_MODULES:
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name).register_cli(sub)
+    sh = sub.add_parser("chapter", help="execute one chapter with validated parameters")
+    sh.add_argument("source")
+    sh.add_argument("output")
+    sh.add_argument("-p", "--param", type=_parse_assign, action="append", metavar="NAME=VALUE")
+    sh.set_defaults(func=_cmd_chapter)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "profile":
+        args.profile = args.name
     try:
         return args.func(args)
     except (ProfileError, ValueError, RuntimeError) as e:

@@ -4,7 +4,8 @@ Every success rate in the book is a binomial proportion over start/goal pairs, s
 reported with a 95 % interval; every comparison of two methods is *paired* (both planned the
 same pairs with the same solver noise), so it is reported as a paired difference with a paired
 bootstrap interval and an exact McNemar test on the discordant pairs, as in SCALE (per cell,
-exact paired McNemar on the pooled episodes; ``../shared/reference/scale_recipe.md`` §4.4).
+exact paired McNemar on the pooled episodes; SCALE authors' repository,
+``eval_results/RESULTS_multiseed_sr.md``).
 
 Success arrays are boolean (or 0/1) arrays of shape ``(n_episodes,)`` for one trained model,
 or ``(n_seeds, n_episodes)`` for several training seeds evaluated on **the same** episode set

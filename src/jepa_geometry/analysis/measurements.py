@@ -1,0 +1,267 @@
+"""The geometry of every trained arm, measured as the papers do, cached per checkpoint.
+
+For one trained world model (:func:`measure_model`), on held-out Two-Room data:
+
+* **probes** (SCALE's probe protocol, :mod:`.probes`): PCA spectrum of the embeddings
+  of :data:`PROBE_FRAMES` held-out frames, variance share and ridge R² of q from the top-2/4/8
+  PCs, full-embedding ridge and MLP R², distance-ratio dispersion P90/P10;
+* **rank channels** (SCALE's Kendall τ and AnisoWM's cost-ordering table, :mod:`.ranking`):
+  Kendall τ of imagined / encoded / physical costs and the ordering agreement of J_enc and J_pred
+  for candidates executed in the simulator, from the first starts of the code protocol's
+  episode set, with SCALE's Gaussian candidates and AnisoWM's recorded ones;
+* **cost landscape** (AnisoWM Figure 4, :mod:`.landscape`): iou of the cost's 10 %
+  sub-level set with the disc of the same area and Spearman ρ with physical distance, for random
+  goals on a grid of agent positions;
+* **ΛReg spectrum** (AnisoWM Figure 5): the learned target variances over training, read from
+  the training log (ΛReg arms only).
+
+The simulated candidates and the rendered position grid do not depend on the model: they are
+built once per run, and only when some model's measurements are missing from the cache.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from jepa_geometry.analysis import landscape, probes, ranking
+from jepa_geometry.artifacts import Artifact, get_or_build
+from jepa_geometry.envs import make_task
+from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
+from jepa_geometry.planning.protocol import draw_episode_set, make_protocol
+from jepa_geometry.profiles import Profile
+from jepa_geometry.wm.arms import LAMBDAREG_ARMS, check_arms
+from jepa_geometry.wm.model import encode_frames
+from jepa_geometry.wm.training import load_world_model, training_log, world_model_artifact
+
+
+@dataclass(frozen=True)
+class GeometrySettings:
+    """What is measured, fixed before any result (SCALE's and AnisoWM's protocol sizes)."""
+
+    probe_frames: int = 1500  # SCALE's probe frames
+    probe_seed: int = 0
+    dispersion_pairs: int = 20_000  # SCALE's dispersion pairs
+    ranking_starts: int = 20  # SCALE's starts; book: rec-cost-ordering
+    ranking_candidates: int = 64
+    ranking_seed: int = 7  # SCALE's CAND_SEED
+    grid: int = 32  # positions per side of the landscape grid
+    landscape_goals: int = 200
+    landscape_seed: int = 0
+    version: int = 1
+
+
+@dataclass
+class Geometry:
+    """All measurements of several arms x training seeds, as tidy tables."""
+
+    probes: pd.DataFrame  # one row per model (with the wall time of its measurement)
+    spectra: pd.DataFrame  # arm, train_seed, pc, share
+    ranking: pd.DataFrame  # one row per (model, candidate source, start)
+    landscape: pd.DataFrame  # one row per (model, goal)
+    lambda_spectra: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+
+
+class _Context:
+    """Model-independent inputs, built on first use."""
+
+    def __init__(self, task: str, profile: Profile, settings: GeometrySettings) -> None:
+        self.task, self.profile, self.s = task, profile, settings
+        self._cache: dict[str, Any] = {}
+
+    def _get(self, key: str, build: Any) -> Any:
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    @property
+    def data(self) -> Any:
+        return self._get("data", lambda: load_dataset(self.task, self.profile))
+
+    @property
+    def env(self) -> Any:
+        return self._get("env", lambda: make_task(self.task, self.profile.data.image_size, seed=0))
+
+    def probe_rows(self) -> np.ndarray:
+        """``probe_frames`` held-out rows, drawn without replacement (SCALE's held-out frames)."""
+
+        def build() -> np.ndarray:
+            held = np.flatnonzero(np.isin(self.data.episode, self.data.heldout_episodes))
+            rng = np.random.default_rng(self.s.probe_seed)
+            return np.sort(
+                rng.choice(held, size=min(self.s.probe_frames, len(held)), replace=False)
+            )
+
+        return self._get("rows", build)
+
+    def outcomes(self, source: str) -> ranking.Outcomes:
+        def build() -> ranking.Outcomes:
+            proto = make_protocol(self.profile, "goal25_budget50")
+            n = max(self.profile.eval.episodes, self.s.ranking_starts)
+            eps = draw_episode_set(self.env, self.data, proto, n, self.profile.seeds.eval)
+            return ranking.simulate_candidates(
+                self.env, self.data, eps, n_starts=self.s.ranking_starts,
+                n_candidates=self.s.ranking_candidates, source=source, seed=self.s.ranking_seed,
+                frameskip=proto.frameskip, horizon=proto.horizon,
+            )  # fmt: skip
+
+        return self._get(f"outcomes-{source}", build)
+
+    def grid(self) -> landscape.Grid:
+        return self._get("grid", lambda: landscape_grid(self.task, self.profile, self.s))
+
+    def close(self) -> None:
+        if "env" in self._cache:
+            self._cache["env"].close()
+
+
+def geometry_artifact(
+    task: str, arm: str, seed: int, profile: Profile, settings: GeometrySettings
+) -> Artifact:
+    spec = {
+        "task": task,
+        "checkpoint": world_model_artifact(task, arm, seed, profile).key,
+        "dataset": dataset_artifact(task, profile).key,
+        "eval_seed": profile.seeds.eval,
+        "eval_episodes": profile.eval.episodes,
+        "settings": asdict(settings),
+    }
+    return Artifact("results", f"geometry-{task}", spec)
+
+
+def _probe_frames(model: Any, ctx: _Context) -> tuple[np.ndarray, np.ndarray]:
+    rows = ctx.probe_rows()
+    z = encode_frames(model, ctx.data.pixels[rows]).numpy().astype(np.float64)
+    return z, ctx.data.q[rows].astype(np.float64)
+
+
+def probe_frames(
+    task: str, arm: str, seed: int, profile: Profile, settings: GeometrySettings | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(z, q)`` of the held-out probe frames that every per-model measure uses: the
+    embeddings under one trained model (float64) and the raw task state q of the same frames
+    (:meth:`_Context.probe_rows`, SCALE's held-out sample of ``settings.probe_frames``)."""
+    ctx = _Context(task, profile, settings or GeometrySettings())
+    try:
+        return _probe_frames(load_world_model(task, arm, seed, profile), ctx)
+    finally:
+        ctx.close()
+
+
+def measure_model(
+    task: str, arm: str, seed: int, profile: Profile, ctx: _Context
+) -> dict[str, Any]:
+    """All per-model measurements (cached): probes, spectrum, rank channels, landscape."""
+    s = ctx.s
+    art = geometry_artifact(task, arm, seed, profile, s)
+
+    def build(tmp: Any) -> None:
+        model = load_world_model(task, arm, seed, profile)
+        z, q = _probe_frames(model, ctx)
+        probe = probes.geometry_probe(z, q, seed=s.probe_seed)
+        disp = probes.distance_ratio_dispersion(z, q, n_pairs=s.dispersion_pairs, seed=s.probe_seed)
+        probe.update({f"ratio_{k}": v for k, v in disp.items()})
+        (tmp / "probe.json").write_text(json.dumps(probe, indent=1))
+        np.save(tmp / "spectrum.npy", probes.pca_spectrum(z))
+        tables = []
+        for source in ranking.SOURCES:
+            df = ranking.ranking_metrics(model, ctx.outcomes(source))
+            df.insert(0, "source", source)
+            tables.append(df)
+        pd.concat(tables, ignore_index=True).to_parquet(tmp / "ranking.parquet", index=False)
+        grid = ctx.grid()
+        z_grid = encode_frames(model, grid.frames).numpy().astype(np.float64)
+        np.save(tmp / "z_grid.npy", z_grid)
+        landscape.landscape_distribution(
+            z_grid, grid.positions, n_goals=s.landscape_goals, seed=s.landscape_seed
+        ).to_parquet(tmp / "landscape.parquet", index=False)
+
+    path = get_or_build(art, build)
+    return {
+        "build_seconds": art.manifest().get("wall_time_s"),
+        "probe": json.loads((path / "probe.json").read_text()),
+        "spectrum": np.load(path / "spectrum.npy"),
+        "ranking": pd.read_parquet(path / "ranking.parquet"),
+        "landscape": pd.read_parquet(path / "landscape.parquet"),
+        "z_grid_path": path / "z_grid.npy",
+    }
+
+
+def measure_arms(
+    task: str,
+    arms: list[str],
+    profile: Profile,
+    settings: GeometrySettings | None = None,
+    progress: bool = True,
+) -> Geometry:
+    """:func:`measure_model` for every arm x training seed, gathered into tidy tables."""
+    s = settings or GeometrySettings()
+    ctx = _Context(task, profile, s)
+    probe_rows, spectra, ranks, lands, lams = [], [], [], [], {}
+    jobs = [(m, seed) for seed in profile.seeds.train for m in check_arms(arms)]
+    try:
+        for m, seed in tqdm(jobs, desc=f"geometry {task}", disable=not progress):
+            r = measure_model(task, m, seed, profile, ctx)
+            key = {"arm": m, "train_seed": seed}
+            probe_rows.append({**key, **r["probe"], "build_seconds": r["build_seconds"]})
+            spectra.append(
+                pd.DataFrame({**key, "pc": np.arange(1, len(r["spectrum"]) + 1),
+                              "share": r["spectrum"]})
+            )  # fmt: skip
+            for df, out in ((r["ranking"], ranks), (r["landscape"], lands)):
+                df = df.copy()
+                df.insert(0, "train_seed", seed)
+                df.insert(0, "arm", m)
+                out.append(df)
+            if m in LAMBDAREG_ARMS:
+                lams[(m, seed)] = probes.lambda_spectrum(training_log(task, m, seed, profile))
+    finally:
+        ctx.close()
+    return Geometry(
+        probes=pd.DataFrame(probe_rows),
+        spectra=pd.concat(spectra, ignore_index=True),
+        ranking=pd.concat(ranks, ignore_index=True),
+        landscape=pd.concat(lands, ignore_index=True),
+        lambda_spectra=lams,
+    )
+
+
+def landscape_grid(
+    task: str, profile: Profile, settings: GeometrySettings | None = None
+) -> landscape.Grid:
+    """The rendered position grid of :func:`landscape.position_grid`, cached as an artifact."""
+    s = settings or GeometrySettings()
+    art = Artifact(
+        "results",
+        f"position-grid-{task}",
+        {"task": task, "image_size": profile.data.image_size, "n": s.grid, "version": 1},
+    )
+
+    def build(tmp: Any) -> None:
+        env = make_task(task, profile.data.image_size, seed=0)
+        try:
+            g = landscape.position_grid(env, s.grid)
+        finally:
+            env.close()
+        np.savez_compressed(tmp / "grid.npz", xs=g.xs, ys=g.ys, mask=g.mask,
+                            positions=g.positions, frames=g.frames)  # fmt: skip
+
+    with np.load(get_or_build(art, build) / "grid.npz") as f:
+        return landscape.Grid(task=task, **{k: f[k] for k in f.files})
+
+
+def load_z_grid(
+    task: str, arm: str, seed: int, profile: Profile, settings: GeometrySettings | None = None
+) -> np.ndarray:
+    """The embeddings of the landscape grid's frames under one trained model (cached)."""
+    s = settings or GeometrySettings()
+    ctx = _Context(task, profile, s)
+    try:
+        return np.load(measure_model(task, arm, seed, profile, ctx)["z_grid_path"])
+    finally:
+        ctx.close()

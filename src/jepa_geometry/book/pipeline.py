@@ -1,0 +1,270 @@
+"""The chapter pipeline: MyST chapters -> papermill (with a profile) -> executed notebooks -> book.
+
+Chapters are jupytext MyST-markdown notebooks in ``chapters/``. Each has one cell tagged
+``parameters`` holding literals only (papermill injects its overrides *after* that cell).
+:func:`run_chapter` validates the requested parameters against that cell *before* any
+execution -- an unknown name or a value of the wrong type fails with the valid choices --
+then executes the chapter with papermill and writes the executed notebook atomically.
+
+:func:`build_book` runs every chapter of ``_toc.yml`` in order, printing one line per chapter
+with its wall time, and skips a chapter whose executed notebook already carries the same
+fingerprint (chapter source, parameters and library source), so a rebuild with a warm cache
+only re-renders HTML.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from jepa_geometry.artifacts import atomic_path, repo_root
+from jepa_geometry.book.plots import set_theme
+from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
+
+EXECUTED_DIR = Path("book") / "chapters"
+FINGERPRINT_KEY = "jepa_geometry_fingerprint"
+
+
+class ChapterError(RuntimeError):
+    """A chapter failed, or was asked to run with invalid parameters."""
+
+
+def _root() -> Path:
+    root = repo_root()
+    if root is None:
+        raise ChapterError("not inside the jepa-geometry repository (no data.dvc found above cwd)")
+    return root
+
+
+def chapter_sources(root: Path | None = None) -> list[Path]:
+    """The chapters listed in ``_toc.yml``, in reading order (sources under ``chapters/``)."""
+    root = root or _root()
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "file" in node:
+                files.append(node["file"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(toc)
+    out = []
+    for f in files:
+        p = Path(f)
+        if p.parts[:2] == EXECUTED_DIR.parts:
+            src = root / "chapters" / f"{p.name}.md"
+            if not src.is_file():
+                raise ChapterError(f"_toc.yml lists {f} but {src} does not exist")
+            out.append(src)
+    return out
+
+
+def parameters_of(nb: Any) -> dict[str, Any]:
+    """Names and default values of the cell tagged ``parameters`` (literals only)."""
+    cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        raise ChapterError(
+            f"a chapter needs exactly one cell tagged 'parameters', found {len(cells)}"
+        )
+    params: dict[str, Any] = {}
+    for node in ast.parse(cells[0].source).body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            raise ChapterError("the parameters cell may only hold 'name = literal' lines")
+        target = node.targets[0]
+        if not isinstance(target, ast.Name):
+            raise ChapterError("the parameters cell may only hold 'name = literal' lines")
+        try:
+            params[target.id] = ast.literal_eval(node.value)
+        except ValueError as e:
+            raise ChapterError(f"parameter {target.id!r} is not a literal: {e}") from e
+    if "profile" not in params:
+        raise ChapterError("the parameters cell must define 'profile'")
+    return params
+
+
+def _same_type(default: Any, value: Any) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, int | float)
+    if isinstance(default, list | tuple):
+        return isinstance(value, list | tuple)
+    if default is None:
+        return True
+    return isinstance(value, type(default))
+
+
+def validate_parameters(name: str, defaults: dict[str, Any], given: dict[str, Any]) -> None:
+    """Fail early on an unknown parameter, a wrong type, or an unknown profile."""
+    for key, value in given.items():
+        if key not in defaults:
+            raise ChapterError(
+                f"{name}: unknown parameter {key!r}; valid: {', '.join(sorted(defaults))}"
+            )
+        if not _same_type(defaults[key], value):
+            raise ChapterError(
+                f"{name}: parameter {key!r} must be {type(defaults[key]).__name__} "
+                f"(default {defaults[key]!r}), got {value!r}"
+            )
+    profile = given.get("profile", defaults["profile"])
+    if profile not in PROFILES:
+        raise ProfileError(f"{name}: unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
+
+
+_IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+_LITERAL_TYPES = (int, float, str, bool, list, tuple, dict, type(None))
+
+
+def setup_chapter(namespace: dict[str, Any], chapter: str) -> Profile:
+    """First call of every chapter, right after its parameters cell: validate and load the profile.
+
+    ``namespace`` is the notebook's ``globals()``. The chapter's declared parameters are read
+    from its own ``parameters`` cell (``chapters/<chapter>.md``), so a name injected by
+    papermill that the chapter does not declare, a value of the wrong type, or an unknown
+    profile fails here, before any work, naming the valid choices. Profile overrides are the
+    declared parameters whose names are dotted profile keys with ``__`` for ``.``
+    (``train__steps = 200`` overrides ``train.steps``).
+    """
+    import jupytext
+
+    root = _root()
+    source = root / "chapters" / f"{chapter}.md"
+    if not source.is_file():
+        raise ChapterError(f"no chapter {chapter!r} at {source}")
+    defaults = parameters_of(jupytext.read(source))
+    given = {
+        k: v
+        for k, v in namespace.items()
+        if not k.startswith("_") and k not in _IPYTHON_NAMES and isinstance(v, _LITERAL_TYPES)
+    }
+    validate_parameters(chapter, defaults, given)
+    overrides = {k.replace("__", "."): v for k, v in given.items() if "__" in k}
+
+    set_theme(inline=True)
+    return load_profile(given.get("profile", defaults["profile"]), overrides)
+
+
+def _library_digest() -> str:
+    src = Path(__file__).parents[1]  # the whole package, not only book/
+    h = hashlib.sha256()
+    for p in sorted(src.rglob("*")):
+        if p.suffix in (".py", ".yaml") and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(src)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def fingerprint(source: Path, parameters: dict[str, Any]) -> str:
+    """Hash of the chapter text, its parameters and the library source."""
+    h = hashlib.sha256(source.read_bytes())
+    h.update(repr(sorted(parameters.items())).encode())
+    h.update(_library_digest().encode())
+    return h.hexdigest()[:16]
+
+
+@dataclass
+class ChapterRun:
+    name: str
+    output: Path
+    seconds: float
+    skipped: bool
+
+
+def run_chapter(
+    source: Path,
+    output: Path,
+    parameters: dict[str, Any] | None = None,
+    *,
+    force: bool = True,
+    timeout: int | None = None,
+) -> ChapterRun:
+    """Execute one MyST chapter with papermill and write the executed notebook to ``output``.
+
+    Parameters are validated against the chapter's ``parameters`` cell before execution.
+    With ``force=False`` a chapter whose existing output has the same fingerprint is skipped.
+    """
+    import jupytext
+    import nbformat
+    import papermill
+
+    source = Path(source).resolve()
+    if not source.is_file():
+        raise ChapterError(f"no chapter at {source}")
+    name = source.stem
+    nb = jupytext.read(source)
+    given = dict(parameters or {})
+    defaults = parameters_of(nb)
+    validate_parameters(name, defaults, given)
+    fp = fingerprint(source, {**defaults, **given})
+    output = Path(output)
+    if not force and output.is_file():
+        old = nbformat.read(output, as_version=4)
+        if old.metadata.get(FINGERPRINT_KEY) == fp:
+            return ChapterRun(name, output, 0.0, True)
+
+    t0 = time.perf_counter()
+    try:  # output_path=None: papermill keeps the notebook in memory; we write it once, atomically
+        executed = papermill.execute_notebook(
+            nb,
+            None,
+            parameters=given,
+            cwd=str(source.parent),
+            kernel_name="python3",
+            progress_bar=False,
+            execution_timeout=timeout,
+        )
+    except papermill.PapermillExecutionError as e:
+        raise ChapterError(
+            f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}"
+        ) from e
+    executed.metadata[FINGERPRINT_KEY] = fp
+    with atomic_path(output) as tmp:
+        nbformat.write(executed, tmp)
+    return ChapterRun(name, output, time.perf_counter() - t0, False)
+
+
+def build_book(
+    profile: str,
+    *,
+    force: bool = False,
+    only: Iterable[str] | None = None,
+    out_dir: Path | None = None,
+    stream=sys.stdout,
+) -> list[ChapterRun]:
+    """Run every chapter of the toc with ``profile`` into ``book/chapters/`` (one line each)."""
+    if profile not in PROFILES:
+        raise ProfileError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
+    root = _root()
+    out_dir = out_dir or root / EXECUTED_DIR
+    sources = chapter_sources(root)
+    if only:
+        wanted = set(only)
+        unknown = wanted - {s.stem for s in sources}
+        if unknown:
+            raise ChapterError(
+                f"unknown chapter(s) {sorted(unknown)}; valid: {', '.join(s.stem for s in sources)}"
+            )
+        sources = [s for s in sources if s.stem in wanted]
+    runs = []
+    total = time.perf_counter()
+    for i, src in enumerate(sources, 1):
+        print(f"[{i}/{len(sources)}] {src.stem} (profile={profile}) ...", file=stream, flush=True)
+        run = run_chapter(src, out_dir / f"{src.stem}.ipynb", {"profile": profile}, force=force)
+        status = "cached" if run.skipped else f"{run.seconds:7.1f} s"
+        print(f"[{i}/{len(sources)}] {src.stem}: {status}", file=stream, flush=True)
+        runs.append(run)
+    print(f"all chapters: {time.perf_counter() - total:.1f} s", file=stream, flush=True)
+    return runs

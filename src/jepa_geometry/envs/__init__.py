@@ -1,0 +1,89 @@
+"""The five goal-reaching tasks of SCALE and AnisoWM, on stable-worldmodel 0.1.1.
+
+========== ======================== ============================================ ========
+task       environment              q (SCALE)                                    half q
+========== ======================== ============================================ ========
+tworoom    swm/TwoRoom-v1           agent xy (2)                                 --
+pusht      swm/PushT-v1             agent xy, block xy, cos/sin theta (6)        block
+reacher    swm/ReacherDMControl-v0  cos/sin of both joints (4)                   shoulder
+cube       swm/OGBCube-v0 (single)  effector xyz, cos/sin 2psi, grip, cube (9)   effector
+pointmaze  swm/OGBMaze-v0 (medium)  xy (2)                                       --
+========== ======================== ============================================ ========
+
+>>> task = make_task("reacher", image_size=64)      # doctest: +SKIP
+>>> task.reset(0); task.step(np.zeros(2)); frame = task.render()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from .base import FastMujocoRenderer, RenderError, Task, gl_errors
+from .cube import CubeTask
+from .pointmaze import PointMazeTask
+from .pusht import PushTTask
+from .reacher import ReacherTask
+from .tworoom import TwoRoomTask
+
+TASK_CLASSES: dict[str, type[Task]] = {
+    "tworoom": TwoRoomTask,
+    "pusht": PushTTask,
+    "reacher": ReacherTask,
+    "cube": CubeTask,
+    "pointmaze": PointMazeTask,
+}
+TASKS: tuple[str, ...] = tuple(TASK_CLASSES)
+Q_VARIANTS: tuple[str, ...] = ("full", "half")
+
+
+def task_class(name: str) -> type[Task]:
+    """The Task subclass of a task name (no environment is built)."""
+    return TASK_CLASSES[check_task(name)]
+
+
+def check_task(name: str) -> str:
+    """Return ``name`` if it is one of :data:`TASKS`, else raise ValueError listing them."""
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; valid: {', '.join(TASKS)}")
+    return name
+
+
+def make_task(name: str, image_size: int, seed: int = 0) -> Task:
+    """Build a task at ``image_size`` px (the environment is constructed here: seconds)."""
+    cls = task_class(check_task(name))
+    with gl_errors(f"building task {name!r}"):
+        return cls(image_size, seed)
+
+
+def q_names(name: str) -> tuple[str, ...]:
+    """Names of the q coordinates of a task, without building its environment."""
+    return task_class(check_task(name)).q_names
+
+
+def q_indices(name: str, variant: str = "full") -> tuple[int, ...]:
+    """Columns of q used by a SCALE q variant: ``full`` or ``half`` (Push-T block only,
+    Reacher shoulder only, Cube effector only). The half variant's standardization is the
+    full variant's restricted to these columns."""
+    cls = task_class(check_task(name))
+    if variant == "full":
+        return tuple(range(len(cls.q_names)))
+    if variant == "half":
+        if cls.half_q is None:
+            raise ValueError(
+                f"task {name!r} has no half-q variant; tasks with one: "
+                + ", ".join(t for t in TASKS if task_class(t).half_q is not None)
+            )
+        return cls.half_q
+    raise ValueError(f"unknown q variant {variant!r}; valid: {', '.join(Q_VARIANTS)}")
+
+
+__all__ = [
+    "Q_VARIANTS",
+    "TASKS",
+    "FastMujocoRenderer",
+    "RenderError",
+    "Task",
+    "check_task",
+    "make_task",
+    "task_class",
+    "q_indices",
+    "q_names",
+]

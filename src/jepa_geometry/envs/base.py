@@ -1,0 +1,263 @@
+"""The task interface shared by the five environments, and the fast MuJoCo renderer.
+
+A :class:`Task` wraps one stable-worldmodel environment with what the book needs on top of
+gymnasium's API: the raw simulator state (restorable, so evaluation can start at a dataset
+frame and aim at a later one), the task state q that SCALE correlates latent distances with,
+the papers' success test, and the behaviour policy that collects the offline dataset.
+
+Conventions used by every task:
+
+* ``step`` takes ONE raw env action; a planner's action block of ``frameskip`` actions is
+  executed as ``frameskip`` calls.
+* ``render`` returns ``uint8 (image_size, image_size, 3)``.
+* ``q(state)`` is a pure function of the stored state, so restoring a recorded state
+  reproduces the recorded q exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import warnings
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+# Headless defaults, set before MuJoCo / pygame are imported (lazily, by the task modules).
+os.environ.setdefault("MUJOCO_GL", "egl")
+os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+# swm passes lists to gymnasium Box.contains when setting variation values; harmless.
+warnings.filterwarnings("ignore", message=".*Casting input x to numpy array.*")
+
+
+class RenderError(RuntimeError):
+    """No OpenGL backend is available for MuJoCo's offscreen renderer."""
+
+
+def import_swm() -> Any:
+    """Import stable_worldmodel quietly (it warns about optional Atari support and prints)."""
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        import stable_worldmodel
+
+    return stable_worldmodel
+
+
+_GL_HINT = (
+    "Set MUJOCO_GL=egl (headless GPU or Mesa EGL) or MUJOCO_GL=osmesa, and install that "
+    "backend (e.g. apt-get install libegl1 libgl1-mesa-dri, or libosmesa6)."
+)
+
+
+def _from_gl(e: BaseException) -> bool:
+    """Whether an exception was raised inside an OpenGL binding or a MuJoCo GL backend."""
+    tb = e.__traceback__
+    while tb is not None:
+        f = tb.tb_frame.f_code.co_filename.replace("\\", "/")
+        if "/OpenGL/" in f or "/_render/" in f or "/mujoco/egl/" in f or "/mujoco/osmesa/" in f:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+@contextlib.contextmanager
+def gl_errors(what: str) -> Any:
+    """Turn a failure of the OpenGL backend into a :class:`RenderError` that says what to do
+    (instead of an AttributeError deep inside PyOpenGL)."""
+    try:
+        yield
+    except RenderError:
+        raise
+    except Exception as e:
+        if not _from_gl(e):
+            raise
+        raise RenderError(
+            f"{what}: no usable OpenGL backend for MuJoCo "
+            f"(MUJOCO_GL={os.environ.get('MUJOCO_GL')!r}): {type(e).__name__}: {e}. {_GL_HINT}"
+        ) from e
+
+
+def make_env(env_id: str, **kwargs: Any) -> Any:
+    """``gymnasium.make(env_id).unwrapped`` without the passive checker's extra steps."""
+    import gymnasium as gym
+
+    with gl_errors(f"building {env_id}"):
+        import_swm()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return gym.make(env_id, disable_env_checker=True, **kwargs).unwrapped
+
+
+def resize(img: np.ndarray, size: int) -> np.ndarray:
+    """Area-average resize of an RGB uint8 frame to ``size x size`` (no-op if already there)."""
+    if img.shape[0] == size and img.shape[1] == size:
+        return np.ascontiguousarray(img, dtype=np.uint8)
+    import cv2
+
+    return cv2.resize(img, (size, size), interpolation=cv2.INTER_AREA).astype(np.uint8)
+
+
+class FastMujocoRenderer:
+    """A persistent ``mujoco.Renderer`` with shadows, reflections and multisampling off.
+
+    Why not the environments' own render paths: under software OpenGL (EGL on a CPU
+    machine) dm_control's default ``physics.render`` costs about 24 ms per 64 px frame,
+    almost all of it the 2048^2 shadow map and 4x MSAA, while this renderer costs 1.3-2 ms
+    (measured in our exploratory runs: see the book's *Reconstructions* page, section
+    rec-simulators, ``book/reconstructions.md``). Data and evaluation both use it, so frames
+    are consistent; the price is some aliasing of thin geometry.
+    """
+
+    def __init__(self, model: Any, size: int, camera: Any) -> None:
+        import mujoco
+
+        self._mujoco = mujoco
+        self.model = model
+        self.camera = camera
+        model.vis.quality.offsamples = 0
+        try:
+            self._renderer = mujoco.Renderer(model, size, size)
+        except Exception as e:  # no GL context: mujoco raises various types here
+            raise RenderError(
+                f"MuJoCo could not create an offscreen OpenGL context "
+                f"(MUJOCO_GL={os.environ.get('MUJOCO_GL')!r}): {type(e).__name__}: {e}. "
+                f"{_GL_HINT}"
+            ) from e
+        flags = self._renderer.scene.flags
+        flags[mujoco.mjtRndFlag.mjRND_SHADOW] = False
+        flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = False
+
+    def render(self, data: Any) -> np.ndarray:
+        """The frame of ``data``'s current qpos. After ``mj_step`` the body poses in ``data``
+        are those of the last substep's start (kinematics runs before integration), so they
+        are recomputed first: the frame is then a function of the state alone, and a restored
+        state renders exactly as recorded. Dynamics do not read these fields."""
+        mj = self._mujoco
+        mj.mj_kinematics(self.model, data)
+        mj.mj_camlight(self.model, data)
+        self._renderer.update_scene(data, camera=self.camera)
+        return self._renderer.render().copy()
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            with contextlib.suppress(Exception):
+                self._renderer.close()
+            self._renderer = None
+
+
+class Task(ABC):
+    """One goal-reaching task: environment, state, q, success test and behaviour policy.
+
+    Subclasses set the class attributes and implement the abstract arms. ``seed`` seeds
+    the environment's construction; every episode is then fixed by ``reset(seed)``.
+    """
+
+    name: str
+    env_id: str
+    action_dim: int
+    q_names: tuple[str, ...]
+    half_q: tuple[int, ...] | None = None  # indices of SCALE's half-q variant, if any
+    state_names: tuple[str, ...] | None = None
+    success_rule: str  # the papers' success test, in words
+    behaviour_policy: str  # how the offline dataset was collected, in words
+
+    def __init__(self, image_size: int, seed: int = 0) -> None:
+        if not isinstance(image_size, int) or image_size < 8:
+            raise ValueError(f"image_size must be an integer >= 8, got {image_size!r}")
+        self.image_size = image_size
+        self.seed = seed
+        self.action_low = -np.ones(self.action_dim, dtype=np.float32)
+        self.action_high = np.ones(self.action_dim, dtype=np.float32)
+
+    @property
+    def q_dim(self) -> int:
+        return len(self.q_names)
+
+    # -- simulator -------------------------------------------------------------------
+    @abstractmethod
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new episode; the same seed gives the same start and behaviour goal."""
+
+    @abstractmethod
+    def get_state(self) -> np.ndarray:
+        """The raw simulator state (float64), enough to restore the scene exactly."""
+
+    @abstractmethod
+    def set_state(self, state: np.ndarray) -> None:
+        """Restore a state returned by :meth:`get_state` (e.g. a dataset row)."""
+
+    @abstractmethod
+    def step(self, action: np.ndarray) -> None:
+        """One env step with one raw action of shape ``(action_dim,)``."""
+
+    def step_block(self, actions: np.ndarray) -> None:
+        """Execute an action block: ``(k, action_dim)`` or its flat ``(k * action_dim,)``
+        form (LeWM's blocks are ``frameskip`` raw actions concatenated), one env step each."""
+        a = np.asarray(actions, dtype=np.float32)
+        if a.size % self.action_dim:
+            raise ValueError(
+                f"{self.name}: an action block needs a multiple of {self.action_dim} values, "
+                f"got shape {a.shape}"
+            )
+        for row in a.reshape(-1, self.action_dim):
+            self.step(row)
+
+    @abstractmethod
+    def render(self) -> np.ndarray:
+        """The current frame, ``uint8 (image_size, image_size, 3)``."""
+
+    # -- task state and success ------------------------------------------------------
+    @abstractmethod
+    def q(self, state: np.ndarray) -> np.ndarray:
+        """SCALE's raw (unstandardized) task state of one raw state, shape ``(q_dim,)``."""
+
+    @abstractmethod
+    def is_success(self, state: np.ndarray, goal_state: np.ndarray) -> bool:
+        """The papers' success test between a state and a goal state."""
+
+    @abstractmethod
+    def goal_distance(self, state: np.ndarray, goal_state: np.ndarray) -> float:
+        """Physical distance between a state and a goal (for hard-subset selection)."""
+
+    def q_batch(self, states: np.ndarray) -> np.ndarray:
+        """q of many states, ``(N, S) -> (N, q_dim)`` float32."""
+        states = np.asarray(states, dtype=np.float64)
+        if states.ndim != 2:
+            raise ValueError(f"q_batch expects (N, S) states, got shape {states.shape}")
+        out = np.empty((len(states), self.q_dim), dtype=np.float32)
+        for i, s in enumerate(states):
+            out[i] = self.q(s)
+        return out
+
+    # -- behaviour policy ------------------------------------------------------------
+    @abstractmethod
+    def behaviour_action(self, rng: np.random.Generator) -> np.ndarray:
+        """The data-collection policy's next action (may update its own goal)."""
+
+    @abstractmethod
+    def behaviour_success(self) -> bool:
+        """Whether the behaviour policy's current goal is reached in the current state."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook, most tasks hold nothing
+        """Release renderers and environment resources."""
+
+    def _check_action(self, action: np.ndarray) -> np.ndarray:
+        a = np.asarray(action, dtype=np.float32)
+        if a.shape != (self.action_dim,):
+            raise ValueError(
+                f"{self.name}: action must have shape ({self.action_dim},), got {a.shape}"
+            )
+        return a
+
+    def _check_state(self, state: np.ndarray, dim: int) -> np.ndarray:
+        s = np.asarray(state, dtype=np.float64)
+        if s.shape != (dim,):
+            raise ValueError(f"{self.name}: state must have shape ({dim},), got {s.shape}")
+        return s
+
+    def __repr__(self) -> str:
+        return f"<Task {self.name} ({self.env_id}) {self.image_size}px q_dim={self.q_dim}>"

@@ -1,0 +1,91 @@
+"""Reacher (``swm/ReacherDMControl-v0``, task ``qpos_match``): a two-link planar arm.
+
+State: [shoulder, elbow, shoulder velocity, elbow velocity] (dm_control qpos, qvel).
+q = [cos q0, sin q0, cos q1, sin q1] (4): the shoulder is unbounded, so only its cos/sin
+are meaningful. The half-q variant keeps the shoulder only. Success (swm ``qpos_match``):
+``|qpos_i - goal_qpos_i| < 0.05 rad`` for both joints (raw difference, as the env does).
+Frames come from :class:`~jepa_geometry.envs.base.FastMujocoRenderer` (camera 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import FastMujocoRenderer, Task, make_env
+
+QPOS_TOL = 0.05  # rad, per joint
+ELBOW_LIMIT = np.deg2rad(160.0)  # dm_control reacher's elbow joint range
+
+
+class ReacherTask(Task):
+    name = "reacher"
+    env_id = "swm/ReacherDMControl-v0"
+    action_dim = 2
+    q_names = ("cos_q0", "sin_q0", "cos_q1", "sin_q1")
+    half_q = (0, 1)
+    state_names = ("q0", "q1", "dq0", "dq1")
+    success_rule = "|qpos_i - goal qpos_i| < 0.05 rad for both joints"
+    behaviour_policy = (
+        "uniform random torques in [-1, 1]^2 (LeWM's dataset); its success rate is measured "
+        "against one random goal configuration per episode"
+    )
+
+    def __init__(self, image_size: int, seed: int = 0) -> None:
+        super().__init__(image_size, seed)
+        self.env = make_env(self.env_id, task="qpos_match", seed=seed)
+        self._renderer: FastMujocoRenderer | None = None
+        self._goal = np.zeros(2)
+        self.reset(seed)
+
+    @property
+    def physics(self):
+        return self.env.env.physics
+
+    def reset(self, seed: int | None = None) -> None:
+        self.env.reset(seed=seed)
+        # dm_control ends an episode after 20 s (500 of our steps) and then silently
+        # resets on the next step; our episodes are cut by the collector instead.
+        self.env.env._step_limit = float("inf")
+        g = np.random.default_rng(seed)
+        self._goal = np.array([g.uniform(-np.pi, np.pi), g.uniform(-ELBOW_LIMIT, ELBOW_LIMIT)])
+
+    def get_state(self) -> np.ndarray:
+        d = self.physics.data
+        return np.concatenate([d.qpos, d.qvel]).astype(np.float64)
+
+    def set_state(self, state: np.ndarray) -> None:
+        s = self._check_state(state, 4)
+        self.env.set_state(s[:2].copy(), s[2:].copy())
+
+    def step(self, action: np.ndarray) -> None:
+        self.env.step(self._check_action(action))
+
+    def render(self) -> np.ndarray:
+        model = self.physics.model.ptr
+        if self._renderer is None or self._renderer.model is not model:
+            if self._renderer is not None:
+                self._renderer.close()
+            self._renderer = FastMujocoRenderer(model, self.image_size, camera=0)
+        return self._renderer.render(self.physics.data.ptr)
+
+    def q(self, state: np.ndarray) -> np.ndarray:
+        s = np.asarray(state, dtype=np.float64)
+        return np.array([np.cos(s[0]), np.sin(s[0]), np.cos(s[1]), np.sin(s[1])], np.float32)
+
+    def is_success(self, state: np.ndarray, goal_state: np.ndarray) -> bool:
+        return self.goal_distance(state, goal_state) < QPOS_TOL
+
+    def goal_distance(self, state: np.ndarray, goal_state: np.ndarray) -> float:
+        """Max-abs joint error in rad (the quantity the success test thresholds)."""
+        return float(np.max(np.abs(np.asarray(state)[:2] - np.asarray(goal_state)[:2])))
+
+    def behaviour_action(self, rng: np.random.Generator) -> np.ndarray:
+        return rng.uniform(-1.0, 1.0, size=2).astype(np.float32)
+
+    def behaviour_success(self) -> bool:
+        return self.is_success(self.get_state(), self._goal)
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None

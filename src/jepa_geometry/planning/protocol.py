@@ -1,0 +1,565 @@
+"""The paired goal-reaching protocol of LeWM and SCALE, and its per-episode result tables.
+
+Protocol (LeWM's evaluation code, ``eval.py`` of ``lucas-maes/le-wm``, and SCALE's episode
+sets, ``scripts/gen_episodes.py`` of the authors' repository; our choices where these are
+silent are explained in the book's *Reconstructions* page, section rec-protocol,
+``book/reconstructions.md``):
+
+1. **Pairs.** Draw ``n`` rows without replacement (``default_rng(eval seed)``) among the
+   held-out dataset rows that have a frame ``goal_offset`` env steps later in the same
+   episode. The start is the row's simulator state; the goal is the state *and the dataset
+   frame* ``goal_offset`` steps later, so the goal is reachable within the budget.
+2. **Planning.** Encode the current frame (history 1, as LeWM's evaluation does) and the
+   goal frame; plan ``H`` blocks of ``frameskip`` env steps with a solver at a budget tier;
+   **execute the whole plan, then replan**, until ``budget`` env steps are spent.
+3. **Success** if the task's success test fires after any executed step; an episode stops
+   (is frozen) once it succeeded.
+
+Two protocols are named: ``goal25_budget50`` (goal offset 25, budget 50: every task in the
+official code, hence in SCALE) and ``goal100_budget150`` (the LeWM paper's Two-Room numbers);
+``profile`` takes ``profile.eval``.
+
+Because the 25-step protocol nearly saturates on Two-Room and is degenerate on Cube (book's
+*Reconstructions* page, section rec-hard-subsets), every evaluation also reports the
+fraction of pairs solved at the start, a uniform random policy on the same pairs (the
+floor), and success on a **hard subset** (start–goal distance above :data:`HARD_THRESHOLDS`).
+
+**Pairing.** The episode set depends only on (task, dataset, protocol, eval seed, n), never on
+the arm; episodes are planned in fixed chunks whose solver seed depends only on (eval seed,
+replanning round, chunk), and a chunk is planned whole while any of its episodes is unfinished,
+so each episode sees the same sampling noise under every world model. Differences between arms
+are therefore paired differences (:func:`compare`).
+
+Why not swm's ``World`` / ``WorldModelPolicy`` loop: ``World`` drives swm gym vector envs and
+swm datasets, while our tasks are :class:`~jepa_geometry.envs.Task` objects whose states are
+swapped in and out of one simulator (building one MuJoCo Cube env takes seconds); and the
+policy asks for an observation every env step, whereas this protocol needs a frame only at the
+replanning steps (a Cube frame costs 33 ms to render here). The solvers themselves are swm's.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from jepa_geometry import stats
+from jepa_geometry.artifacts import Artifact, get_or_build
+from jepa_geometry.envs import make_task
+from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
+from jepa_geometry.planning.solver import Planner, SolverSpec, plan_seed, solver_spec
+from jepa_geometry.profiles import Profile
+from jepa_geometry.wm.training import load_world_model, world_model_artifact
+
+PROTOCOLS: dict[str, tuple[int, int]] = {
+    "goal25_budget50": (25, 50),  # SCALE: every task in the official code
+    "goal100_budget150": (100, 150),  # the LeWM paper's Two-Room numbers
+}
+# The names these protocols had when the first artifacts were cached; artifact keys keep them,
+# so renaming a protocol never invalidates a cache.
+KEY_NAMES: dict[str, str] = {"goal25_budget50": "code", "goal100_budget150": "lewm_tworoom"}
+EPISODE_BATCH = 25  # episodes per batched solve (see evaluate_planner)
+RANDOM_ROUND = 1_000_003  # label of the random policy's seeds, distinct from plan rounds
+
+# Hard subset: start-goal distance (Task.goal_distance, in the task's own units) above this.
+# Fixed before any evaluation; Two-Room and Cube from our exploratory runs, the others a round
+# multiple of the task's success tolerance (book/reconstructions.md, section rec-hard-subsets).
+HARD_THRESHOLDS: dict[str, tuple[float, str]] = {
+    "tworoom": (50.0, "agent moves > 50 px of the 224-px frame (success: 16 px)"),
+    "pusht": (100.0, "agent+block xy move > 100 units (5x the 20-unit success radius)"),
+    "reacher": (0.5, "a joint moves > 0.5 rad (10x the 0.05 rad tolerance)"),
+    "cube": (0.04, "cube moves > 4 cm (the success radius: pairs not solved at start)"),
+    "pointmaze": (4.0, "point moves > 4 units, one maze cell (success: 1 unit)"),
+}
+
+
+class EvaluationError(ValueError):
+    """A protocol, episode set or model does not fit the evaluation."""
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Goal offset and budget in env steps; plans of ``horizon`` blocks of ``frameskip``."""
+
+    name: str
+    goal_offset: int
+    budget: int
+    horizon: int = 5
+    frameskip: int = 5
+    history: int = 1  # real frames given to the planner (official protocol: 1)
+
+    def __post_init__(self) -> None:
+        for k in ("goal_offset", "budget", "horizon", "frameskip", "history"):
+            if getattr(self, k) < 1:
+                raise EvaluationError(f"protocol {self.name!r}: {k} must be >= 1")
+        if self.history != 1:
+            raise EvaluationError("only history 1 (the official protocol) is implemented")
+
+    @property
+    def plan_steps(self) -> int:
+        """Env steps executed per plan (the whole plan: receding horizon = horizon)."""
+        return self.horizon * self.frameskip
+
+    @property
+    def plans(self) -> int:
+        return math.ceil(self.budget / self.plan_steps)
+
+
+def make_protocol(profile: Profile, name: str = "profile") -> Protocol:
+    """``profile`` (``profile.eval``), ``goal25_budget50`` or ``goal100_budget150``."""
+    if name == "profile":
+        offset, budget = profile.eval.goal_offset, profile.eval.budget
+    elif name in PROTOCOLS:
+        offset, budget = PROTOCOLS[name]
+    else:
+        valid = ", ".join(("profile", *PROTOCOLS))
+        raise EvaluationError(f"unknown protocol {name!r}; valid: {valid}")
+    return Protocol(name, offset, budget, profile.plan.horizon, profile.data.frameskip)
+
+
+@dataclass(frozen=True)
+class EpisodeSet:
+    """Start/goal pairs: ``pairs`` (one row per episode) plus the states and goal frames."""
+
+    task: str
+    protocol: Protocol
+    seed: int
+    pairs: pd.DataFrame  # episode, data_episode, start_step, start_row, goal_row, ...
+    start_states: np.ndarray  # (n, S) raw simulator states
+    goal_states: np.ndarray  # (n, S)
+    goal_pixels: np.ndarray  # (n, H, W, 3) uint8 dataset frames
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
+def candidate_rows(data: Any, goal_offset: int) -> np.ndarray:
+    """Held-out rows r whose episode has a row goal_offset steps later (at r + goal_offset)."""
+    episode, step = np.asarray(data.episode), np.asarray(data.step)
+    held = np.isin(episode, np.asarray(data.heldout_episodes))
+    rows = np.flatnonzero(held)
+    goal = rows + goal_offset
+    inside = goal < len(episode)
+    rows, goal = rows[inside], goal[inside]
+    ok = (episode[goal] == episode[rows]) & (step[goal] == step[rows] + goal_offset)
+    return rows[ok]
+
+
+def pair_difficulty(task: Any, data: Any, goal_offset: int) -> dict[str, float]:
+    """How hard a protocol is before any model: all held-out (start, goal) pairs of the dataset.
+
+    Returns the number of pairs, the fraction already solved at the start (the task's success
+    test between start and goal) and the median start-goal distance in the task's own units
+    (``task.goal_distance``). A protocol whose pairs are mostly solved at the start cannot
+    discriminate between planners.
+    """
+    rows = candidate_rows(data, goal_offset)
+    solved = [task.is_success(data.state[r], data.state[r + goal_offset]) for r in rows]
+    dist = [task.goal_distance(data.state[r], data.state[r + goal_offset]) for r in rows]
+    return {
+        "pairs": len(rows),
+        "solved at start": float(np.mean(solved)) if len(rows) else float("nan"),
+        "median start-goal distance": float(np.median(dist)) if len(rows) else float("nan"),
+    }
+
+
+def draw_episode_set(
+    task: Any, data: Any, protocol: Protocol, n: int, seed: int, hard: float | None = None
+) -> EpisodeSet:
+    """Draw ``n`` pairs from the held-out episodes of ``data`` (see module docstring, step 1).
+
+    ``task`` supplies the success test and ``goal_distance`` for the diagnostic columns;
+    ``hard`` is the hard-subset threshold (default: :data:`HARD_THRESHOLDS` of the task).
+    """
+    if n < 1:
+        raise EvaluationError(f"need at least 1 episode, got {n}")
+    rows = candidate_rows(data, protocol.goal_offset)
+    if len(rows) == 0:
+        lengths = np.bincount(
+            np.asarray(data.episode)[np.isin(data.episode, data.heldout_episodes)]
+        )
+        longest = int(lengths.max()) if lengths.size else 0
+        raise EvaluationError(
+            f"goal offset {protocol.goal_offset} (protocol {protocol.name!r}) is longer than the "
+            f"remaining steps of every held-out {data.task} episode (longest: {longest} frames)"
+        )
+    if n > len(rows):
+        raise EvaluationError(
+            f"asked for {n} episodes but only {len(rows)} held-out {data.task} rows have a goal "
+            f"{protocol.goal_offset} steps later"
+        )
+    pick = np.sort(np.random.default_rng(seed).choice(rows, size=n, replace=False))
+    goal = pick + protocol.goal_offset
+    start_states = np.asarray(data.state[pick], dtype=np.float64)
+    goal_states = np.asarray(data.state[goal], dtype=np.float64)
+    dist = np.array(
+        [task.goal_distance(s, g) for s, g in zip(start_states, goal_states, strict=True)]
+    )
+    solved = np.array(
+        [task.is_success(s, g) for s, g in zip(start_states, goal_states, strict=True)]
+    )
+    pairs = pd.DataFrame(
+        {
+            "episode": np.arange(n),
+            "data_episode": np.asarray(data.episode)[pick],
+            "start_step": np.asarray(data.step)[pick],
+            "start_row": pick,
+            "goal_row": goal,
+            "start_distance": dist,
+            "solved_at_start": solved,
+            "hard": dist > (hard_threshold(data.task) if hard is None else hard),
+        }
+    )
+    return EpisodeSet(
+        task=data.task,
+        protocol=protocol,
+        seed=seed,
+        pairs=pairs,
+        start_states=start_states,
+        goal_states=goal_states,
+        goal_pixels=np.asarray(data.pixels[goal]),
+    )
+
+
+def hard_threshold(task: str) -> float:
+    if task not in HARD_THRESHOLDS:
+        raise EvaluationError(
+            f"no hard-subset threshold for task {task!r}; valid: {', '.join(HARD_THRESHOLDS)}"
+        )
+    return HARD_THRESHOLDS[task][0]
+
+
+# --------------------------------------------------------------------------------------
+# Running episodes: one simulator, states swapped in and out per episode
+# --------------------------------------------------------------------------------------
+
+
+class _Runner:
+    """Steps all episodes of a set in one :class:`Task`, freezing each once it succeeds."""
+
+    def __init__(self, task: Any, episodes: EpisodeSet, seed: int) -> None:
+        self.task, self.eps = task, episodes
+        task.reset(seed=seed)
+        n = len(episodes)
+        self.states = episodes.start_states.copy()
+        self.success = np.zeros(n, dtype=bool)
+        self.steps = np.zeros(n, dtype=np.int64)  # env steps executed
+        self.final = episodes.pairs["start_distance"].to_numpy(dtype=np.float64).copy()
+        self.closest = self.final.copy()
+
+    def _load(self, i: int) -> None:
+        self.task.set_state(self.states[i])
+        set_goal = getattr(self.task, "set_goal_state", None)  # env-side target, if any
+        if set_goal is not None:
+            set_goal(self.eps.goal_states[i])
+
+    def observe(self, rows: np.ndarray) -> np.ndarray:
+        """Current frames of the episodes ``rows``, (len(rows), H, W, 3) uint8."""
+        frames = []
+        for i in rows:
+            self._load(i)
+            frames.append(self.task.render())
+        return np.stack(frames)
+
+    def execute(self, actions: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """Run raw actions (len(rows), T, A) on the unfinished episodes among ``rows`` (default:
+        all), checking success after every step."""
+        rows = np.arange(len(self.states)) if rows is None else rows
+        for i, acts in zip(rows, actions, strict=True):
+            if self.success[i]:
+                continue
+            self._load(i)
+            goal = self.eps.goal_states[i]
+            for a in acts:
+                self.task.step(a)
+                self.steps[i] += 1
+                state = self.task.get_state()
+                d = self.task.goal_distance(state, goal)
+                self.final[i], self.closest[i] = d, min(self.closest[i], d)
+                if self.task.is_success(state, goal):
+                    self.success[i] = True
+                    break
+            self.states[i] = self.task.get_state()
+
+    def table(self) -> pd.DataFrame:
+        out = self.eps.pairs.copy()
+        out["success"] = self.success
+        out["steps"] = self.steps
+        out["final_distance"] = self.final
+        out["min_distance"] = self.closest
+        return out
+
+
+def evaluate_planner(
+    task: Any,
+    model: Any,
+    data: Any,
+    episodes: EpisodeSet,
+    spec: SolverSpec,
+    seed: int,
+    episode_batch: int = EPISODE_BATCH,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Plan and execute every episode of ``episodes``; one row per episode.
+
+    Episodes are planned in fixed chunks of ``episode_batch`` (by episode index), each chunk in
+    one batched solver call seeded by (``seed``, round, chunk): a chunk is skipped once all its
+    episodes succeeded, and every other episode keeps the same sampling noise under every world
+    model. (Batches beyond ~25 episodes do not plan faster on 2 CPU cores; 200 are slower.)
+
+    Columns: the pair columns of :class:`EpisodeSet` plus ``success``, ``steps`` (env steps
+    executed), ``final_distance``, ``min_distance`` (``Task.goal_distance`` units), ``plans``
+    and ``plan_seconds`` (this episode's share of its chunk's solve wall time).
+    """
+    proto = episodes.protocol
+    if spec.horizon != proto.horizon:
+        raise EvaluationError(f"solver horizon {spec.horizon} != protocol horizon {proto.horizon}")
+    if episode_batch < 1:
+        raise EvaluationError(f"episode_batch must be >= 1, got {episode_batch}")
+    planner = Planner(
+        model,
+        spec,
+        action_dim=task.action_dim,
+        frameskip=proto.frameskip,
+        action_bounds=(data.zscore_action(task.action_low), data.zscore_action(task.action_high)),
+    )
+    was_training = model.training
+    model.eval()
+    runner = _Runner(task, episodes, seed)
+    n = len(episodes)
+    chunks = [np.arange(i, min(i + episode_batch, n)) for i in range(0, n, episode_batch)]
+    plans = np.zeros(n, dtype=np.int64)
+    seconds = np.zeros(n)
+    z_goal = _encode(model, episodes.goal_pixels)
+    bar = tqdm(
+        total=proto.plans * len(chunks), desc=f"{episodes.task} {spec}", disable=not progress
+    )
+    try:
+        for r in range(proto.plans):
+            steps = min(proto.plan_steps, proto.budget - r * proto.plan_steps)
+            for c, rows in enumerate(chunks):
+                bar.update(1)
+                todo = rows[~runner.success[rows]]
+                if len(todo) == 0:
+                    continue
+                z_now = _encode(model, runner.observe(rows))[:, None]
+                plan = planner.plan(z_now, z_goal[rows], seed=plan_seed(seed, r, c))
+                plans[todo] += 1
+                seconds[todo] += plan.seconds / len(rows)
+                raw = data.unzscore_action(planner.env_actions(plan.actions)[:, :steps])
+                runner.execute(np.clip(raw, task.action_low, task.action_high), rows)
+                bar.set_postfix(success=f"{runner.success.sum()}/{n}")
+    finally:
+        bar.close()
+        model.train(was_training)
+    out = runner.table()
+    out["plans"] = plans
+    out["plan_seconds"] = seconds
+    return out
+
+
+def evaluate_random(task: Any, episodes: EpisodeSet, seed: int) -> pd.DataFrame:
+    """The floor: uniform random raw actions in the task's bounds for the whole budget."""
+    proto = episodes.protocol
+    runner = _Runner(task, episodes, seed)
+    low, high = np.asarray(task.action_low), np.asarray(task.action_high)
+    acts = np.stack(
+        [
+            np.random.default_rng(plan_seed(seed, RANDOM_ROUND, i)).uniform(
+                low, high, size=(proto.budget, task.action_dim)
+            )
+            for i in range(len(episodes))
+        ]
+    ).astype(np.float32)
+    runner.execute(acts)
+    return runner.table()
+
+
+@torch.no_grad()
+def _encode(model: Any, frames: np.ndarray) -> torch.Tensor:
+    """(n, H, W, 3) uint8 frames -> (n, D) embeddings (eval-mode BatchNorm)."""
+    x = torch.as_tensor(np.ascontiguousarray(frames)).permute(0, 3, 1, 2)
+    return model.encode(x).float()
+
+
+# --------------------------------------------------------------------------------------
+# Cached evaluations of trained models, and their summaries
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """Per-episode tables of one arm and of the random floor on the same pairs."""
+
+    task: str
+    arm: str
+    train_seed: int
+    spec: SolverSpec
+    protocol: Protocol
+    episodes: pd.DataFrame
+    random: pd.DataFrame
+    eval_seconds: float  # wall time of the planner's episode loop when it was built
+
+
+def episode_set_spec(task: str, profile: Profile, protocol: Protocol, n: int, seed: int) -> dict:
+
+    return {
+        "task": task,
+        "dataset": dataset_artifact(task, profile).key,
+        "protocol": {**asdict(protocol), "name": KEY_NAMES.get(protocol.name, protocol.name)},
+        "episodes": n,
+        "eval_seed": seed,
+        "hard_threshold": hard_threshold(task),
+        "version": 1,
+    }
+
+
+def evaluate_arm(
+    task: str,
+    arm: str,
+    train_seed: int,
+    profile: Profile,
+    *,
+    solver: str = "cem",
+    budget: str = "T1",
+    protocol: str = "profile",
+    temperature: float | None = None,
+    episodes: int | None = None,
+    weights: dict[str, float] | None = None,
+    progress: bool = True,
+) -> EvalResult:
+    """Evaluate one trained world model (trained if missing) on the profile's episode set.
+
+    Results are cached: ``results/plan-<task>/<key>/episodes.parquet`` for the arm and
+    ``results/random-<task>/<key>/episodes.parquet`` for the floor (shared by all arms).
+    """
+
+    proto = make_protocol(profile, protocol)
+    n = episodes or profile.eval.episodes
+    seed = profile.seeds.eval
+    spec = solver_spec(solver, budget, profile, temperature=temperature, task=task)
+    set_spec = episode_set_spec(task, profile, proto, n, seed)
+    ckpt = world_model_artifact(task, arm, train_seed, profile, weights)
+    plan_art = Artifact(
+        "results",
+        f"plan-{task}",
+        {
+            **set_spec,
+            "method": arm,  # key name kept from before the arm rename
+            "train_seed": train_seed,
+            "weights": weights,
+            "checkpoint": ckpt.key,
+            "solver": spec.as_dict(),
+            "episode_batch": EPISODE_BATCH,
+        },
+    )
+    rand_art = Artifact("results", f"random-{task}", {**set_spec, "policy": "uniform"})
+    state: dict[str, Any] = {}
+
+    def context() -> tuple[Any, Any, EpisodeSet]:
+        if not state:
+            data = load_dataset(task, profile)
+            env = make_task(task, profile.data.image_size, seed=seed)
+            state["ctx"] = (env, data, draw_episode_set(env, data, proto, n, seed))
+        return state["ctx"]
+
+    def build_plan(tmp) -> dict:
+        env, data, eps = context()
+        model = load_world_model(task, arm, train_seed, profile, weights)
+        t0 = time.perf_counter()
+        table = evaluate_planner(env, model, data, eps, spec, seed, progress=progress)
+        table.to_parquet(tmp / "episodes.parquet", index=False)
+        return {"eval_seconds": time.perf_counter() - t0}
+
+    def build_random(tmp) -> None:
+        env, _, eps = context()
+        evaluate_random(env, eps, seed).to_parquet(tmp / "episodes.parquet", index=False)
+
+    try:
+        plan_path = get_or_build(plan_art, build_plan)
+        rand_path = get_or_build(rand_art, build_random)
+    finally:
+        if state:
+            state["ctx"][0].close()
+    tab = pd.read_parquet(plan_path / "episodes.parquet")
+    for col, val in (("task", task), ("arm", arm), ("train_seed", train_seed)):
+        tab.insert(0, col, val)
+    for col, val in (("solver", solver), ("budget", budget), ("protocol", proto.name)):
+        tab[col] = val
+    return EvalResult(
+        task=task,
+        arm=arm,
+        train_seed=train_seed,
+        spec=spec,
+        protocol=proto,
+        episodes=tab,
+        random=pd.read_parquet(rand_path / "episodes.parquet"),
+        eval_seconds=float(plan_art.manifest()["eval_seconds"]),
+    )
+
+
+def summary(result: EvalResult) -> dict[str, Any]:
+    """Success with Wilson 95 % CIs overall and on the hard subset, the floor, and timing."""
+    ep, rnd = result.episodes, result.random
+    hard = ep["hard"].to_numpy()
+    out: dict[str, Any] = {
+        "success": stats.success_rate(ep["success"].to_numpy()),
+        "random": stats.success_rate(rnd["success"].to_numpy()),
+        "solved_at_start": float(ep["solved_at_start"].mean()),
+        "hard_pairs": int(hard.sum()),
+        "plan_seconds": float(ep["plan_seconds"].sum() / max(ep["plans"].sum(), 1)),
+    }
+    if hard.any():
+        out["hard_success"] = stats.success_rate(ep["success"].to_numpy()[hard])
+        out["hard_random"] = stats.success_rate(rnd["success"].to_numpy()[hard])
+    return out
+
+
+def summarize(result: EvalResult) -> str:
+    """Human-readable summary (what ``jepa-geometry plan`` prints)."""
+    s = summary(result)
+    p = result.protocol
+    lines = [
+        f"{result.task} {result.arm} (train seed {result.train_seed}), {result.spec}, "
+        f"protocol {p.name} (goal +{p.goal_offset}, budget {p.budget} steps)",
+        f"  success          {s['success']}",
+        f"  random policy    {s['random']}",
+        f"  solved at start  {100 * s['solved_at_start']:.1f}%",
+    ]
+    rule = HARD_THRESHOLDS[result.task][1]
+    if "hard_success" in s:
+        lines += [
+            f"  hard subset ({rule}, {s['hard_pairs']} pairs)",
+            f"    success        {s['hard_success']}",
+            f"    random policy  {s['hard_random']}",
+        ]
+    else:
+        lines.append(f"  hard subset ({rule}): no such pair in this set")
+    lines.append(f"  planning time    {s['plan_seconds'] * 1e3:.1f} ms per plan (batched)")
+    return "\n".join(lines)
+
+
+def compare(a: EvalResult | pd.DataFrame, b: EvalResult | pd.DataFrame, **kw: Any) -> Any:
+    """Paired difference ``success(a) - success(b)`` with bootstrap CI and exact McNemar.
+
+    Refuses tables that were not evaluated on identical start/goal pairs.
+    """
+    ta = a.episodes if isinstance(a, EvalResult) else a
+    tb = b.episodes if isinstance(b, EvalResult) else b
+    keys = ["episode", "data_episode", "start_step", "goal_row"]
+    ka, kb = ta[keys].to_numpy(), tb[keys].to_numpy()
+    if ka.shape != kb.shape or not (ka == kb).all():
+        raise EvaluationError("the two results were not evaluated on the same episode set")
+    return stats.paired_difference(ta["success"].to_numpy(), tb["success"].to_numpy(), **kw)
+
+
+def results_table(results: Sequence[EvalResult]) -> pd.DataFrame:
+    """All per-episode rows of several evaluations in one tidy table."""
+    return pd.concat([r.episodes for r in results], ignore_index=True)

@@ -1,0 +1,357 @@
+"""Latent goal-reaching planning with stable-worldmodel's solvers, at named compute budgets.
+
+Both papers plan by model-predictive control in latent space. A candidate plan is a sequence
+of ``H`` z-scored action blocks ``a_{1:H}`` (each block = ``frameskip`` env actions); the world
+model rolls it out autoregressively from the encoded current frame and the plan is scored by
+the squared Euclidean distance of the *terminal* prediction to the encoded goal image,
+
+    C(a_{1:H}) = || ẑ_H(z_context, a_{1:H}) - z_goal ||²   (summed over the D dimensions),
+
+exactly LeWM's ``criterion`` (``jepa.py`` of ``lucas-maes/le-wm``) / swm's
+``GoalMSE(reduction="sum")``. The optimisers are stable-worldmodel 0.1.1's
+``CEMSolver``, ``ICEMSolver`` and ``MPPISolver`` -- the ones the SCALE authors used -- called
+directly through :class:`LatentGoalCost`, which implements swm's ``Costable`` protocol
+(``get_cost(info_dict, candidates) -> (B, S)``).
+
+What this module adds to those solvers, thinly:
+
+* **Budget tiers** ``T1``…``T5`` (samples × iterations) from ``profile.plan.tiers`` and SCALE's
+  elite rule ``elites = max(round(0.1 · samples), 2)`` (SCALE authors' repository,
+  ``scripts/budget_sweep.py``; stated in ``eval_results/RESULTS_multiseed_sr.md``).
+* **MPPI temperature as a parameter.** swm ships ``T = 0.5``; on LeWM's cost, summed over
+  192 dimensions, that makes the softmax an argmax. The default here is SCALE's pre-registered
+  per-task ``T*`` (tuned for ``D = 192``; SCALE authors' repository,
+  ``eval_results/RESULTS_mppi_temp.md``) rescaled by ``D / 192``, since the summed cost of a
+  whitened latent grows linearly with ``D`` (our choice: see the book's *Reconstructions*
+  page, section rec-mppi-temperature, ``book/reconstructions.md``).
+* **iCEM bounds in the planning space.** iCEM clamps candidates to the action space it is
+  given; swm's examples hand it the raw env bounds although candidates are z-scored
+  (stable-worldmodel's ``ICEMSolver`` and its example configurations). We give it the
+  z-scored images of the raw bounds.
+* **Seeding per solve**: the solver's generator is re-seeded before each call, so the same
+  seed gives the same plan, and two world models planned on one episode set with one seed see
+  identical sampling noise (paired comparisons).
+* **Silence**: the solvers ``print`` their solve time on every call; it is swallowed here and
+  measured with ``time.perf_counter`` instead.
+
+All episodes of a call are planned in one solver call (swm's ``batch_size`` = number of
+episodes), so a plan costs ``iterations`` batched rollouts of ``episodes × samples``
+candidates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from torch import nn
+
+from jepa_geometry.profiles import Profile
+
+SOLVERS: tuple[str, ...] = ("cem", "icem", "mppi")
+TIERS: tuple[str, ...] = ("T1", "T2", "T3", "T4", "T5")
+
+# SCALE's pre-registered MPPI temperatures T* (tuned on the LeWM arm, D = 192, episode
+# seed 101; SCALE authors' repository, eval_results/RESULTS_mppi_temp.md). Scaled by D / 192
+# in :func:`mppi_temperature`.
+MPPI_T_STAR: dict[str, float] = {
+    "pusht": 64.0,
+    "reacher": 32.0,
+    "cube": 32.0,
+    "tworoom": 64.0,
+    "pointmaze": 256.0,
+}
+MPPI_T_STAR_DIM = 192
+SWM_MPPI_TEMPERATURE = 0.5  # swm's shipped default, for reference and ablations
+
+
+class PlanningError(ValueError):
+    """A solver, budget or shape does not fit the planning problem."""
+
+
+class RolloutModel(Protocol):
+    """The part of ``models.WorldModel`` the planner needs."""
+
+    embed_dim: int
+    action_block_dim: int
+
+    def rollout(self, z_context: torch.Tensor, action_blocks: torch.Tensor) -> torch.Tensor: ...
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """Everything that defines one planner configuration (it also keys cached results)."""
+
+    solver: str  # one of SOLVERS
+    budget: str  # tier name, e.g. "T1" (or "custom")
+    samples: int  # candidates per iteration
+    iterations: int
+    elites: int  # top-k used to refit the sampling distribution
+    horizon: int = 5  # action blocks per plan
+    var_scale: float = 1.0  # initial std of the z-scored action distribution
+    temperature: float | None = None  # MPPI only
+
+    def __post_init__(self) -> None:
+        if self.solver not in SOLVERS:
+            raise PlanningError(f"unknown solver {self.solver!r}; valid: {', '.join(SOLVERS)}")
+        if not 2 <= self.elites <= self.samples:
+            raise PlanningError(
+                f"need 2 <= elites <= samples, got elites={self.elites}, samples={self.samples}"
+            )
+        if self.iterations < 1 or self.horizon < 1 or self.var_scale <= 0:
+            raise PlanningError(f"iterations, horizon and var_scale must be positive: {self}")
+        if (self.solver == "mppi") != (self.temperature is not None):
+            raise PlanningError("a temperature is required for mppi and meaningless otherwise")
+        if self.temperature is not None and self.temperature <= 0:
+            raise PlanningError(f"MPPI temperature must be > 0, got {self.temperature}")
+
+    @property
+    def rollouts(self) -> int:
+        """Candidate rollouts per plan (the compute measure of SCALE's tiers)."""
+        return self.samples * self.iterations
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        t = f", T={self.temperature:g}" if self.temperature is not None else ""
+        return (
+            f"{self.solver} {self.budget} ({self.samples} samples x {self.iterations} it, "
+            f"top {self.elites}{t})"
+        )
+
+
+def n_elites(samples: int, fraction: float = 0.1) -> int:
+    """SCALE's elite count ``max(round(fraction · samples), 2)``, capped at ``samples``."""
+    return min(samples, max(round(fraction * samples), 2))
+
+
+def budget_tiers(profile: Profile) -> dict[str, tuple[int, int]]:
+    """The profile's tiers ``{name: (samples, iterations)}``, checked to be ordered T1 ≥ … ≥ T5."""
+    tiers = dict(profile.plan.tiers)
+    names = list(tiers)
+    if names != list(TIERS):
+        raise PlanningError(f"profile {profile.name!r} must define tiers {TIERS}, got {names}")
+    rollouts = [s * i for s, i in tiers.values()]
+    if any(a < b for a, b in zip(rollouts, rollouts[1:], strict=False)):
+        raise PlanningError(f"tiers of {profile.name!r} must shrink from T1 to T5: {tiers}")
+    return tiers
+
+
+def mppi_temperature(task: str, embed_dim: int) -> float:
+    """Default MPPI temperature: SCALE's ``T*`` for the task, times ``embed_dim / 192``."""
+    if task not in MPPI_T_STAR:
+        raise PlanningError(f"no MPPI temperature for task {task!r}; valid: {list(MPPI_T_STAR)}")
+    return MPPI_T_STAR[task] * embed_dim / MPPI_T_STAR_DIM
+
+
+def solver_spec(
+    solver: str,
+    budget: str,
+    profile: Profile,
+    *,
+    temperature: float | None = None,
+    task: str | None = None,
+    embed_dim: int | None = None,
+) -> SolverSpec:
+    """The spec of ``solver`` at tier ``budget`` of ``profile``.
+
+    MPPI needs a temperature: pass it, or pass ``task`` (and optionally ``embed_dim``,
+    default ``profile.model.embed_dim``) to use :func:`mppi_temperature`.
+    """
+    if solver not in SOLVERS:
+        raise PlanningError(f"unknown solver {solver!r}; valid: {', '.join(SOLVERS)}")
+    tiers = budget_tiers(profile)
+    if budget not in tiers:
+        raise PlanningError(f"unknown budget {budget!r}; valid: {', '.join(tiers)}")
+    samples, iterations = tiers[budget]
+    if solver == "mppi" and temperature is None:
+        if task is None:
+            raise PlanningError("mppi needs a temperature, or the task for its default T*")
+        temperature = mppi_temperature(task, embed_dim or profile.model.embed_dim)
+    return SolverSpec(
+        solver=solver,
+        budget=budget,
+        samples=samples,
+        iterations=iterations,
+        elites=n_elites(samples, profile.plan.topk_fraction),
+        horizon=profile.plan.horizon,
+        temperature=temperature if solver == "mppi" else None,
+    )
+
+
+class LatentGoalCost(nn.Module):
+    """swm ``Costable``: terminal squared distance ``||ẑ_H - z_goal||²`` of each candidate.
+
+    ``info_dict`` carries precomputed embeddings, which the solver broadcasts over its
+    candidates: ``z_context`` (B, S, h, D) and ``z_goal`` (B, S, D). Candidates are
+    (B, S, H, action_block_dim). Encoding once per plan, outside the solver, keeps the
+    encoder out of the ``iterations × samples`` inner loop.
+    """
+
+    def __init__(self, model: RolloutModel) -> None:
+        super().__init__()
+        self.model = model
+
+    def criterion(self, info_dict: dict, action_candidates: torch.Tensor) -> torch.Tensor:
+        z_ctx, z_goal = info_dict["z_context"], info_dict["z_goal"]
+        b, s = action_candidates.shape[:2]
+        h, d = z_ctx.shape[2:]
+        blocks = action_candidates.reshape(b * s, *action_candidates.shape[2:])
+        z_pred = self.model.rollout(z_ctx.reshape(b * s, h, d), blocks)
+        return (z_pred[:, -1] - z_goal.reshape(b * s, d)).pow(2).sum(-1).reshape(b, s)
+
+    def get_cost(self, info_dict: dict, action_candidates: torch.Tensor) -> torch.Tensor:
+        return self.criterion(info_dict, action_candidates)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A batch of plans: z-scored action blocks (N, H, action_block_dim) and their cost."""
+
+    actions: torch.Tensor
+    cost: torch.Tensor  # (N,) cost of the returned plan under the model
+    seconds: float  # wall time of the whole batched solve
+
+
+class Planner:
+    """Plans batches of episodes with one swm solver against one world model.
+
+    ``action_dim`` is the env's action dimension ``A`` and ``frameskip`` the env steps per
+    block; the model's ``action_block_dim`` must equal ``frameskip · A``. ``action_bounds``
+    (low, high), each of shape (A,), are the bounds *in the z-scored planning space*; only
+    iCEM uses them (it clamps candidates). All N episodes of a call are solved in one batch
+    (swm's ``batch_size = N``); callers chunk larger sets (see ``evaluation.evaluate_planner``).
+    """
+
+    def __init__(
+        self,
+        model: RolloutModel,
+        spec: SolverSpec,
+        action_dim: int,
+        frameskip: int,
+        action_bounds: tuple[np.ndarray, np.ndarray] | None = None,
+        device: str = "cpu",
+    ) -> None:
+        if model.action_block_dim != frameskip * action_dim:
+            raise PlanningError(
+                f"world model action block dim {model.action_block_dim} != frameskip "
+                f"{frameskip} x task action dim {action_dim}; was it trained on this task?"
+            )
+        if action_bounds is None:
+            action_bounds = (np.full(action_dim, -np.inf), np.full(action_dim, np.inf))
+        low, high = (np.asarray(b, dtype=np.float32).reshape(-1) for b in action_bounds)
+        if low.shape != (action_dim,) or high.shape != (action_dim,) or not (low < high).all():
+            raise PlanningError(
+                f"action_bounds must be two arrays of shape ({action_dim},) with low < high"
+            )
+        self.model = model
+        self.spec = spec
+        self.action_dim = action_dim
+        self.frameskip = frameskip
+        self.bounds = (low, high)
+        self.cost = LatentGoalCost(model)
+        self.solver = _make_solver(self.cost, spec, device)
+
+    def _configure(self, n: int) -> None:
+        import gymnasium as gym
+        from stable_worldmodel.policy import PlanConfig
+
+        low = np.broadcast_to(self.bounds[0], (n, self.action_dim))
+        high = np.broadcast_to(self.bounds[1], (n, self.action_dim))
+        cfg = PlanConfig(
+            horizon=self.spec.horizon,
+            receding_horizon=self.spec.horizon,
+            action_block=self.frameskip,
+            warm_start=False,
+        )
+        space = gym.spaces.Box(low=low, high=high, dtype=np.float32)
+        self.solver.batch_size = n
+        self.solver.configure(action_space=space, n_envs=n, config=cfg)
+
+    @torch.no_grad()
+    def plan(self, z_context: torch.Tensor, z_goal: torch.Tensor, seed: int) -> Plan:
+        """Plan for N episodes at once from context (N, h, D) and goal (N, D) embeddings."""
+        d = self.model.embed_dim
+        if z_context.ndim != 3 or z_context.shape[-1] != d:
+            raise PlanningError(f"z_context must be (N, h, {d}), got {tuple(z_context.shape)}")
+        if z_goal.shape != (z_context.shape[0], d):
+            raise PlanningError(
+                f"z_goal must be ({z_context.shape[0]}, {d}), got {tuple(z_goal.shape)}"
+            )
+        n = z_context.shape[0]
+        self._configure(n)
+        self.solver.torch_gen.manual_seed(int(seed))
+        info = {"z_context": z_context.float(), "z_goal": z_goal.float()}
+        t0 = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()):  # swm prints "<solver> solve time"
+            out = self.solver.solve(info)
+        seconds = time.perf_counter() - t0
+        actions = out["actions"].to(torch.float32)
+        cost = self.cost.get_cost(
+            {k: v[:, None] for k, v in info.items()}, actions[:, None].to(z_goal.device)
+        )[:, 0]
+        return Plan(actions=actions, cost=cost.cpu(), seconds=seconds)
+
+    @torch.no_grad()
+    def plan_pixels(
+        self, encode: Any, context: torch.Tensor, goal: torch.Tensor, seed: int
+    ) -> Plan:
+        """Plan from uint8 frames: context (N, h, 3, H, W), goal (N, 3, H, W); ``encode`` is
+        the world model's encoder (``WorldModel.encode``)."""
+        return self.plan(encode(context), encode(goal), seed)
+
+    def env_actions(self, plan_actions: torch.Tensor) -> np.ndarray:
+        """Unfold z-scored blocks (N, H, frameskip·A) into per-step actions (N, H·frameskip, A).
+
+        Within a block the ``frameskip`` actions are stored time-major, as the dataset's
+        clips concatenate them.
+        """
+        n, h, _ = plan_actions.shape
+        return plan_actions.reshape(n, h * self.frameskip, self.action_dim).cpu().numpy()
+
+
+def _make_solver(cost: LatentGoalCost, spec: SolverSpec, device: str) -> Any:
+    from stable_worldmodel.solver import CEMSolver, ICEMSolver, MPPISolver
+
+    common = dict(
+        model=cost,
+        num_samples=spec.samples,
+        var_scale=spec.var_scale,
+        n_steps=spec.iterations,
+        topk=spec.elites,
+        device=device,
+    )
+    if spec.solver == "cem":
+        return CEMSolver(**common)
+    if spec.solver == "icem":
+        return ICEMSolver(**common)  # swm defaults: beta 2, alpha 0.1, 5 elites kept, mean
+    return MPPISolver(**common, temperature=spec.temperature)
+
+
+def plan_seed(eval_seed: int, *parts: int) -> int:
+    """A 31-bit solver seed derived from the evaluation seed and integer labels (e.g. the
+    replanning round), independent of the world model, so all arms share it."""
+    return int(np.random.SeedSequence([eval_seed, *parts]).generate_state(1)[0] & 0x7FFFFFFF)
+
+
+__all__ = [
+    "SOLVERS",
+    "TIERS",
+    "MPPI_T_STAR",
+    "LatentGoalCost",
+    "Plan",
+    "Planner",
+    "PlanningError",
+    "SolverSpec",
+    "budget_tiers",
+    "mppi_temperature",
+    "n_elites",
+    "plan_seed",
+    "solver_spec",
+]

@@ -1,0 +1,376 @@
+"""One task, both papers: train every arm, plan every solver cell, tabulate with paired CIs.
+
+The grid of the Two-Room chapters (and, later, of the other tasks):
+
+* **Arms** (:data:`STUDY_ARMS`): ``lewm`` (the baseline), ``scale``, ``aux``, ``anisowm``
+  (κ = 2) and ``scale+anisowm``, each trained with every seed of ``profile.seeds.train``.
+* **Cells** (:func:`plan_cells`): CEM at the five budget tiers, iCEM and MPPI at T1 and T3,
+  under each protocol named (``goal100_budget150``: goal 100 steps ahead, budget 150;
+  ``goal25_budget50``: 25 / 50).
+* **MPPI temperature** (:func:`select_mppi_temperature`): chosen on the baseline arm with a
+  *separate* episode seed, as SCALE's pre-registered fix does (SCALE authors' repository,
+  ``eval_results/RESULTS_mppi_temp.md``; book: ``book/reconstructions.md``, section
+  rec-mppi-temperature), then used for every arm; the evaluation pairs never see the sweep.
+
+Every cell is one cached :func:`~jepa_geometry.planning.protocol.evaluate_arm` call, so the
+whole grid resumes where an interrupted run stopped, and every arm plans the same pairs with
+the same solver noise: differences against the baseline are paired (:func:`paired_table`),
+pooled over training seeds with the two-stage bootstrap of :mod:`jepa_geometry.stats`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from jepa_geometry import stats
+from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm
+from jepa_geometry.planning.solver import MPPI_T_STAR_DIM, budget_tiers
+from jepa_geometry.profiles import Profile
+from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.study.spec import BASELINE, StudySpec
+from jepa_geometry.wm.arms import check_arms
+from jepa_geometry.wm.training import train_world_model
+
+STUDY_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "anisowm", "scale+anisowm")
+# SCALE's pre-registered MPPI sweep (for D = 192); scaled by D / 192 for our embeddings.
+MPPI_SWEEP_192: tuple[float, ...] = (2.0, 8.0, 32.0, 64.0, 128.0, 256.0, 512.0)
+SWEEP_SEED_OFFSET = 1  # the sweep's episode seed is profile.seeds.eval + this
+
+
+class StudyError(ValueError):
+    """A grid request names an unknown arm, solver cell or protocol."""
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    """One planning configuration: protocol x solver x budget tier."""
+
+    protocol: str
+    solver: str
+    budget: str
+
+    def __str__(self) -> str:
+        return f"{self.protocol}/{self.solver}/{self.budget}"
+
+
+def plan_cells(protocols: Sequence[str] = ("goal100_budget150", "goal25_budget50")) -> list[Cell]:
+    """CEM at T1..T5, iCEM and MPPI at T1 and T3, for each protocol (SCALE's solver grid)."""
+    bad = [p for p in protocols if p not in PROTOCOLS]
+    if bad:
+        raise StudyError(f"unknown protocol(s) {bad}; valid: {', '.join(PROTOCOLS)}")
+    solvers = [("cem", t) for t in ("T1", "T2", "T3", "T4", "T5")]
+    solvers += [(s, t) for s in ("icem", "mppi") for t in ("T1", "T3")]
+    return [Cell(p, s, t) for p in protocols for s, t in solvers]
+
+
+def check_study_arms(arms: Sequence[str]) -> list[str]:
+    """Canonical arm names (:func:`~jepa_geometry.wm.arms.check_arms`); the baseline must be
+    among them, since every difference is against it."""
+    try:
+        names = check_arms(arms)
+    except ValueError as e:
+        raise StudyError(str(e)) from e
+    if BASELINE not in names:
+        raise StudyError(f"the arms {names} must include the baseline {BASELINE!r}")
+    return names
+
+
+def _with_eval_seed(profile: Profile, seed: int) -> Profile:
+    return dataclasses.replace(profile, seeds=dataclasses.replace(profile.seeds, eval=seed))
+
+
+# --------------------------------------------------------------------------------------
+# Training every arm
+# --------------------------------------------------------------------------------------
+
+
+def train_arms(
+    task: str, arms: Sequence[str], profile: Profile, progress: bool = True
+) -> pd.DataFrame:
+    """Train (or find cached) every arm x training seed; one row per model.
+
+    Columns: arm, train_seed, train_seconds (wall time of the run that built it), steps_per_s,
+    pred (final prediction loss), parameters.
+    """
+
+    rows = []
+    jobs = [(m, s) for s in profile.seeds.train for m in check_study_arms(arms)]
+    for m, s in tqdm(jobs, desc=f"train {task}", disable=not progress):
+        summ = train_world_model(task, m, s, profile, progress=False).manifest()["summary"]
+        rows.append(
+            {
+                "arm": m,
+                "train_seed": s,
+                "train_seconds": summ["train_wall_s"],
+                "steps_per_s": summ["steps_per_s"],
+                "pred": summ["final"]["pred"],
+                "parameters": summ["parameters"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------
+# MPPI temperature, chosen off the evaluation pairs
+# --------------------------------------------------------------------------------------
+
+
+def mppi_sweep_temperatures(profile: Profile) -> list[float]:
+    """SCALE's sweep {2, 8, ..., 512} (D = 192) scaled to ``profile.model.embed_dim``: the cost
+    is a sum over D coordinates, so its spread, and the temperature, scale with D."""
+    return [t * profile.model.embed_dim / MPPI_T_STAR_DIM for t in MPPI_SWEEP_192]
+
+
+def select_mppi_temperature(
+    task: str,
+    profile: Profile,
+    *,
+    protocol: str = "goal100_budget150",
+    budgets: Sequence[str] = ("T1", "T3"),
+    episodes: int | None = None,
+    temperatures: Sequence[float] | None = None,
+    progress: bool = True,
+) -> tuple[float, pd.DataFrame]:
+    """SCALE's pre-registered MPPI temperature fix, on the baseline arm and separate pairs.
+
+    The baseline (first training seed) plans an episode set drawn with seed
+    ``profile.seeds.eval + 1`` (never the evaluation set) at each temperature and tier;
+    ``T*`` maximises the success summed over ``budgets`` (ties: the lower temperature).
+    Returns ``(T*, table)`` with one row per (temperature, budget): success, pairs, and the
+    wall time of the evaluation that built it.
+    """
+    sweep = _with_eval_seed(profile, profile.seeds.eval + SWEEP_SEED_OFFSET)
+    temps = list(temperatures or mppi_sweep_temperatures(profile))
+    n = episodes or max(profile.eval.episodes // 2, 1)
+    tiers = budget_tiers(profile)
+    bad = [b for b in budgets if b not in tiers]
+    if bad:
+        raise StudyError(f"unknown budget(s) {bad}; valid: {', '.join(tiers)}")
+    seed = profile.seeds.train[0]
+    rows = []
+    jobs = [(t, b) for t in temps for b in budgets]
+    for t, b in tqdm(jobs, desc="MPPI temperature sweep", disable=not progress):
+        res = evaluate_arm(
+            task, BASELINE, seed, sweep, solver="mppi", budget=b, protocol=protocol,
+            temperature=float(t), episodes=n, progress=False,
+        )  # fmt: skip
+        succ = res.episodes["success"].to_numpy()
+        rows.append(
+            {
+                "temperature": float(t),
+                "budget": b,
+                "success": float(succ.mean()),
+                "n": len(succ),
+                "eval_seconds": res.eval_seconds,
+            }
+        )
+    table = pd.DataFrame(rows)
+    total = table.groupby("temperature", sort=True)["success"].sum()
+    best = float(total.index[int(np.argmax(total.to_numpy()))])  # argmax: first (lowest) max
+    return best, table
+
+
+# --------------------------------------------------------------------------------------
+# Planning every cell
+# --------------------------------------------------------------------------------------
+
+
+def evaluate_arms(
+    task: str,
+    arms: Sequence[str],
+    profile: Profile,
+    cells: Sequence[Cell],
+    *,
+    temperature: float,
+    seeds: Sequence[int] | None = None,
+    progress: bool = True,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Plan every (arm, training seed, cell); cached per cell, so an interrupted grid resumes.
+
+    Returns ``(episodes, cells)``: the tidy per-episode table of all arms plus the random floor
+    (``arm == "random"``, once per protocol, repeated for every solver cell so it lines up
+    with the arms), and one row per evaluated cell with its wall time (``eval_seconds``).
+    """
+    names = check_study_arms(arms)
+    seeds = list(profile.seeds.train if seeds is None else seeds)
+    tables, timing, floors = [], [], {}
+    jobs = [(s, m, c) for s in seeds for m in names for c in cells]
+    for s, m, c in tqdm(jobs, desc=f"plan {task}", disable=not progress):
+        res = evaluate_arm(
+            task, m, s, profile, solver=c.solver, budget=c.budget, protocol=c.protocol,
+            temperature=temperature if c.solver == "mppi" else None, progress=False,
+        )  # fmt: skip
+        tables.append(res.episodes)
+        floors.setdefault(c, res.random)
+        timing.append(
+            {
+                "arm": m, "train_seed": s, "protocol": c.protocol, "solver": c.solver,
+                "budget": c.budget, "eval_seconds": res.eval_seconds,
+                "plans": int(res.episodes["plans"].sum()),
+            }
+        )  # fmt: skip
+    for c, rnd in floors.items():
+        rnd = rnd.copy()
+        rnd.insert(0, "train_seed", -1)
+        rnd.insert(0, "arm", "random")
+        rnd.insert(0, "task", task)
+        rnd["solver"], rnd["budget"], rnd["protocol"] = c.solver, c.budget, c.protocol
+        tables.append(rnd)
+    return pd.concat(tables, ignore_index=True), pd.DataFrame(timing)
+
+
+# --------------------------------------------------------------------------------------
+# Tables
+# --------------------------------------------------------------------------------------
+
+CELL_KEYS = ["protocol", "solver", "budget"]
+
+
+def success_table(episodes: pd.DataFrame, hard: bool = False) -> pd.DataFrame:
+    """Success per protocol x solver x budget x arm with 95 % intervals.
+
+    One training seed: Wilson; several: the two-stage bootstrap over seeds and pairs
+    (:func:`jepa_geometry.stats.rate_table`). ``hard=True`` keeps the hard subset only.
+    """
+    tab = episodes[episodes["hard"]] if hard else episodes
+    return stats.rate_table(tab, [*CELL_KEYS, "arm"])
+
+
+def paired_table(
+    episodes: pd.DataFrame, baseline: str = BASELINE, hard: bool = False
+) -> pd.DataFrame:
+    """Each arm minus the baseline, per cell, on the same (training seed, pair) units.
+
+    ``diff`` is the success-rate difference; ``low``/``high`` its paired bootstrap 95 % interval
+    (seeds and pairs resampled); ``p_mcnemar`` the exact McNemar test on the discordant
+    (seed, pair) units; ``a_only``/``b_only`` those counts (arm only / baseline only). Seeds are
+    paired by number: arm seed s against baseline seed s, the same pairs and solver noise.
+    """
+    tab = episodes[(episodes["arm"] != "random") & (episodes["hard"] if hard else True)]
+    rows = []
+    for keys, grp in tab.groupby(CELL_KEYS, sort=True):
+        base = grp[grp["arm"] == baseline]
+        if base.empty:
+            continue
+        for m, arm in grp[grp["arm"] != baseline].groupby("arm", sort=False):
+            seeds = sorted(set(arm["train_seed"]) & set(base["train_seed"]))
+            a = stats.success_matrix(arm[arm["train_seed"].isin(seeds)])
+            b = stats.success_matrix(base[base["train_seed"].isin(seeds)])
+            d = stats.paired_difference(
+                a if len(seeds) > 1 else a[0], b if len(seeds) > 1 else b[0]
+            )
+            rows.append(
+                {**dict(zip(CELL_KEYS, keys, strict=True)), "arm": m, "seeds": len(seeds),
+                 **dataclasses.asdict(d)}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def arm_order(arms: Sequence[str]) -> list[str]:
+    """Arms in the book's order (baseline first), then anything else alphabetically."""
+    known = [m for m in STUDY_ARMS if m in arms]
+    return known + sorted(set(arms) - set(known))
+
+
+def format_rate(rate: float, low: float, high: float, scale: float = 100.0) -> str:
+    """``71.0 [64.4, 76.8]``: a rate and its interval in percent."""
+    return f"{scale * rate:.1f} [{scale * low:.1f}, {scale * high:.1f}]"
+
+
+def success_grid(table: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """Wide view of :func:`success_table` for one protocol: rows solver / budget / training
+    seeds pooled, columns arms (the random floor counts as one seed)."""
+    t = table[table["protocol"] == protocol].copy()
+    if t.empty:
+        raise StudyError(f"no rows for protocol {protocol!r}; have: {sorted(set(table.protocol))}")
+    t["cell"] = [format_rate(r, lo, hi) for r, lo, hi in zip(t.rate, t.low, t.high, strict=True)]
+    t["seeds"] = t.groupby(["solver", "budget"])["seeds"].transform("max")  # the arms' seeds
+    wide = t.pivot(index=["solver", "budget", "seeds"], columns="arm", values="cell")
+    return wide[arm_order(list(wide.columns))]
+
+
+def timing_summary(cells: pd.DataFrame) -> pd.DataFrame:
+    """Planning wall time per protocol x solver x budget: mean and total over models."""
+    g = cells.groupby(CELL_KEYS, sort=True)["eval_seconds"]
+    return pd.DataFrame({"models": g.size(), "mean_s": g.mean(), "total_s": g.sum()}).reset_index()
+
+
+@dataclass(frozen=True)
+class PlanningGrid:
+    """Everything the grid produced: the chosen MPPI temperature and its sweep, the tidy
+    per-episode table (arms and random floor) and the per-cell timing table."""
+
+    temperature: float
+    sweep: pd.DataFrame
+    episodes: pd.DataFrame
+    timing: pd.DataFrame
+
+
+def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> PlanningGrid:
+    """The whole planning study of ``spec``: MPPI temperature on its main protocol, then every
+    cell.
+
+    Under the main protocol CEM plans with every training seed at every tier, iCEM and MPPI
+    with ``spec.solver_seeds``; the other protocols (e.g. SCALE's goal +25 / budget 50, which
+    saturates on Two-Room) plan every cell with ``spec.secondary_seeds``. Both bound the cost
+    on a laptop; SCALE's own per-solver tables use one training seed.
+    """
+    first = plan_cells(spec.protocols[:1])
+    jobs = [([c for c in first if c.solver == "cem"], list(profile.seeds.train))]
+    jobs.append(([c for c in first if c.solver != "cem"], spec.seeds("solver_seeds", profile)))
+    if len(spec.protocols) > 1:
+        jobs.append((plan_cells(spec.protocols[1:]), spec.seeds("secondary_seeds", profile)))
+    temperature, sweep = select_mppi_temperature(
+        spec.task, profile, protocol=spec.main_protocol, progress=progress
+    )
+    parts = [
+        evaluate_arms(
+            spec.task, spec.arms, profile, cells, temperature=temperature, seeds=seeds,
+            progress=progress,
+        )
+        for cells, seeds in jobs
+    ]  # fmt: skip
+    return PlanningGrid(
+        temperature=temperature,
+        sweep=sweep,
+        episodes=pd.concat([p[0] for p in parts], ignore_index=True),
+        timing=pd.concat([p[1] for p in parts], ignore_index=True),
+    )
+
+
+# The papers' success tables and the cell of our grid each one is comparable with.
+PAPER_SUCCESS_CELLS: tuple[tuple[str, str, str | None, str | None], ...] = (
+    # (reference table, our protocol, solver (None: the table's), budget (None: the table's))
+    ("scale_success_per_tier", "goal25_budget50", None, None),
+    ("aniso_success", "goal100_budget150", "cem", "T1"),
+    ("lewm_success", "goal100_budget150", "cem", "T1"),
+)
+
+
+def beside_papers(table: pd.DataFrame, task: str, arms: Sequence[str]) -> pd.DataFrame:
+    """The papers' success rates (reference file) beside ours at the comparable cell.
+
+    ``table`` is :func:`success_table` output. Rows whose cell we did not plan are left out.
+    """
+
+    ours = table.set_index(["protocol", "solver", "budget", "arm"])
+    rows = []
+    for ref_table, protocol, solver, budget in PAPER_SUCCESS_CELLS:
+        ref = reference_numbers(table=ref_table, task=task)
+        for _, r in ref[ref["arm"].isin(list(arms))].iterrows():
+            key = (protocol, solver or r["solver"], budget or r["tier"], r["arm"])
+            if key not in ours.index:
+                continue
+            o = ours.loc[key]
+            rows.append(
+                {"paper": r["paper"], "protocol": protocol, "solver": key[1], "budget": key[2],
+                 "arm": r["arm"], "paper value (%)": r["value"],
+                 "ours (%)": format_rate(o["rate"], o["low"], o["high"])}
+            )  # fmt: skip
+    return pd.DataFrame(rows)

@@ -1,0 +1,65 @@
+"""The papers' reported numbers, loaded from ``reference_numbers.yaml`` as one tidy table.
+
+These values are never results of this book. Chapters show them *beside* the measured numbers,
+always with the ``paper`` and ``source`` columns, e.g.::
+
+    ref = reference_numbers(paper="SCALE", metric="success_rate", task="tworoom")
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+import pandas as pd
+import yaml
+
+COLUMNS = ("table", "paper", "source", "setting", "metric", "unit", "arm", "value")
+
+
+@lru_cache(maxsize=1)
+def _tidy() -> pd.DataFrame:
+    text = resources.files("jepa_geometry.study").joinpath("reference_numbers.yaml").read_text()
+    records = []
+    for table in yaml.safe_load(text)["tables"]:
+        keys, arms = table["keys"], table["arms"]
+        for row in table["rows"]:
+            if len(row) != len(keys) + len(arms):
+                raise ValueError(
+                    f"reference table {table['id']!r}: row {row} has {len(row)} values, "
+                    f"expected {len(keys)} keys + {len(arms)} arms"
+                )
+            key_vals = dict(zip(keys, row[: len(keys)], strict=True))
+            for arm, value in zip(arms, row[len(keys) :], strict=True):
+                if value is None:
+                    continue
+                records.append(
+                    {
+                        "table": table["id"],
+                        "paper": table["paper"],
+                        "source": table["source"],
+                        "setting": table["setting"],
+                        "metric": table["metric"],
+                        "unit": table["unit"],
+                        "arm": arm,
+                        "value": float(value),
+                        **{k: str(v) for k, v in key_vals.items()},
+                    }
+                )
+    return pd.DataFrame.from_records(records)
+
+
+def reference_numbers(**filters: str) -> pd.DataFrame:
+    """Rows of the reference table matching every ``column=value`` filter.
+
+    An unknown column or a filter that matches nothing is an error (so a typo never shows an
+    empty "paper" column beside our numbers).
+    """
+    df = _tidy()
+    for col, val in filters.items():
+        if col not in df.columns:
+            raise ValueError(f"unknown reference column {col!r}; valid: {', '.join(df.columns)}")
+        df = df[df[col] == str(val)]
+    if df.empty:
+        raise ValueError(f"no reference numbers match {filters}")
+    return df.dropna(axis=1, how="all").reset_index(drop=True)

@@ -1,0 +1,121 @@
+"""One specification per task study: which arms, protocols and seeds its chapters use.
+
+A task's study is presented by several chapters (planning, then geometry and verdict). They
+must never disagree on what was run, or one of them would silently plan new cells, so every
+chapter of a task loads the same :class:`StudySpec` from ``specs/<task>.yaml`` and passes it
+on; none re-declares an arm, a protocol or a seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from jepa_geometry.envs import check_task
+from jepa_geometry.planning.protocol import PROTOCOLS
+from jepa_geometry.profiles import Profile
+from jepa_geometry.wm.arms import check_arms
+
+BASELINE = "lewm"
+_FIELDS = ("task", "arms", "protocols", "solver_seeds", "secondary_seeds", "about")
+
+
+class SpecError(ValueError):
+    """A study specification names an unknown task, arm, protocol or seed."""
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """The grid of one task's study.
+
+    ``protocols[0]`` is the main protocol: the MPPI temperature is chosen under it and CEM
+    plans with every training seed there; iCEM and MPPI plan with ``solver_seeds``; the other
+    protocols plan every cell with ``secondary_seeds``. ``None`` means every training seed.
+    """
+
+    task: str
+    arms: tuple[str, ...]
+    protocols: tuple[str, ...]
+    solver_seeds: tuple[int, ...] | None
+    secondary_seeds: tuple[int, ...] | None
+    about: str
+
+    def __post_init__(self) -> None:
+        check_task(self.task)
+        try:
+            names = check_arms(list(self.arms))
+        except ValueError as e:
+            raise SpecError(f"study {self.task!r}: {e}") from e
+        if BASELINE not in names:
+            raise SpecError(f"study {self.task!r}: arms {names} must include {BASELINE!r}")
+        bad = [p for p in self.protocols if p not in PROTOCOLS]
+        if bad or not self.protocols:
+            raise SpecError(
+                f"study {self.task!r}: protocols {list(self.protocols)}; valid: "
+                f"a non-empty list of {', '.join(PROTOCOLS)}"
+            )
+        for name in ("solver_seeds", "secondary_seeds"):
+            seeds = getattr(self, name)
+            if seeds is not None and (
+                not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0
+                                 for s in seeds)
+            ):  # fmt: skip
+                raise SpecError(f"study {self.task!r}: {name} must be null or integers >= 0")
+        object.__setattr__(self, "arms", tuple(names))
+
+    @property
+    def main_protocol(self) -> str:
+        return self.protocols[0]
+
+    def seeds(self, which: str, profile: Profile) -> list[int]:
+        """``solver_seeds`` or ``secondary_seeds`` resolved against the profile's training seeds."""
+        given = getattr(self, which)
+        seeds = list(profile.seeds.train if given is None else given)
+        bad = [s for s in seeds if s not in profile.seeds.train]
+        if bad:
+            raise SpecError(
+                f"study {self.task!r}: {which} {seeds} are not all training seeds of profile "
+                f"{profile.name!r}: {list(profile.seeds.train)}"
+            )
+        return seeds
+
+
+def available_studies() -> list[str]:
+    """Tasks that have a study specification."""
+    folder = resources.files("jepa_geometry.study").joinpath("specs")
+    return sorted(
+        p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml")
+    )
+
+
+def load_study(task: str) -> StudySpec:
+    """The study specification of ``task`` (``specs/<task>.yaml``), validated."""
+    valid = available_studies()
+    if task not in valid:
+        raise SpecError(f"no study specification for task {task!r}; valid: {', '.join(valid)}")
+    path = resources.files("jepa_geometry.study").joinpath("specs", f"{task}.yaml")
+    raw: dict[str, Any] = yaml.safe_load(path.read_text()) or {}
+    unknown = sorted(set(raw) - set(_FIELDS))
+    missing = [f for f in _FIELDS if f not in raw]
+    if unknown or missing:
+        raise SpecError(
+            f"study file {task}.yaml: unknown fields {unknown}, missing {missing}; "
+            f"fields: {', '.join(_FIELDS)}"
+        )
+    if raw["task"] != task:
+        raise SpecError(f"study file {task}.yaml describes task {raw['task']!r}")
+
+    def seeds(v: Any) -> tuple[int, ...] | None:
+        return None if v is None else tuple(v)
+
+    return StudySpec(
+        task=task,
+        arms=tuple(raw["arms"]),
+        protocols=tuple(raw["protocols"]),
+        solver_seeds=seeds(raw["solver_seeds"]),
+        secondary_seeds=seeds(raw["secondary_seeds"]),
+        about=str(raw["about"]).strip(),
+    )

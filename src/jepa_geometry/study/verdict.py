@@ -1,0 +1,336 @@
+"""Claim by claim: does this book's run reproduce what the papers report?
+
+A :class:`Claim` is a directional statement about the difference between two arms on one
+measure ("SCALE's top-2 PCs carry more of q than LeWM's": ``effect = m(scale) - m(lewm) > 0``).
+Its :class:`Evidence` is our measured effect with a 95 % interval. The verdict is a rule fixed
+before looking at any result:
+
+* **reproduced**: the whole interval lies on the claimed side of the ``threshold`` (0 unless
+  the claim is a non-inferiority claim with a margin);
+* **not reproduced**: the whole interval lies on the other side, *or* it straddles the
+  threshold but excludes the papers' own effect (when the paper reports one in comparable
+  units and setting): no effect is detected, and one as large as the paper's is ruled out;
+* **inconclusive**: otherwise (the data cannot tell).
+
+Intervals come from :mod:`jepa_geometry.stats`: success differences from the paired two-stage
+bootstrap over training seeds and pairs; per-start or per-goal measures (rank correlations,
+cost landscapes) from the same bootstrap over seeds and units; one-number-per-model measures
+(probes, spectra) from a paired t-interval over training seeds, wide with three seeds, as it
+should be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from jepa_geometry import stats
+from jepa_geometry.study.reference import reference_numbers
+
+VERDICTS: tuple[str, ...] = ("reproduced", "not reproduced", "inconclusive")
+UNIT_LABELS = {"episode": "pairs", "start": "starts", "goal_index": "goals"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """``direction * (m(a) - m(b)) > threshold``, as one of the papers states it."""
+
+    paper: str
+    statement: str
+    measure: str  # what m is, in words, with the setting it is measured in
+    a: str
+    b: str
+    direction: int = 1  # +1: a larger is the claim; -1: a smaller
+    threshold: float = 0.0
+    paper_effect: float | None = None  # m(a) - m(b) as reported, in our units, if comparable
+    paper_note: str = ""  # where the paper's number comes from / why it is not comparable
+    unit: str = ""  # display unit of effects, e.g. "pp"
+    display_scale: float = 1.0  # effects are shown times this (100 for success in pp)
+
+    def __post_init__(self) -> None:
+        if self.direction not in (1, -1):
+            raise ValueError(f"direction must be +1 or -1, got {self.direction!r}")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Our effect ``m(a) - m(b)`` with its 95 % interval and how it was obtained."""
+
+    effect: float
+    low: float
+    high: float
+    p_value: float | None
+    units: str  # e.g. "3 seeds x 200 pairs", "3 seeds (t-interval)"
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.effect <= self.high:
+            raise ValueError(f"effect {self.effect} outside its interval [{self.low}, {self.high}]")
+
+
+def verdict(claim: Claim, ev: Evidence) -> str:
+    """The fixed rule of this module's docstring."""
+    lo, hi = sorted((claim.direction * ev.low, claim.direction * ev.high))
+    t = claim.threshold
+    if lo > t:
+        return "reproduced"
+    if hi < t:
+        return "not reproduced"
+    if claim.paper_effect is not None and claim.direction * claim.paper_effect > hi:
+        return "not reproduced"
+    return "inconclusive"
+
+
+def verdict_table(items: Sequence[tuple[Claim, Evidence]]) -> pd.DataFrame:
+    """One row per claim: statement, measure, the paper's effect, ours with CI, verdict."""
+
+    def num(x: float) -> str:
+        return f"{0.0 if abs(x) < 1e-9 else x:+.3g}"
+
+    rows = []
+    for claim, ev in items:
+        k, u = claim.display_scale, f" {claim.unit}" if claim.unit else ""
+        paper = "" if claim.paper_effect is None else f"{num(k * claim.paper_effect)}{u}"
+        rows.append(
+            {
+                "paper": claim.paper,
+                "claim": claim.statement,
+                "measure": claim.measure,
+                "paper's effect": paper + (f" ({claim.paper_note})" if claim.paper_note else ""),
+                "our effect [95% CI]": f"{num(k * ev.effect)} [{num(k * ev.low)}, "
+                f"{num(k * ev.high)}]{u}",
+                "p": ev.p_value,
+                "units": ev.units,
+                "verdict": verdict(claim, ev),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------
+# Evidence builders
+# --------------------------------------------------------------------------------------
+
+
+def _matrix(table: pd.DataFrame, value: str, unit: str) -> pd.DataFrame:
+    """(training seed x unit) matrix of ``value``; units must be the same for every seed."""
+    if table.duplicated(["train_seed", unit]).any():
+        raise ValueError(f"several rows per (train_seed, {unit}); filter the table first")
+    wide = table.pivot(index="train_seed", columns=unit, values=value).sort_index()
+    if wide.isna().any().any():
+        raise ValueError(f"training seeds were measured on different {unit}s; cannot pair them")
+    return wide
+
+
+def paired_unit_evidence(
+    table: pd.DataFrame, a: str, b: str, value: str, unit: str, seed: int = 0
+) -> Evidence:
+    """Mean of ``value(a) - value(b)`` over (seed, unit), both arms measured on the same units.
+
+    ``table`` has columns arm, train_seed, ``unit`` and ``value`` (e.g. per-start Kendall τ,
+    per-pair success averaged over tiers). Interval: two-stage bootstrap over seeds and units.
+    p: the exact McNemar test when the values are binary (success), otherwise None.
+    """
+    wa = _matrix(table[table["arm"] == a], value, unit)
+    wb = _matrix(table[table["arm"] == b], value, unit)
+    seeds = wa.index.intersection(wb.index)
+    cols = wa.columns.intersection(wb.columns)
+    if len(seeds) == 0 or len(cols) == 0:
+        raise ValueError(f"no common (seed, {unit}) units between {a!r} and {b!r}")
+    xa, xb = wa.loc[seeds, cols].to_numpy(float), wb.loc[seeds, cols].to_numpy(float)
+    d = xa - xb
+    lo, hi = stats.bootstrap_interval(d if len(seeds) > 1 else d[0], seed=seed)
+    binary = np.isin(xa, (0.0, 1.0)).all() and np.isin(xb, (0.0, 1.0)).all()
+    p = stats.mcnemar_exact(xa, xb) if binary else None
+    eff = float(d.mean())
+    label = UNIT_LABELS.get(unit, f"{unit}s")
+    seeds_label = f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}"
+    return Evidence(eff, min(lo, eff), max(hi, eff), p, f"{seeds_label} x {len(cols)} {label}")
+
+
+def seed_level_evidence(table: pd.DataFrame, a: str, b: str, value: str) -> Evidence:
+    """``value(a) - value(b)`` per training seed (one number per model), paired by seed.
+
+    Interval: Student t over the paired seed differences (df = seeds - 1); p: paired t-test.
+    One seed gives no interval: (-inf, inf), so such a claim is always "inconclusive".
+    """
+    va = table[table["arm"] == a].set_index("train_seed")[value]
+    vb = table[table["arm"] == b].set_index("train_seed")[value]
+    seeds = va.index.intersection(vb.index)
+    if len(seeds) == 0:
+        raise ValueError(f"no training seed measured for both {a!r} and {b!r}")
+    d = (va.loc[seeds] - vb.loc[seeds]).to_numpy(float)
+    if len(seeds) == 1:  # no interval from one model: the verdict can only be inconclusive
+        return Evidence(float(d[0]), -np.inf, np.inf, None, "1 seed (no interval)")
+    eff, se = float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
+    half = float(sps.t.ppf(0.975, len(d) - 1) * se)
+    p = float(sps.ttest_1samp(d, 0.0).pvalue) if se > 0 else (0.0 if eff != 0 else 1.0)
+    return Evidence(eff, eff - half, eff + half, p, f"{len(seeds)} seeds (t-interval)")
+
+
+def tier_mean_success(
+    episodes: pd.DataFrame, protocol: str, solver: str, budgets: Sequence[str]
+) -> pd.DataFrame:
+    """Per (arm, seed, pair): success averaged over ``budgets`` (SCALE's per-solver mean)."""
+    t = episodes[
+        (episodes["protocol"] == protocol)
+        & (episodes["solver"] == solver)
+        & episodes["budget"].isin(list(budgets))
+        & (episodes["arm"] != "random")
+    ]
+    if t.empty:
+        raise ValueError(f"no episodes for {protocol}/{solver} at {list(budgets)}")
+    n_b = t.groupby(["arm", "train_seed", "episode"])["budget"].nunique()
+    if (n_b != len(budgets)).any():
+        raise ValueError(f"not every arm was evaluated at all of {list(budgets)}")
+    return t.groupby(["arm", "train_seed", "episode"])["success"].mean().reset_index()
+
+
+def paper_difference(table: str, a: str, b: str, scale: float = 1.0, **filters: str) -> float:
+    """``value(a) - value(b)`` of a reference table (mean over matching rows), times ``scale``.
+
+    ``scale=0.01`` turns the papers' percent into our fractions.
+    """
+    ref = reference_numbers(table=table, **filters)
+    va = ref[ref["arm"] == a]["value"]
+    vb = ref[ref["arm"] == b]["value"]
+    if va.empty or vb.empty:
+        raise ValueError(f"reference table {table!r} has no {a!r} or {b!r} rows for {filters}")
+    return float(scale * (va.mean() - vb.mean()))
+
+
+def _paper(table: str, a: str, b: str, scale: float = 1.0, **filters: str) -> float | None:
+    """:func:`paper_difference`, or None where the reference file has no such rows."""
+    try:
+        return paper_difference(table, a, b, scale, **filters)
+    except ValueError:
+        return None
+
+
+def paper_claims(
+    task: str,
+    episodes: pd.DataFrame,
+    geometry: Any,
+    main_protocol: str = "goal100_budget150",
+    code_protocol: str = "goal25_budget50",
+) -> list[tuple[Claim, Evidence]]:
+    """The two papers' claims about ``task``, each with our evidence.
+
+    ``episodes`` is :func:`jepa_geometry.study.grid.evaluate_arms` output, ``geometry`` a
+    :class:`jepa_geometry.analysis.measurements.Geometry`. A claim whose arms or cells were not
+    run is left out. The papers' effects are attached only where the setting is comparable (same
+    protocol and measure); otherwise the note says what the paper reported.
+    """
+    items: list[tuple[Claim, Evidence]] = []
+    arms = set(episodes["arm"])
+    protocols = set(episodes["protocol"])
+    budgets_of = {
+        (p, s): sorted(set(g["budget"])) for (p, s), g in episodes.groupby(["protocol", "solver"])
+    }
+
+    def success(a: str, b: str, protocol: str, solver: str, statement: str, paper: str,
+                paper_effect: float | None = None, note: str = "",
+                budgets: Sequence[str] | None = None) -> None:  # fmt: skip
+        if {a, b} - arms or protocol not in protocols or (protocol, solver) not in budgets_of:
+            return
+        buds = list(budgets or budgets_of[(protocol, solver)])
+        t = tier_mean_success(episodes, protocol, solver, buds)
+        ev = paired_unit_evidence(t, a, b, "success", "episode")
+        name = {"cem": "CEM", "icem": "iCEM", "mppi": "MPPI"}.get(solver, solver)
+        measure = f"success, {protocol} protocol, {name} at {'/'.join(buds)}"
+        if len(buds) > 1:
+            measure += " (mean over tiers)"
+        items.append((Claim(paper, statement, measure, a, b, paper_effect=paper_effect,
+                            paper_note=note, unit="pp", display_scale=100.0), ev))  # fmt: skip
+
+    def per_model(a: str, b: str, col: str, statement: str, measure: str, paper: str,
+                  direction: int = 1, threshold: float = 0.0,
+                  paper_effect: float | None = None, note: str = "") -> None:  # fmt: skip
+        tab = geometry.probes
+        if {a, b} - set(tab["arm"]):
+            return
+        ev = seed_level_evidence(tab, a, b, col)
+        items.append((Claim(paper, statement, measure, a, b, direction, threshold,
+                            paper_effect, note), ev))  # fmt: skip
+
+    def per_unit(tab: pd.DataFrame, unit: str, a: str, b: str, col: str, statement: str,
+                 measure: str, paper: str, direction: int = 1,
+                 paper_effect: float | None = None, note: str = "") -> None:  # fmt: skip
+        if {a, b} - set(tab["arm"]):
+            return
+        ev = paired_unit_evidence(tab.dropna(subset=[col]), a, b, col, unit)
+        items.append((Claim(paper, statement, measure, a, b, direction,
+                            paper_effect=paper_effect, paper_note=note), ev))  # fmt: skip
+
+    ref_cem = _paper("scale_success_per_solver", "scale", "lewm", 0.01, task=task, solver="cem")
+    cem_note = "" if ref_cem is None else f"SCALE: {100 * ref_cem:+.1f} pp in the code protocol"
+    success("scale", "lewm", main_protocol, "cem", "SCALE plans better than LeWM (CEM)",
+            "SCALE", note=cem_note)  # fmt: skip
+    success("scale", "lewm", code_protocol, "cem", "SCALE plans better than LeWM (CEM)",
+            "SCALE", paper_effect=ref_cem)  # fmt: skip
+    ref_icem = _paper("scale_success_per_tier", "scale", "lewm", 0.01, task=task, solver="icem")
+    success("scale", "lewm", main_protocol, "icem", "SCALE plans better than LeWM (iCEM)",
+            "SCALE", note="" if ref_icem is None else
+            f"SCALE: {100 * ref_icem:+.1f} pp, code protocol, mean over T1-T5")  # fmt: skip
+    ref_mppi = _paper("scale_success_mppi_tuned", "scale", "lewm", 0.01, task=task)
+    success("scale", "lewm", main_protocol, "mppi", "SCALE plans better than LeWM (MPPI at T*)",
+            "SCALE", note="" if ref_mppi is None else
+            f"SCALE: {100 * ref_mppi:+.1f} pp, code protocol")  # fmt: skip
+    ref_aux = _paper("scale_success_per_solver", "scale", "aux", 0.01, task=task, solver="cem")
+    success("scale", "aux", main_protocol, "cem",
+            "Aux does not plan as well as SCALE (CEM)", "SCALE", note="" if ref_aux is None else
+            f"SCALE: {100 * ref_aux:+.1f} pp, code protocol")  # fmt: skip
+
+    g = geometry
+    ref = _paper("scale_full_decodability", "aux", "scale", task=task, probe="ridge")
+    per_model("aux", "scale", "r2_full_ridge",
+              "Aux makes q as decodable as SCALE (within 0.01 R²)",
+              "held-out ridge R² of q from the full embedding", "SCALE", threshold=-0.01,
+              note="" if ref is None else f"SCALE: {ref:+.4f}")  # fmt: skip
+    per_model("scale", "lewm", "var_top2", "SCALE moves variance into the top-2 PCs",
+              "variance share of the top-2 PCs", "SCALE",
+              paper_effect=_paper("scale_pca_variance_share", "scale", "lewm", 0.01,
+                                  task=task, k="2"))  # fmt: skip
+    per_model("scale", "lewm", "r2_top2", "SCALE's top-2 PCs carry q (LeWM's do not)",
+              "ridge R² of q from the top-2 PCs", "SCALE",
+              paper_effect=_paper("scale_topk_pc_probe_r2", "scale", "lewm", task=task,
+                                  k="2"))  # fmt: skip
+    per_model("scale", "aux", "r2_top2", "Decodability is not geometry: Aux's top-2 PCs do not "
+              "carry q as SCALE's do", "ridge R² of q from the top-2 PCs", "SCALE",
+              paper_effect=_paper("scale_topk_pc_probe_r2", "scale", "aux", task=task,
+                                  k="2"))  # fmt: skip
+    per_model("scale", "lewm", "ratio_p90_over_p10",
+              "SCALE makes latent distances closer to isometric in q",
+              "distance-ratio dispersion P90/P10 of ||dz||/||dq||", "SCALE", direction=-1,
+              paper_effect=_paper("scale_distance_ratio_dispersion", "scale", "lewm",
+                                  task=task))  # fmt: skip
+    rk = g.ranking[g.ranking["source"] == "gaussian"]
+    for col, channel, text in (("tau_geom", "geometry", "the geometry channel"),
+                               ("tau_pred", "predictor", "the predictor channel")):  # fmt: skip
+        per_unit(rk, "start", "scale", "lewm", col, f"SCALE improves {text} of the ranking",
+                 f"Kendall τ ({col}), 20 starts x 64 random candidates", "SCALE",
+                 paper_effect=_paper("scale_rollout_ranking", "scale", "lewm", task=task,
+                                     channel=channel))  # fmt: skip
+    per_unit(rk, "start", "scale", "lewm", "rollout_error", "SCALE lowers the rollout error",
+             "rollout error / scale, 20 starts x 64 random candidates", "SCALE", direction=-1,
+             paper_effect=_paper("scale_rollout_error", "scale", "lewm", task=task))  # fmt: skip
+
+    ref_an = _paper("aniso_success", "anisowm", "lewm", 0.01, task=task)
+    success("anisowm", "lewm", main_protocol, "cem", "AnisoWM plans better than LeWM (CEM)",
+            "AnisoWM", paper_effect=ref_an, budgets=["T1"])  # fmt: skip
+    rd = g.ranking[g.ranking["source"] == "dataset"]
+    for col, cost in (("agree_enc", "J_enc"), ("agree_pred", "J_pred")):
+        per_unit(rd, "start", "anisowm", "lewm", col,
+                 f"AnisoWM orders outcomes better by {cost}",
+                 f"cost-ordering agreement of {cost}, recorded action sequences", "AnisoWM",
+                 paper_effect=_paper("aniso_cost_ordering", "anisowm", "lewm", task=task,
+                                     cost=cost))  # fmt: skip
+    per_unit(g.landscape, "goal_index", "anisowm", "lewm", "spearman",
+             "AnisoWM's cost follows physical distance more closely (Figure 4)",
+             "Spearman ρ(latent cost, distance) over the position grid, random goals",
+             "AnisoWM", note="figure only, no number")  # fmt: skip
+    return items

@@ -1,0 +1,101 @@
+"""The arms of the studies: named sums of the loss terms, and the papers' default weights.
+
+An *arm* is one training configuration of the shared world model (the papers call them
+arms): ``lewm``, ``scale``, ``aux``, ``anisowm``, or a sum such as ``scale+anisowm``
+(which neither paper tried). Its name is parsed into loss components (:func:`parse_arm`) and
+weighted per task (:func:`arm_weights`); the loss terms themselves live in :mod:`.losses`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jepa_geometry.envs import TASKS
+
+ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "anisowm")
+LAMBDAREG_ARMS: tuple[str, ...] = ("anisowm", "scale+anisowm")
+"""Arms whose objective has ΛReg, and so log the target variances ``lambda_v``."""
+
+
+SCALE_WEIGHT = {"tworoom": 0.1, "pusht": 0.1, "reacher": 0.15, "cube": 0.1, "pointmaze": 0.1}
+AUX_WEIGHT = {"tworoom": 0.1, "pusht": 0.3, "reacher": 0.4, "cube": 0.1, "pointmaze": 0.1}
+WEIGHT_NAMES: tuple[str, ...] = ("sigreg", "scale", "aux", "kappa")
+
+
+def parse_arm(arm: str) -> tuple[str, ...]:
+    """Canonical components of a arm name: ``"anisowm+scale"`` -> ``("scale", "anisowm")``.
+
+    ``lewm`` is the base every arm shares, so it is dropped from sums.
+    """
+    if not isinstance(arm, str) or not arm:
+        raise ValueError(f"arm must be a non-empty string like 'scale+anisowm', got {arm!r}")
+    parts = [p.strip() for p in arm.split("+")]
+    bad = [p for p in parts if p not in ARMS]
+    if bad:
+        raise ValueError(
+            f"unknown arm component(s) {bad} in {arm!r}; valid: {', '.join(ARMS)} "
+            f"and sums of them such as 'scale+anisowm'"
+        )
+    comps = tuple(m for m in ARMS if m in parts and m != "lewm")
+    return comps or ("lewm",)
+
+
+def arm_name(arm: str) -> str:
+    """The canonical spelling of a arm, used in artifact keys."""
+    return "+".join(parse_arm(arm))
+
+
+@dataclass(frozen=True)
+class ObjectiveWeights:
+    """The weights of one arm's loss terms (absent terms are None)."""
+
+    sigreg: float  # λ_sig, on SIGReg or on ΛReg for anisowm
+    scale: float | None = None  # SCALE's λ
+    aux: float | None = None  # Aux's w
+    kappa: float | None = None  # ΛReg's condition bound
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+def arm_weights(
+    arm: str, task: str, sigreg_weight: float = 0.09, overrides: dict[str, float] | None = None
+) -> ObjectiveWeights:
+    """The papers' default weights for ``arm`` on ``task``, with optional overrides.
+
+    Defaults: λ_sig 0.09; SCALE λ 0.1 (Reacher 0.15); Aux w 0.3 / 0.4 / 0.1 / 0.1 / 0.1 for
+    Push-T / Reacher / Cube / Two-Room / PointMaze; κ = 2. An override of a term the arm
+    does not use, or of an unknown name, is an error rather than silently ignored.
+    """
+    comps = parse_arm(arm)
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; valid: {', '.join(TASKS)}")
+    w: dict[str, float | None] = {"sigreg": sigreg_weight}
+    w["scale"] = SCALE_WEIGHT[task] if "scale" in comps else None
+    w["aux"] = AUX_WEIGHT[task] if "aux" in comps else None
+    w["kappa"] = 2.0 if "anisowm" in comps else None
+    for name, value in (overrides or {}).items():
+        if name not in WEIGHT_NAMES:
+            raise ValueError(f"unknown weight {name!r}; valid: {', '.join(WEIGHT_NAMES)}")
+        if w[name] is None:
+            used = [k for k, v in w.items() if v is not None]
+            raise ValueError(
+                f"arm {arm_name(arm)!r} has no {name!r} term; its weights: {', '.join(used)}"
+            )
+        if not isinstance(value, int | float) or value < 0:
+            raise ValueError(f"weight {name!r} must be a number >= 0, got {value!r}")
+        w[name] = float(value)
+    if w["kappa"] is not None and w["kappa"] < 1:
+        raise ValueError(f"kappa must be >= 1 (1 = isotropic), got {w['kappa']}")
+    return ObjectiveWeights(**w)
+
+
+def check_arms(arms: Sequence[str]) -> list[str]:
+    """Canonical names of a non-empty list of distinct arms (each checked by :func:`parse_arm`)."""
+    if isinstance(arms, str) or not arms:
+        raise ValueError(f"arms must be a non-empty list of arm names, got {arms!r}")
+    names = [arm_name(a) for a in arms]
+    if len(set(names)) != len(names):
+        raise ValueError(f"duplicate arms in {names}")
+    return names

@@ -1,0 +1,508 @@
+"""Training a world model with one of the four objectives (or a sum of them), resumably.
+
+A training step on a batch of B clips of T = history + 1 frames (ClipSampler's format):
+
+    z      = encode(pixels)                                  (B, T, D), all frames
+    ẑ      = predict(z[:, :-1], actions[:, :-1])             teacher-forced, causal
+    L      = mean((ẑ - z[:, 1:])^2)                          no stop-gradient (LeWM)
+           + λ_sig · SIGReg(zᵀ)        or  λ_sig · ΛReg(zᵀ)   (anisowm replaces SIGReg)
+           + λ · (1 - Pearson(||z_i - z_j||², ||q_i - q_j||²))   over K sampled pairs (scale)
+           + w · mean((AuxHead(z) - q)²)                                               (aux)
+
+Optimisation follows LeWM: AdamW, linear warm-up then cosine to 0 *per optimizer step* (the
+per-epoch stepping of some LeWM configs would leave the LR near 0), gradient clipping at
+norm 1. CPU profiles use lr 1e-3 instead of 5e-5, which is far too slow for minutes of
+training (see the book's *Reconstructions* page, section rec-cpu-learning-rate,
+``book/reconstructions.md``). ΛReg's α is excluded from weight decay, which would otherwise
+pull Λ back to the identity; every other parameter is decayed.
+
+Everything random is seeded from the training seed and saved in every checkpoint (model,
+objective, optimizer, scheduler, torch RNG for dropout, the generator of SIGReg directions and
+SCALE pairs, the log), and batches are a pure function of (seed, step), so a run interrupted
+at any point and resumed ends with bit-identical weights on CPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from jepa_geometry.artifacts import Artifact, atomic_path, get_or_build, load
+from jepa_geometry.envs import TASKS
+from jepa_geometry.envs.dataset import ClipSampler, dataset_spec, load_dataset
+from jepa_geometry.profiles import Profile, TrainSettings
+from jepa_geometry.wm.arms import ObjectiveWeights, arm_name, arm_weights, parse_arm
+from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
+from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model
+
+Batch = dict[str, torch.Tensor]
+BatchSource = Callable[[int], Iterator[Batch]]  # step s -> the batches of steps s, s+1, ...
+CHECKPOINT_FORMAT = 1
+
+
+# --------------------------------------------------------------------------------------
+# The objective of a arm
+# --------------------------------------------------------------------------------------
+
+
+class Objective(nn.Module):
+    """The loss terms of a arm, with the training-only modules they own.
+
+    Holds ΛReg's α (anisowm) and the Aux head (aux); both are trained with the model and
+    neither is part of the world model used for planning.
+    """
+
+    def __init__(
+        self,
+        arm: str,
+        weights: ObjectiveWeights,
+        embed_dim: int,
+        q_dim: int,
+        num_projections: int = 1024,
+        num_pairs: int = 4096,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        self.arm = arm_name(arm)
+        self.components = parse_arm(arm)
+        self.weights = weights
+        self.q_dim = q_dim
+        self.num_projections, self.num_pairs = num_projections, num_pairs
+        missing = [
+            c for c in ("scale", "aux") if c in self.components and getattr(weights, c) is None
+        ]
+        if "anisowm" in self.components and weights.kappa is None:
+            missing.append("kappa")
+        if missing:
+            raise ValueError(f"arm {self.arm!r} needs weights {missing}; got {weights}")
+        self.lambda_reg = (
+            LambdaReg(embed_dim, weights.kappa) if "anisowm" in self.components else None
+        )
+        with torch.random.fork_rng(devices=[]):  # the Aux head's init depends on the seed only
+            torch.manual_seed(derive_seed(seed, "objective-init"))
+            self.aux_head = AuxHead(embed_dim, q_dim) if "aux" in self.components else None
+
+    def forward(self, model: WorldModel, batch: Batch, generator: torch.Generator) -> dict:
+        """All loss terms of one batch; ``loss`` is their weighted sum."""
+        z = model.encode(batch["pixels"])  # (B, T, D)
+        z_hat = model.predict(z[:, :-1], batch["actions"][:, :-1])
+        terms = {"pred": ((z_hat - z[:, 1:]) ** 2).mean()}
+        zt = z.transpose(0, 1)  # (T, B, D): SIGReg per time step over the batch
+        w = self.weights
+        if self.lambda_reg is not None:
+            terms["lambda_reg"] = self.lambda_reg(zt, self.num_projections, generator=generator)
+            loss = terms["pred"] + w.sigreg * terms["lambda_reg"]
+        else:
+            terms["sigreg"] = sigreg(zt, self.num_projections, generator=generator)
+            loss = terms["pred"] + w.sigreg * terms["sigreg"]
+        if "scale" in self.components:
+            b, t, d = z.shape
+            i, j = sample_pairs(batch["episode"], t, self.num_pairs, generator)
+            zf, qf = z.reshape(b * t, d), batch["q"].reshape(b * t, -1)
+            terms["scale"] = scale_loss(zf[i], zf[j], qf[i], qf[j])
+            loss = loss + w.scale * terms["scale"]
+        if self.aux_head is not None:
+            terms["aux"] = self.aux_head.loss(z, batch["q"])
+            loss = loss + w.aux * terms["aux"]
+        terms["loss"] = loss
+        return terms
+
+
+def check_batch(batch: Batch, model: WorldModel, q_dim: int) -> None:
+    """Fail before training if a batch does not have ClipSampler's format for this model."""
+    cfg, where = model.cfg, "training batch"
+    need = ("pixels", "actions", "q", "episode")
+    missing = [k for k in need if k not in batch]
+    if missing:
+        raise ValueError(f"{where} lacks {missing}; a ClipSampler batch has {list(need)}")
+    px, act, q, ep = (batch[k] for k in need)
+    t = cfg.history + 1
+    if px.ndim != 5 or tuple(px.shape[1:]) != (t, 3, cfg.image_size, cfg.image_size):
+        raise ValueError(
+            f"{where}: pixels must be (B, {t}, 3, {cfg.image_size}, {cfg.image_size}) "
+            f"(history + 1 frames), got {tuple(px.shape)}"
+        )
+    b = px.shape[0]
+    if b < 2:
+        raise ValueError(f"{where}: SIGReg and BatchNorm need >= 2 clips per batch, got {b}")
+    if tuple(act.shape) != (b, t, cfg.action_block_dim):
+        raise ValueError(
+            f"{where}: actions must be (B, T, frameskip * action_dim) = "
+            f"{(b, t, cfg.action_block_dim)}, got {tuple(act.shape)}"
+        )
+    if q.ndim != 3 or tuple(q.shape[:2]) != (b, t) or q.shape[2] != q_dim:
+        raise ValueError(
+            f"{where}: q must be (B, T, q_dim) = {(b, t, q_dim)}, got {tuple(q.shape)} "
+            f"(wrong task state dimension?)"
+        )
+    if tuple(ep.shape) != (b,):
+        raise ValueError(f"{where}: episode must be (B,) = ({b},), got {tuple(ep.shape)}")
+
+
+# --------------------------------------------------------------------------------------
+# Schedule, seeds, checkpoints
+# --------------------------------------------------------------------------------------
+
+
+def lr_factor(step: int, warmup: int, total: int) -> float:
+    """LR multiplier at optimizer step ``step`` (0-based): linear warm-up, then cosine to 0.
+
+    ``(step + 1) / warmup`` for the first ``warmup`` steps (so step 0 already learns), then
+    ``½ (1 + cos(π (step - warmup) / (total - warmup)))``.
+    """
+    if step < warmup:
+        return (step + 1) / warmup
+    span = max(total - warmup, 1)
+    return 0.5 * (1.0 + math.cos(math.pi * min(step - warmup, span) / span))
+
+
+def derive_seed(seed: int, purpose: str) -> int:
+    """An independent 63-bit seed for one use of the training seed (init, batches, losses)."""
+    digest = hashlib.sha256(f"{seed}:{purpose}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def _flatten(d: dict, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _config_diff(saved: dict, expected: dict) -> dict[str, tuple[Any, Any]]:
+    saved, expected = _flatten(saved), _flatten(expected)
+    keys = sorted(set(saved) | set(expected))
+    return {k: (saved.get(k), expected.get(k)) for k in keys if saved.get(k) != expected.get(k)}
+
+
+def check_config(saved: dict, expected: dict, what: str) -> None:
+    """Raise a ValueError naming every differing key if a checkpoint is for another setup."""
+    diff = _config_diff(saved, expected)
+    if diff:
+        lines = ", ".join(f"{k}: checkpoint {a!r} vs requested {b!r}" for k, (a, b) in diff.items())
+        raise ValueError(f"{what} was made with a different configuration ({lines}); delete it")
+
+
+@dataclass
+class TrainResult:
+    """What a training run leaves besides the weights."""
+
+    log: list[dict[str, Any]]
+    steps: int
+    wall_s: float  # this process's training time (excludes time before a resume)
+    resumed_from: int  # 0 for a fresh run
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _run_fingerprint(
+    model: WorldModel, objective: Objective, settings: TrainSettings, seed: int
+) -> dict:
+    return {
+        "format": CHECKPOINT_FORMAT,
+        "model": model.cfg.as_dict(),
+        "method": objective.arm,  # key name kept: resume files written before the rename
+        "weights": objective.weights.as_dict(),
+        "q_dim": objective.q_dim,
+        "train": dataclasses.asdict(settings),
+        "seed": seed,
+    }
+
+
+# --------------------------------------------------------------------------------------
+# The training loop
+# --------------------------------------------------------------------------------------
+
+
+def train(
+    model: WorldModel,
+    objective: Objective,
+    batches: BatchSource,
+    settings: TrainSettings,
+    seed: int,
+    checkpoint: Path | None = None,
+    progress: bool = True,
+    on_checkpoint: Callable[[int], None] | None = None,
+) -> TrainResult:
+    """Train ``model`` (in place) for ``settings.steps`` optimizer steps.
+
+    ``batches(s)`` yields the batches of steps s, s+1, ... (a pure function of the step, so a
+    resumed run sees the same data). With ``checkpoint`` set, the full training state is
+    written there atomically every ``checkpoint_every`` steps and at the end, and an existing
+    checkpoint is resumed from -- after checking it belongs to the same model, arm, weights,
+    q dimension, settings and seed. ``on_checkpoint(step)`` is called after each write.
+    Loss terms are averaged over ``log_every`` steps and logged with the LR, the gradient norm
+    and, for ΛReg, the target variances v.
+    """
+    decayed = list(model.parameters()) + [
+        p for n, p in objective.named_parameters() if not n.startswith("lambda_reg.")
+    ]
+    groups = [{"params": decayed, "weight_decay": settings.weight_decay}]
+    if objective.lambda_reg is not None:
+        groups.append({"params": list(objective.lambda_reg.parameters()), "weight_decay": 0.0})
+    params = [p for g in groups for p in g["params"]]  # all clipped together, as in LeWM
+    opt = torch.optim.AdamW(groups, lr=settings.lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: lr_factor(s, settings.warmup_steps, settings.steps)
+    )
+    gen = torch.Generator().manual_seed(derive_seed(seed, "objective"))
+    torch.manual_seed(derive_seed(seed, "dropout"))
+    fingerprint = _run_fingerprint(model, objective, settings, seed)
+    log: list[dict[str, Any]] = []
+    window: dict[str, float] = {}
+    window_n = 0
+    start = 0
+    if checkpoint is not None and Path(checkpoint).is_file():
+        try:
+            state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        except Exception as e:
+            raise ValueError(f"checkpoint {checkpoint} is unreadable ({e}); delete it") from e
+        check_config(state["fingerprint"], fingerprint, f"checkpoint {checkpoint}")
+        model.load_state_dict(state["model"])
+        objective.load_state_dict(state["objective"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["torch_rng"])
+        gen.set_state(state["generator"])
+        log, window, window_n = state["log"], state["window"], state["window_n"]
+        start = state["step"]
+
+    def save(step: int) -> None:
+        state = {
+            "fingerprint": fingerprint,
+            "step": step,
+            "model": model.state_dict(),
+            "objective": objective.state_dict(),
+            "optimizer": opt.state_dict(),
+            "scheduler": sched.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "generator": gen.get_state(),
+            "log": log,
+            "window": window,
+            "window_n": window_n,
+        }
+        with atomic_path(Path(checkpoint)) as tmp:
+            torch.save(state, tmp)
+        if on_checkpoint is not None:
+            on_checkpoint(step)
+
+    model.train()
+    objective.train()
+    it = batches(start)
+    t0 = time.perf_counter()
+    bar = _progress(settings.steps, start, objective.arm, progress)
+    try:
+        for step in range(start, settings.steps):
+            batch = next(it)
+            if step == start:
+                check_batch(batch, model, objective.q_dim)
+            terms = objective(model, batch, gen)
+            opt.zero_grad(set_to_none=True)
+            terms["loss"].backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(params, settings.grad_clip)
+            lr = opt.param_groups[0]["lr"]
+            opt.step()
+            sched.step()
+            for k, v in terms.items():
+                window[k] = window.get(k, 0.0) + float(v.detach())
+            window["grad_norm"] = window.get("grad_norm", 0.0) + float(grad_norm)
+            window_n += 1
+            done = step + 1
+            if done % settings.log_every == 0 or done == settings.steps:
+                row = {"step": done, "lr": lr, **{k: v / window_n for k, v in window.items()}}
+                if objective.lambda_reg is not None:
+                    row["lambda_v"] = objective.lambda_reg.variances.detach().tolist()
+                log.append(row)
+                window, window_n = {}, 0
+                bar.set_postfix(loss=f"{row['loss']:.4f}", pred=f"{row['pred']:.4f}")
+            bar.update(1)
+            if checkpoint is not None and (
+                done % settings.checkpoint_every == 0 or done == settings.steps
+            ):
+                save(done)
+    finally:
+        bar.close()
+    model.eval()
+    return TrainResult(log, settings.steps, time.perf_counter() - t0, start)
+
+
+def _progress(total: int, initial: int, desc: str, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc=f"train {desc}", disable=not enabled)
+
+
+# --------------------------------------------------------------------------------------
+# Saved models
+# --------------------------------------------------------------------------------------
+
+MODEL_FILE = "model.pt"
+LOG_FILE = "log.json"
+
+
+def save_model(path: Path, model: WorldModel, meta: dict[str, Any]) -> None:
+    """Atomically write the world model's config, weights and metadata (arm, q_dim, ...)."""
+    with atomic_path(Path(path)) as tmp:
+        torch.save({"config": model.cfg.as_dict(), "state": model.state_dict(), "meta": meta}, tmp)
+
+
+def load_model_file(path: Path, expected: WorldModelConfig | None = None) -> WorldModel:
+    """Rebuild a saved world model in eval mode; refuse one whose config is not ``expected``."""
+    blob = torch.load(path, map_location="cpu", weights_only=False)
+    if expected is not None:
+        check_config(blob["config"], expected.as_dict(), f"model file {path}")
+    model = WorldModel(WorldModelConfig(**blob["config"]))
+    model.load_state_dict(blob["state"])
+    return model.eval()
+
+
+# --------------------------------------------------------------------------------------
+# Wiring to the datasets and the artifact cache
+# --------------------------------------------------------------------------------------
+
+
+def _check_run(task: str, arm: str, seed: int, profile: Profile, weights: dict | None):
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; valid: {', '.join(TASKS)}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if not isinstance(profile, Profile):
+        raise ValueError(f"profile must be a Profile (load_profile(...)), got {profile!r}")
+    return arm_weights(arm, task, profile.train.sigreg_weight, weights)
+
+
+def world_model_artifact(
+    task: str, arm: str, seed: int, profile: Profile, weights: dict | None = None
+) -> Artifact:
+    """``data/checkpoints/<task>-<arm>/<key>``: keyed by everything the weights depend on."""
+
+    w = _check_run(task, arm, seed, profile, weights)
+    clips = {k: getattr(profile.data, k) for k in ("image_size", "history", "frameskip")}
+    spec = {
+        "task": task,
+        "method": arm_name(arm),  # spelled "method" in keys written before the arm rename
+        "weights": w.as_dict(),
+        "seed": seed,
+        "dataset": dataset_spec(task, profile),
+        "clips": clips,
+        "model": profile.section("model"),
+        "train": profile.section("train"),
+        "format": CHECKPOINT_FORMAT,
+    }
+    return Artifact("checkpoints", f"{task}-{arm_name(arm)}", spec)
+
+
+def clip_batches(dataset: Any, profile: Profile, seed: int) -> BatchSource:
+    """Training batches of ``data.ClipSampler`` clips; step s's batch depends only on (seed, s).
+
+    The clip starts of step s are drawn uniformly (with replacement, like ClipSampler) by a
+    generator seeded with (seed, s), so a resumed run needs no fast-forward.
+    """
+
+    sampler = ClipSampler(
+        dataset,
+        split="train",
+        history=profile.data.history,
+        frameskip=profile.data.frameskip,
+        batch_size=profile.train.batch_size,
+    )
+    base = derive_seed(seed, "batches")
+
+    def source(start: int) -> Iterator[Batch]:
+        step = start
+        while True:
+            rng = np.random.default_rng([base, step])
+            yield sampler.sample(rng.choice(sampler.starts, size=profile.train.batch_size))
+            step += 1
+
+    return source
+
+
+def train_world_model(
+    task: str,
+    arm: str,
+    seed: int,
+    profile: Profile,
+    weights: dict | None = None,
+    progress: bool = True,
+) -> Artifact:
+    """Train (or find in the cache) the world model of (task, arm, weights, seed, profile).
+
+    Interrupted runs resume from ``.<key>.resume.pt`` next to the artifact. The artifact holds
+    ``model.pt`` (config, weights, metadata) and ``log.json`` (the loss terms every
+    ``log_every`` steps); its manifest carries a summary (final terms, wall time, steps/s).
+    """
+    art = world_model_artifact(task, arm, seed, profile, weights)
+    w = arm_weights(arm, task, profile.train.sigreg_weight, weights)
+    resume = art.path.parent / f".{art.key}.resume.pt"
+
+    def build(tmp: Path) -> dict[str, Any]:
+
+        ds = load_dataset(task, profile)
+        model = build_world_model(profile, ds.action.shape[1], derive_seed(seed, "init"))
+        objective = Objective(
+            arm,
+            w,
+            model.embed_dim,
+            ds.q.shape[1],
+            profile.train.sigreg_projections,
+            profile.train.pairs_per_batch,
+            seed,
+        )
+        result = train(
+            model,
+            objective,
+            clip_batches(ds, profile, seed),
+            profile.train,
+            seed,
+            checkpoint=resume,
+            progress=progress,
+        )
+        meta = {"task": task, "method": arm_name(arm), "weights": w.as_dict(), "seed": seed}
+        meta.update(q_dim=int(ds.q.shape[1]), action_dim=int(ds.action.shape[1]))
+        save_model(tmp / MODEL_FILE, model, meta)
+        (tmp / LOG_FILE).write_text(json.dumps(result.log))
+        fresh = result.steps - result.resumed_from
+        return {
+            "summary": {
+                **meta,
+                "parameters": model.num_parameters(),
+                "final": {k: v for k, v in result.log[-1].items() if k != "lambda_v"},
+                "train_wall_s": round(result.wall_s, 2),
+                "steps_per_s": round(fresh / max(result.wall_s, 1e-9), 2),
+                "resumed_from": result.resumed_from,
+            }
+        }
+
+    get_or_build(art, build)
+    resume.unlink(missing_ok=True)
+    return art
+
+
+def load_world_model(
+    task: str, arm: str, seed: int, profile: Profile, weights: dict | None = None
+) -> WorldModel:
+    """The trained world model in eval mode (trained first if not in the cache)."""
+    art = train_world_model(task, arm, seed, profile, weights)
+    path = load(art) / MODEL_FILE
+    action_dim = torch.load(path, map_location="cpu", weights_only=False)["meta"]["action_dim"]
+    return load_model_file(path, WorldModelConfig.from_profile(profile, action_dim))
+
+
+def training_log(task: str, arm: str, seed: int, profile: Profile, weights=None) -> list[dict]:
+    """The logged loss terms of a trained model (trains it if missing)."""
+    art = train_world_model(task, arm, seed, profile, weights)
+    return json.loads((load(art) / LOG_FILE).read_text())

@@ -1,0 +1,77 @@
+"""The package's architecture: imports point only downwards through jepa_geometry.layers.LAYERS."""
+
+from pathlib import Path
+
+import pytest
+
+import jepa_geometry
+from jepa_geometry.layers import LAYERS, import_violations, layer_of
+
+PACKAGE = Path(jepa_geometry.__file__).parent
+
+
+def test_every_module_is_in_a_layer_and_no_import_points_up_or_cycles():
+    assert import_violations(PACKAGE) == []
+
+
+def test_every_subpackage_folder_is_named_in_the_layers():
+    folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    named = {n for layer in LAYERS for n in layer}
+    assert folders <= named
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    pkg = root / "jepa_geometry"
+    for rel, text in {"__init__.py": "", **files}.items():
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(text)
+    return pkg
+
+
+def test_an_upward_import_is_reported(tmp_path):
+    pkg = _write(tmp_path, {
+        "envs/__init__.py": "from jepa_geometry.study.grid import planning_grid\n",
+        "study/__init__.py": "", "study/grid.py": "planning_grid = 1\n",
+    })  # fmt: skip
+    assert import_violations(pkg) == [
+        "jepa_geometry.envs imports jepa_geometry.study.grid from a higher layer"
+    ]
+
+
+def test_an_import_inside_a_function_is_reported(tmp_path):
+    pkg = _write(tmp_path, {
+        "envs/__init__.py": "", "envs/dataset.py": "x = 1\n",
+        "wm/__init__.py": "",
+        "wm/training.py": "def f():\n    from jepa_geometry.envs import dataset\n",
+    })  # fmt: skip
+    assert import_violations(pkg) == [
+        "jepa_geometry.wm.training imports jepa_geometry.envs inside a function",
+        "jepa_geometry.wm.training imports jepa_geometry.envs.dataset inside a function",
+    ]
+
+
+def test_a_cycle_within_one_layer_is_reported(tmp_path):
+    pkg = _write(tmp_path, {
+        "analysis/__init__.py": "",
+        "analysis/probes.py": "from jepa_geometry.analysis import ranking\n",
+        "analysis/ranking.py": "from . import probes\n",
+    })  # fmt: skip
+    assert import_violations(pkg) == [
+        "import cycle: jepa_geometry.analysis.probes -> jepa_geometry.analysis.ranking"
+    ]
+
+
+def test_layer_of_names_the_valid_layers_or_refuses():
+    assert layer_of("jepa_geometry.profiles") == 0
+    assert layer_of("jepa_geometry.study.grid") > layer_of("jepa_geometry.planning.protocol")
+    with pytest.raises(ValueError, match="no layer"):
+        layer_of("jepa_geometry.nowhere")
+
+
+def test_the_package_root_exports_the_papers_names():
+    for name in ("sigreg", "LambdaReg", "scale_loss", "AuxHead", "WorldModel", "Planner",
+                 "metric_leverage", "pca", "planning_grid", "paper_claims"):  # fmt: skip
+        assert name in jepa_geometry.__all__
+    for name in jepa_geometry.__all__:
+        obj = getattr(jepa_geometry, name)
+        assert getattr(obj, "__name__", name) == name or not callable(obj)

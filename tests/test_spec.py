@@ -1,0 +1,51 @@
+"""One study specification per task, validated before anything is planned."""
+
+import dataclasses
+
+import pytest
+
+from jepa_geometry.profiles import load_profile
+from jepa_geometry.study.spec import SpecError, available_studies, load_study
+
+
+def test_the_tworoom_study_is_the_book_s_grid():
+    spec = load_study("tworoom")
+    assert spec.arms == ("lewm", "scale", "aux", "anisowm", "scale+anisowm")
+    assert spec.main_protocol == "goal100_budget150"
+    assert spec.protocols == ("goal100_budget150", "goal25_budget50")
+    assert spec.seeds("solver_seeds", load_profile("laptop")) == [0]
+    assert "tworoom" in available_studies()
+
+
+def test_unknown_task_lists_the_valid_studies():
+    with pytest.raises(
+        SpecError, match=r"no study specification for task 'nosuch'; valid: .*tworoom"
+    ):
+        load_study("nosuch")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"arms": ("scale",)}, "must include 'lewm'"),
+        ({"arms": ("lewm", "lewm")}, "duplicate"),
+        ({"arms": ("lewm", "nosuch")}, "unknown arm component"),
+        ({"protocols": ("goal100_budget150", "nosuch")}, "valid: a non-empty list of"),
+        ({"protocols": ()}, "valid: a non-empty list of"),
+        ({"solver_seeds": ()}, "solver_seeds must be null or integers"),
+        ({"secondary_seeds": (-1,)}, "secondary_seeds must be null or integers"),
+    ],
+)
+def test_bad_specifications_stop_with_one_line(change, message):
+    base = load_study("tworoom")
+    with pytest.raises((SpecError, ValueError), match=message):
+        dataclasses.replace(base, **change)
+
+
+def test_seeds_outside_the_profile_are_refused():
+    spec = dataclasses.replace(load_study("tworoom"), solver_seeds=(5,))
+    with pytest.raises(SpecError, match=r"solver_seeds \[5\] are not all training seeds"):
+        spec.seeds("solver_seeds", load_profile("smoke"))
+    assert dataclasses.replace(spec, solver_seeds=None).seeds(
+        "solver_seeds", load_profile("smoke")
+    ) == [0]
