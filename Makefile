@@ -10,16 +10,25 @@ export MUJOCO_GL ?= egl
 export DVC_NO_ANALYTICS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test chapters html data-push lint clean-book venv
+.PHONY: book test chapters html data-push lint clean-book venv lock
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The environment comes from requirements.lock (every package pinned, with its sha256), so a
+# fresh machine installs exactly the files the book was built with; pyproject.toml keeps the
+# direct requirements, and `make lock` re-resolves it into the lock.
+$(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[book,test]'
+	$(PY) -m pip install --quiet 'pip==26.3'
+	$(PY) -m pip install --quiet --require-hashes -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
+
+## lock: re-resolve pyproject.toml into requirements.lock (then `make` reinstalls from it)
+lock:
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) scripts/lock_environment.py
 
 ## book: execute every chapter with PROFILE (default laptop), build the HTML, version data/
 book: $(STAMP)

@@ -23,13 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from jepa_geometry import data as D
 from jepa_geometry.envs import TASKS
+from jepa_geometry.envs import dataset as D
 from jepa_geometry.profiles import PROFILES, load_profile
 
 _LOAD_PROBE = """
 import json, resource, sys, time
-from jepa_geometry import data as D
+from jepa_geometry.envs import dataset as D
 from jepa_geometry.profiles import load_profile
 t0 = time.perf_counter()
 d = D.load_dataset(sys.argv[1], load_profile(sys.argv[2]), progress=False)

@@ -32,7 +32,7 @@ from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.planning.protocol import EPISODE_BATCH, evaluate_arm, make_protocol
 from jepa_geometry.planning.solver import SOLVERS, Planner, solver_spec
 from jepa_geometry.profiles import PROFILES, load_profile
-from jepa_geometry.wm.losses import METHODS
+from jepa_geometry.wm.arms import ARMS
 from jepa_geometry.wm.model import build_world_model, encode_frames
 from jepa_geometry.wm.training import load_world_model, world_model_artifact
 
@@ -104,7 +104,7 @@ def main() -> None:
         )
 
     # 2. zero planning-time overhead: the four arms side by side
-    models = {m: get_model(args.task, m, profile, a_dim, args.train) for m in METHODS}
+    models = {m: get_model(args.task, m, profile, a_dim, args.train) for m in ARMS}
     kinds = ", ".join(f"{m}: {s}" for m, (_, s) in models.items())
     print(f"\n2. CEM T1 plan time per arm, interleaved ({kinds})")
     spec = solver_spec("cem", "T1", profile)
@@ -115,8 +115,8 @@ def main() -> None:
     }
     for m, pl in planners.items():
         pl.plan(ctx[m][0][:2], ctx[m][1][:2], seed=0)
-    times: dict[str, list[float]] = {m: [] for m in METHODS}
-    order = list(METHODS)
+    times: dict[str, list[float]] = {m: [] for m in ARMS}
+    order = list(ARMS)
     rng = np.random.default_rng(0)
     for r in range(args.repeats):
         rng.shuffle(order)
@@ -124,7 +124,7 @@ def main() -> None:
             times[m].append(planners[m].plan(*ctx[m], seed=r).seconds / args.episodes)
     base = statistics.median(times["lewm"])
     results["per_method"] = {}
-    for m in METHODS:
+    for m in ARMS:
         med = statistics.median(times[m])
         status = models[m][1]
         results["per_method"][m] = {"median_s_per_plan": med, "all": times[m], "status": status}

@@ -3,7 +3,7 @@
 Runs every (regularizer, noise, seed) of the profile's theory section into a fresh, temporary
 artifact cache (so nothing is reused) and prints the wall time and the per-noise summary.
 Run under the shared lock:
-    .venv/bin/python benchmarks/bench_separation.py
+    .venv/bin/python benchmarks/bench_toy2d.py
 """
 
 from __future__ import annotations
@@ -23,26 +23,27 @@ def main() -> None:
         os.environ["JEPA_GEOMETRY_DATA"] = tmp
         import pandas as pd
 
-        from jepa_geometry import load_profile, separation
+        from jepa_geometry.profiles import load_profile
+        from jepa_geometry.theory import toy2d
 
         prof = load_profile(args.profile)
         th = prof.theory
-        base = separation.toy_config(prof)
+        base = toy2d.toy_config(prof)
         kappa = float(base.sigma_eigenvalues[0] / base.sigma_eigenvalues[1])
-        base = separation.ToyConfig(**{**base.spec(), "kappa": kappa})
+        base = toy2d.ToyConfig(**{**base.spec(), "kappa": kappa})
         t0 = time.perf_counter()
-        res = separation.separation_sweep(
+        res = toy2d.toy_sweep(
             base,
             list(th.toy_noise_levels),
             list(range(th.toy_seeds)),
-            list(separation.REGULARIZERS),
-            separation.DEFAULT_TASKS,
+            list(toy2d.REGULARIZERS),
+            toy2d.DEFAULT_TASKS,
             workers=args.workers,
             progress=False,
         )
         wall = time.perf_counter() - t0
-        x0, goal = separation.make_tasks(base.sigma, **separation.DEFAULT_TASKS)
-        ref = separation.reference_regret(base.sigma, x0, goal, base.half_width)
+        x0, goal = toy2d.make_tasks(base.sigma, **toy2d.DEFAULT_TASKS)
+        ref = toy2d.reference_regret(base.sigma, x0, goal, base.half_width)
         print(
             f"profile={args.profile} workers={args.workers} runs={len(res)} "
             f"steps={base.steps} hidden={base.hidden} batch={base.batch_size} "
@@ -55,7 +56,7 @@ def main() -> None:
         )
         cols = ["heldout_error", "cond_mean_error", "normalized_regret", "metric_regret"]
         with pd.option_context("display.width", 200, "display.max_columns", 30):
-            print(separation.summarize(res, cols).round(4).to_string(index=False))
+            print(toy2d.toy_summary(res, cols).round(4).to_string(index=False))
 
 
 if __name__ == "__main__":

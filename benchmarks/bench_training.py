@@ -28,15 +28,16 @@ from pathlib import Path
 
 import torch
 
+from jepa_geometry.analysis.probes import latent_probe_r2
 from jepa_geometry.artifacts import data_root
 from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.wm.losses import LambdaReg, arm_weights, sample_pairs, scale_loss, sigreg
+from jepa_geometry.wm.arms import arm_weights
+from jepa_geometry.wm.losses import LambdaReg, sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import build_world_model
 from jepa_geometry.wm.training import (
     Objective,
     clip_batches,
-    latent_probe_r2,
     load_model_file,
     train,
 )

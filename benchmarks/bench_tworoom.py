@@ -32,9 +32,10 @@ CHAPTERS = ("ch06_tworoom_planning", "ch07_tworoom_geometry")
 
 def breakdown(profile_name: str) -> pd.DataFrame:
     """Build times of every artifact of the study, from the manifests."""
-    from jepa_geometry import geometry, study
+    from jepa_geometry.analysis import measurements as geometry
     from jepa_geometry.envs.dataset import dataset_artifact
     from jepa_geometry.profiles import load_profile
+    from jepa_geometry.study import grid as study
     from jepa_geometry.wm.training import world_model_artifact
 
     prof = load_profile(profile_name)
@@ -56,11 +57,11 @@ def breakdown(profile_name: str) -> pd.DataFrame:
 def planning_seconds(profile_name: str) -> pd.DataFrame:
     """Build times of the cached planning cells of this profile's dataset and budget tiers
     (the MPPI sweep is the evaluation seed + 1). Reads manifests only: this never plans."""
-    from jepa_geometry import study
     from jepa_geometry.artifacts import data_root
     from jepa_geometry.envs.dataset import dataset_artifact
     from jepa_geometry.planning.solver import budget_tiers
     from jepa_geometry.profiles import load_profile
+    from jepa_geometry.study import grid as study
 
     prof = load_profile(profile_name)
     key, tiers = dataset_artifact("tworoom", prof).key, budget_tiers(prof)

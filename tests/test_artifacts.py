@@ -128,3 +128,57 @@ def test_atomic_path_keeps_old_file_on_failure(tmp_path):
     assert target.read_text() == "new"
     assert oct(target.stat().st_mode & 0o777) == "0o644"
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt.pt"]
+
+
+def test_rebuild_refuses_to_delete_a_foreign_file(data_root):
+    """A user's file beside a corrupted artifact stops the rebuild and survives it."""
+    art = Artifact("datasets", "demo", {"n": 30})
+    path = get_or_build(art, _write)
+    (path / "my_analysis.csv").write_text("mine")
+    assert get_or_build(art, _write) == path  # intact artifact: the foreign file is fine
+    (path / "a.txt").write_text("corrupted!")
+    with (
+        pytest.warns(UserWarning, match="rebuilding"),
+        pytest.raises(
+            ArtifactError, match=r"holds files its manifest does not list: my_analysis.csv; move"
+        ),
+    ):
+        get_or_build(art, _write)
+    assert (path / "my_analysis.csv").read_text() == "mine"
+
+
+def test_deleted_manifest_is_reported_not_rebuilt_over(data_root):
+    art = Artifact("checkpoints", "demo", {"n": 31})
+    path = get_or_build(art, _write)
+    (path / "manifest.json").unlink()
+    calls = []
+    with pytest.raises(
+        ArtifactError, match=r"holds files but no manifest.json \(a.txt, sub/b.bin\)"
+    ):
+        get_or_build(art, lambda tmp: calls.append(1) or _write(tmp))
+    assert calls == [] and (path / "a.txt").is_file()
+
+
+def test_deleted_payload_file_is_rebuilt_like_a_corrupted_one(data_root):
+    art = Artifact("results", "demo", {"n": 32})
+    path = get_or_build(art, _write)
+    (path / "sub" / "b.bin").unlink()
+    with pytest.raises(ArtifactError, match="is missing"):
+        load(art)
+    with pytest.warns(UserWarning, match="rebuilding .* is missing"):
+        get_or_build(art, _write)
+    load(art)
+
+
+def test_a_killed_build_s_leftovers_are_removed_by_the_next_build(data_root):
+    art = Artifact("results", "demo", {"n": 33})
+    other = Artifact("results", "demo", {"n": 34})
+    parent = art.path.parent
+    parent.mkdir(parents=True)
+    (parent / f".tmp-{art.key}-killed").mkdir()
+    (parent / f".tmp-{art.key}-killed" / "half.h5").write_bytes(b"x")
+    (parent / f".{art.key}.resume.pt.tmpabc").write_bytes(b"x")
+    (parent / f".tmp-{other.key}-building").mkdir()  # another artifact's build: not ours
+    get_or_build(art, _write)
+    left = sorted(p.name for p in parent.iterdir())
+    assert left == sorted([art.key, f".tmp-{other.key}-building"])

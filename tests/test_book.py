@@ -124,3 +124,49 @@ def test_failing_chapter_names_itself(tmp_path):
     with pytest.raises(ChapterError, match=r"chapter ch99_broken failed in cell \d+: .*boom"):
         run_chapter(bad, tmp_path / "out.ipynb", {"profile": "smoke"})
     assert not (tmp_path / "out.ipynb").exists()
+
+
+@pytest.mark.parametrize(
+    ("chapter", "name", "value", "message"),
+    [  # the values a fault-injection probe found passing validation, and a few more
+        ("ch01_metric_leverage", "trained_seed", -1, "must be an integer >= 0, got -1"),
+        ("ch01_metric_leverage", "trained_task", "foo", "must be one of tworoom, pusht"),
+        ("ch01_metric_leverage", "trained_arm", "nosuch", "must be an arm"),
+        ("ch03_prediction_vs_planning", "num_seeds", "abc", "null or an integer >= 1"),
+        ("ch03_prediction_vs_planning", "num_seeds", 0, "null or an integer >= 1"),
+        ("ch03_prediction_vs_planning", "kappa", "abc", "null or a number >= 1"),
+        ("ch03_prediction_vs_planning", "kappa", 0.5, "null or a number >= 1"),
+        ("ch03_prediction_vs_planning", "regularizers", ["sigreg", "x"], "list of sigreg"),
+        ("ch05_world_model", "arms", [], "must not be an empty list"),
+        ("ch05_world_model", "arms", ["lewm", "lewm"], "list of distinct arms"),
+        ("ch02_isotropy_regret", "sigma_eigenvalues", [1.0, 4.0], "the major one first"),
+        ("ch02_isotropy_regret", "etas", [0.1, -1.0], "numbers > 0"),
+        ("ch07_tworoom_geometry", "landscape_examples", 0, "an integer >= 1"),
+        ("ch07_tworoom_geometry", "task", "cube", None),  # valid task: passes the rules
+    ],
+)
+def test_chapter_parameters_out_of_range_stop_before_execution(chapter, name, value, message):
+    source = REPO / "chapters" / f"{chapter}.md"
+    defaults = parameters_of(jupytext.read(source))
+    assert name in defaults
+    if message is None:
+        validate_parameters(chapter, defaults, {name: value})
+        return
+    with pytest.raises(ChapterError, match=message) as err:
+        run_chapter(source, REPO / "nothing-written.ipynb", {name: value})
+    assert "\n" not in str(err.value) and f"{name!r}" in str(err.value)
+    assert not (REPO / "nothing-written.ipynb").exists()
+
+
+def test_every_chapter_parameter_has_a_type_or_a_rule():
+    """A parameter whose default is None declares what it may be (a rule), or the pipeline
+    could not check it before work starts."""
+    from jepa_geometry.book.parameters import RULES, check_parameter
+
+    for source in chapter_sources(REPO):
+        defaults = parameters_of(jupytext.read(source))
+        for name, default in defaults.items():
+            if name == "profile":
+                continue
+            assert default is not None or name in RULES, f"{source.name}: {name} has no rule"
+            check_parameter(source.stem, name, default)  # the defaults obey their own rules

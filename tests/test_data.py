@@ -242,3 +242,56 @@ def test_cli_collect_help_lists_tasks(capsys):
     with pytest.raises(SystemExit):
         main(["collect", "--task", "nosuch"])
     assert "invalid choice: 'nosuch'" in capsys.readouterr().err
+
+
+def test_frame_strip_puts_every_stride_th_frame_side_by_side(datasets):
+    d = datasets["pusht"]
+    h, w = d.pixels.shape[1:3]
+    start = int(d.starts[1])
+    strip = d.frame_strip(1, 5, 3)
+    assert strip.shape == (h, 3 * w, 3) and strip.dtype == np.uint8
+    for i in range(3):
+        np.testing.assert_array_equal(strip[:, i * w : (i + 1) * w], d.pixels[start + 5 * i])
+    # fewer frames than asked for: ceil(25 frames / stride 10) = 3
+    assert d.frame_strip(1, 10, 99).shape[1] == 3 * w
+    with pytest.raises(ValueError, match="must be >= 1"):
+        d.frame_strip(1, 0, 3)
+
+
+def test_dataset_table_rows_and_throughput(datasets):
+    table = D.dataset_table(datasets)
+    assert list(table.index) == list(TASKS)
+    for task, d in datasets.items():
+        assert table.loc[task, "frames"] == d.num_frames == 2 * (STEPS + 1)
+        secs = round(float(d.meta["collect_seconds"]), 1)
+        assert table.loc[task, "frames/s"] == pytest.approx(round(d.num_frames / secs))
+
+
+def test_tabulate_tasks_measures_each_task_and_always_closes_it(datasets, tiny, monkeypatch):
+    closed = []
+
+    def make(name, image_size, seed=0):
+        task = make_task(name, image_size, seed)
+        close = task.close
+        task.close = lambda: (closed.append(name), close())[1]
+        return task
+
+    monkeypatch.setattr(D, "make_task", make)
+    some = {t: datasets[t] for t in ("tworoom", "reacher")}
+
+    def measure(task, d):  # q of a restored recorded state, against the recorded q
+        task.set_state(d.state[3])
+        return {"frames": d.num_frames, "q0": float(task.q(task.get_state())[0])}
+
+    table = D.tabulate_tasks(some, tiny.data.image_size, measure)
+    assert list(table.index) == ["tworoom", "reacher"] and closed == ["tworoom", "reacher"]
+    assert table["frames"].dtype == np.int64 and (table["frames"] == 2 * (STEPS + 1)).all()
+    for t in some:
+        assert table.loc[t, "q0"] == pytest.approx(float(datasets[t].q[3, 0]), abs=1e-5)
+
+    def broken(task, d):
+        raise RuntimeError("measure failed")
+
+    with pytest.raises(RuntimeError, match="measure failed"):
+        D.tabulate_tasks({"tworoom": datasets["tworoom"]}, tiny.data.image_size, broken)
+    assert closed[-1] == "tworoom" and len(closed) == 3

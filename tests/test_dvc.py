@@ -80,3 +80,31 @@ def test_push_then_fresh_clone_pull_restores_identical_files(tmp_path):
     assert not (clone / "data").exists()
     run(DVC, "pull", "-q", cwd=clone)
     assert sha256_tree(clone / "data") == before
+
+
+def test_locks_and_half_written_files_are_never_versioned(tmp_path):
+    """The project's .dvcignore keeps the cache's litter out of `dvc add data`."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    run("git", "init", "-q", cwd=repo)
+    run(DVC, "init", "-q", cwd=repo)
+    shutil.copy(REPO / ".dvcignore", repo / ".dvcignore")
+    data = repo / "data"
+    litter = [
+        data / ".locks" / "datasets-tworoom-abc.lock",
+        data / "datasets" / "tworoom" / ".tmp-abc123-x9" / "episodes.h5",
+        data / "checkpoints" / "tworoom-lewm" / ".abc123.resume.pt",
+        data / "checkpoints" / "tworoom-lewm" / ".abc123.resume.pt.tmpq1w2",
+        data / "figures" / "smoke" / ".fig.png.tmpzz",
+    ]
+    kept = data / "datasets" / "tworoom" / "abc123" / "episodes.h5"
+    for p in [*litter, kept]:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b"x")
+    run(DVC, "add", "data", "-q", cwd=repo)
+    cached = {p.relative_to(data).as_posix() for p in data.rglob("*") if p.is_file()}
+    listed = run(DVC, "ls", "--dvc-only", "-R", ".", cwd=repo).split()
+    assert "data/datasets/tworoom/abc123/episodes.h5" in listed
+    for p in litter:
+        assert p.relative_to(repo).as_posix() not in listed
+    assert len(cached) == len(litter) + 1  # the litter stays on disk, only unversioned

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from jepa_geometry.analysis import landscape as ls
+from jepa_geometry.book.plots import plot_landscapes
 from jepa_geometry.envs import make_task
 
 N = 32
@@ -103,6 +104,6 @@ def test_iou_of_ellipse_and_disc_matches_the_continuum() -> None:
 def test_plot_draws_one_panel_per_goal(grid) -> None:
     import matplotlib.pyplot as plt
 
-    fig = ls.plot_landscapes(grid, grid.positions, [0, 50])
+    fig = plot_landscapes(grid, grid.positions, [0, 50])
     assert len(fig.axes) == 2 and "IoU 1.00" in fig.axes[0].get_title()
     plt.close(fig)

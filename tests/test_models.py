@@ -132,3 +132,19 @@ def test_small_vit_encoder_builds_and_encodes():
     cfg = small_config(encoder="vit", image_size=32, patch_size=8, vit_width=32, vit_heads=2)
     model = WorldModel(cfg).eval()
     assert model.encode(torch.zeros(3, 3, 32, 32, dtype=torch.uint8)).shape == (3, cfg.embed_dim)
+
+
+def test_parameter_table_parts_sum_to_every_parameter():
+    """The total row against an independent count over ``parameters()``, per model."""
+    from jepa_geometry.wm.model import parameter_table
+
+    a = WorldModel(small_config())
+    b = WorldModel(small_config(embed_dim=16, projector_hidden=24))
+    table = parameter_table({"a": a, "b": b})
+    parts = ["encoder", "projector", "action_encoder", "predictor", "pred_proj", "total"]
+    assert list(table.index) == parts and list(table.columns) == ["a", "b"]
+    for name, m in (("a", a), ("b", b)):
+        assert table.loc["total", name] == sum(p.numel() for p in m.parameters())
+    # the projector is Linear(e, h) -> BatchNorm(h) -> Linear(h, D) with D = 16, h = 24
+    e = b.encoder.out_dim
+    assert table.loc["projector", "b"] == (e * 24 + 24) + 2 * 24 + (24 * 16 + 16)

@@ -214,3 +214,82 @@ def test_methods_and_weights():
         arm_weights("anisowm", "pusht", overrides={"kappa": 0.5})
     with pytest.raises(ValueError, match="unknown task 'maze'"):
         arm_weights("lewm", "maze")
+
+
+# ------------------------------------------------------------------ the book's small checks
+
+
+def test_sigreg_vs_variance_is_the_documented_draws_and_near_the_closed_form():
+    from jepa_geometry.theory.linear_gaussian import expected_sigreg
+    from jepa_geometry.wm.losses import sigreg_vs_variance
+
+    scales, n, dim, reps = [0.25, 0.8, 1.0, 2.0], 64, 8, 200
+    gen = torch.Generator().manual_seed(3)
+    table = sigreg_vs_variance(scales, n, dim, gen, reps=reps, closed_form=expected_sigreg)
+    assert list(table.columns) == ["variance s", "SIGReg (mean of 200 batches)", "closed form"]
+    # Monte Carlo against the exact expectation of the implemented statistic
+    mc, exact = table["SIGReg (mean of 200 batches)"], table["closed form"]
+    np.testing.assert_allclose(mc, exact, rtol=0.06)
+    np.testing.assert_allclose(exact, [float(expected_sigreg(s, n)) for s in scales])
+    # and exactly the draws the docstring states: batches then directions, per variance
+    again = torch.Generator().manual_seed(3)
+    for s, value in zip(scales, mc, strict=True):
+        z = torch.randn(reps, n, dim, generator=again) * math.sqrt(s)
+        a = torch.randn(dim, 64, generator=again)
+        assert value == pytest.approx(sigreg(z, directions=a / a.norm(dim=0)).item(), rel=1e-6)
+    assert "closed form" not in sigreg_vs_variance([1.0], 8, 2, gen, reps=2)
+
+
+def test_collapsed_batch_scores_the_closed_form_at_zero_variance():
+    """z -> 0: every ECF is 1, so SIGReg -> n Σ_k w_k (1 - e^{-t_k²/2})² (weights by hand)."""
+    from jepa_geometry.wm.losses import collapsed_sigreg
+
+    n = 64
+    t = [3.0 * k / 16 for k in range(17)]
+    w = [
+        (3.0 / 16) * (1.0 if k in (0, 16) else 2.0) * math.exp(-(t[k] ** 2) / 2) for k in range(17)
+    ]
+    exact = n * sum(wk * (1 - math.exp(-(tk**2) / 2)) ** 2 for wk, tk in zip(w, t, strict=True))
+    gen = torch.Generator().manual_seed(0)
+    assert collapsed_sigreg(n, 16, gen, jitter=1e-6) == pytest.approx(exact, rel=1e-5)
+    assert collapsed_sigreg(2 * n, 16, gen, jitter=1e-6) == pytest.approx(2 * exact, rel=1e-5)
+    assert collapsed_sigreg(n, 16, gen) == pytest.approx(exact, rel=0.02)  # jitter 0.01
+
+
+def test_lambda_reg_check_constraints_and_identities():
+    from jepa_geometry.wm.losses import lambda_reg_check
+
+    dim, kappa = 32, 2.0
+    chk = lambda_reg_check(dim, kappa, torch.Generator().manual_seed(5))
+    # independent: v = D softmax(clip(α, ±½ log κ)) from the same first draw, in numpy
+    alpha = torch.randn(dim, generator=torch.Generator().manual_seed(5)).double().numpy()
+    a = np.clip(alpha, -0.5 * math.log(kappa), 0.5 * math.log(kappa))
+    v = dim * np.exp(a) / np.exp(a).sum()
+    assert chk["trace"] == pytest.approx(v.sum(), rel=1e-5) and v.sum() == pytest.approx(dim)
+    assert chk["cond"] == pytest.approx(v.max() / v.min(), rel=1e-5)
+    assert chk["cond"] == pytest.approx(kappa, rel=1e-5)  # 32 normals spread beyond log 2
+    assert chk["lambda_reg"] == pytest.approx(chk["sigreg_whitened"], rel=1e-6)
+    assert chk["kappa1_lambda_reg"] == pytest.approx(chk["kappa1_sigreg"], rel=1e-6)
+    assert chk["lambda_reg"] != pytest.approx(chk["kappa1_sigreg"], rel=1e-3)
+
+
+def test_scale_loss_cases_against_numpy_pearson():
+    from jepa_geometry.wm.losses import scale_loss_cases
+
+    dim, k = 16, 256
+    cases = scale_loss_cases(dim, torch.Generator().manual_seed(2), k=k)
+    assert cases.name == "1 - ρ" and len(cases) == 4
+    assert abs(cases["z = q A (distances equal)"]) < 1e-5
+    assert abs(cases["z = 10 q A + 3 (rescaled, shifted)"]) < 1e-5
+    # the noisy case, redrawn in the documented order and scored with numpy's Pearson r
+    g = torch.Generator().manual_seed(2)
+    q_i, q_j = torch.randn(k, 2, generator=g).numpy(), torch.randn(k, 2, generator=g).numpy()
+    a = torch.linalg.qr(torch.randn(dim, 2, generator=g)).Q.T.numpy()
+    np.testing.assert_allclose(a @ a.T, np.eye(2), atol=1e-6)  # orthonormal rows
+    e_i = 0.3 * torch.randn(k, dim, generator=g).numpy()
+    e_j = 0.3 * torch.randn(k, dim, generator=g).numpy()
+    x = (((q_i @ a + e_i) - (q_j @ a + e_j)) ** 2).sum(1)
+    y = ((q_i - q_j) ** 2).sum(1)
+    assert cases["z = q A + noise"] == pytest.approx(1 - np.corrcoef(x, y)[0, 1], abs=1e-4)
+    assert 0.02 < cases["z = q A + noise"] < 0.5
+    assert abs(cases["z unrelated to q"] - 1) < 0.25  # ρ ≈ 0 up to sampling error (~0.06)

@@ -9,6 +9,7 @@ from scipy import stats as sps
 
 import jepa_geometry as jg
 from jepa_geometry.study import grid as study
+from jepa_geometry.study import tables
 from jepa_geometry.study.reference import reference_numbers
 
 
@@ -77,11 +78,11 @@ def test_success_table_and_grid():
     k = int(eps[eps.arm == "lewm"].success.sum())
     lo, hi = jg.stats.wilson_interval(k, 40)
     assert (lewm.rate, lewm.low, lewm.high) == pytest.approx((k / 40, lo, hi))
-    grid = study.success_grid(tab, "goal25_budget50")
+    grid = tables.success_grid(tab, "goal25_budget50")
     assert list(grid.columns) == ["lewm", "scale"]
-    assert grid.loc[("cem", "T1", 1), "lewm"] == study.format_rate(k / 40, lo, hi)
-    with pytest.raises(study.StudyError, match="no rows for protocol 'goal100_budget150'"):
-        study.success_grid(tab, "goal100_budget150")
+    assert grid.loc[("cem", "T1", 1), "lewm"] == tables.format_rate(k / 40, lo, hi)
+    with pytest.raises(ValueError, match="no rows for protocol 'goal100_budget150'"):
+        tables.success_grid(tab, "goal100_budget150")
 
 
 def test_beside_papers_pairs_each_paper_value_with_our_cell():
@@ -91,7 +92,7 @@ def test_beside_papers_pairs_each_paper_value_with_our_cell():
          {"protocol": "goal100_budget150", "solver": "cem", "budget": "T1", "arm": "anisowm",
           "rate": 0.7, "low": 0.6, "high": 0.8}]
     )  # fmt: skip
-    out = study.beside_papers(tab, "tworoom", ["lewm", "scale", "anisowm"]).set_index("paper")
+    out = tables.beside_papers(tab, "tworoom", ["lewm", "scale", "anisowm"]).set_index("paper")
     assert len(out) == 2  # only the cells we planned
     scale = out.loc["SCALE"]
     per_tier = reference_numbers(

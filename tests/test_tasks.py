@@ -213,3 +213,21 @@ def test_render_without_opengl_says_set_mujoco_gl():
     if out.returncode == 0:
         pytest.skip("OSMesa is installed here, so there is no failing backend to test")
     assert "MUJOCO_GL=egl" in out.stderr, out.stderr[-2000:]
+
+
+def test_task_table_lists_each_tasks_definitions():
+    """Against the q definitions in the module docstring, written out by hand."""
+    from jepa_geometry.envs import task_table
+
+    table = task_table()
+    assert list(table.index) == list(TASKS)
+    assert table.loc["pusht", "half q"] == "block_x, block_y, cos_theta, sin_theta"
+    assert table.loc["reacher", "half q"] == "cos_q0, sin_q0"
+    assert table.loc["cube", "half q"] == "eff_x, eff_y, eff_z, cos_2psi, sin_2psi"
+    assert table.loc["tworoom", "half q"] == table.loc["pointmaze", "half q"] == "-"
+    assert table.loc["tworoom", "q"] == "agent_x, agent_y"
+    for name in TASKS:
+        assert len(table.loc[name, "q"].split(", ")) == Q_DIMS[name]
+        assert table.loc[name, "action dim"] == ACTION_DIMS[name]
+    assert table.loc["reacher", "environment"] == "swm/ReacherDMControl-v0"
+    assert list(task_table(["cube"]).index) == ["cube"]

@@ -7,12 +7,14 @@ same closed forms, kept outside this repository, not from this code; the book's
 
 import math
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
 from scipy.integrate import quad
 from scipy.optimize import linprog, minimize
 
+from jepa_geometry.book import plots
 from jepa_geometry.theory import linear_gaussian
 from jepa_geometry.wm.losses import sigreg
 
@@ -275,3 +277,162 @@ def test_cost_distance_agreement_reference_values():
     )
     eu = linear_gaussian.cost_distance_agreement(np.eye(2))
     assert eu["spearman"] > 0.9999 and eu["iou"] == 1.0
+
+
+# ---------------------------------------------------------------- chapter 2's checks
+
+
+def test_sigreg_check_table_closed_forms_and_monte_carlo():
+    scales = [0.5, 1.0, 2.0]
+    table = linear_gaussian.sigreg_check_table(scales, n_batch=128, reps=300, seed=1)
+    assert list(table.s) == scales
+    for _, row in table.iterrows():
+        s = row.s
+
+        def integrand(t, s=s):
+            return (math.exp(-s * t * t / 2) - math.exp(-t * t / 2)) ** 2 * math.exp(-t * t / 2)
+
+        g = quad(integrand, -np.inf, np.inf)[0]
+        h = math.sqrt(2 * math.pi) * (1 - (1 + 2 * s) ** -0.5)
+        assert row["g(s)"] == pytest.approx(g, rel=1e-8, abs=1e-12)
+        assert row["N g + h"] == pytest.approx(128 * g + h, rel=1e-8)
+        assert row["closed form (17 knots)"] == pytest.approx(128 * g + h, abs=0.02)
+        assert row["Monte Carlo sigreg"] == pytest.approx(row["closed form (17 knots)"], rel=0.05)
+
+
+def test_lemma1_check_against_an_independent_inverse():
+    out = linear_gaussian.lemma1_check(np.random.default_rng(7), dim=4, s=0.3)
+    rng = np.random.default_rng(7)  # the same draws, in the documented order
+    g = rng.standard_normal((4, 4))
+    sigma = g @ g.T + 0.1 * np.eye(4)
+    rng.standard_normal((4, 4))  # U
+    x, xg = rng.standard_normal(4), rng.standard_normal(4)
+    s_vals, vecs = np.linalg.eigh(sigma)
+    expected = 0.3 * np.sum(((x - xg) @ vecs) ** 2 / s_vals)  # s (x - x_g)ᵀ Σ⁻¹ (x - x_g)
+    assert out["latent_cost"] == pytest.approx(expected, rel=1e-9)
+    assert out["metric_cost"] == pytest.approx(expected, rel=1e-9)
+    assert out["max_deviation"] < 1e-12
+
+
+def test_direct_search_check_agrees_with_the_reduced_problem():
+    out = linear_gaussian.direct_search_check(
+        SIGMA45, np.eye(2), 0.3, 1.0, np.random.default_rng(0), starts=3
+    )
+    assert out["direct_objective"] == pytest.approx(out["reduced_objective"], abs=1e-7)
+    assert out["metric_gap"] < 1e-3
+    # the reduced minimiser is no worse than the direct objective at the reduced encoder
+    sol = linear_gaussian.soft_minimizer(SIGMA45, np.eye(2), 0.3, 1.0)
+    f_at_a = linear_gaussian.linear_objective(sol["A"], SIGMA45, np.eye(2), 0.3, 1.0)
+    assert out["reduced_objective"] == pytest.approx(f_at_a, abs=1e-9)
+
+
+def test_grid_box_argmin_matches_the_exact_minimiser():
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        g = rng.standard_normal((2, 2))
+        metric = g @ g.T + 0.05 * np.eye(2)
+        goal = rng.uniform(-3, 3, 2)
+        grid = linear_gaussian.grid_box_argmin(metric, goal, 1.0, points=801)
+        assert np.abs(grid - linear_gaussian.box_argmin(metric, goal, 1.0)).max() < 0.02
+
+
+def test_face_regret_check_worked_example():
+    out = linear_gaussian.face_regret_check(SIGMA45, 1.0, 0.5)
+    np.testing.assert_allclose(out["goal"], [1.5, 0.0])
+    np.testing.assert_allclose(out["x_hat"], [1.0, -0.3], atol=1e-12)  # x_g - d Σn / nᵀΣn
+    np.testing.assert_allclose(out["x_grid"], [1.0, -0.3], atol=2e-3)
+    np.testing.assert_allclose(out["x_star"], [1.0, 0.0])
+    assert out["rho"] == pytest.approx(((4 - 1) / (4 + 1)) ** 2)  # 45°: ((c - 1)/(c + 1))²
+    for key in ("regret_formula", "regret_exact", "regret_grid"):
+        assert out[key] == pytest.approx(0.09, abs=1e-4)
+    assert out["d_max"] == pytest.approx(2.5 / 1.5)  # w Σ₁₁ / |Σ₁₂|
+
+
+def test_regret_vs_angle_is_the_off_diagonal_ratio():
+    angles = [0, 20, 45, 70, 90]
+    table = linear_gaussian.regret_vs_angle([4.0, 1.0], angles, 1.0, 0.5)
+    assert list(table.angle) == angles
+    for ang, formula, exact in zip(
+        table.angle, table["rho formula"], table["rho exact QP"], strict=True
+    ):
+        a = math.radians(ang)
+        s11 = 4 * math.cos(a) ** 2 + math.sin(a) ** 2
+        s12 = 3 * math.cos(a) * math.sin(a)
+        assert formula == pytest.approx((s12 / s11) ** 2, abs=1e-12)  # 2-D: ρ = Σ₁₂²/Σ₁₁²
+        assert exact == pytest.approx(formula, abs=1e-9)
+    assert table["rho formula"][2] == pytest.approx(0.36)
+
+
+@pytest.mark.parametrize("kappa", [1.0, 2.5, 7.0])
+def test_target_spectrum_lp_is_the_two_level_closed_form(kappa):
+    r = np.array([0.4, 1.9])
+    # D = 2: κ m on the smaller r, m on the other, m = 2 / (1 + κ)
+    expected = (2 * kappa * r.min() + 2 * r.max()) / (1 + kappa)
+    assert linear_gaussian.target_spectrum_lp(r, kappa) == pytest.approx(expected, abs=1e-8)
+
+
+def test_kappa_sweep_table_checks_agree():
+    kappas = [1.0, 1.5, 4.0, 16.0]
+    t = linear_gaussian.kappa_sweep_table(SIGMA45, np.eye(2), kappas, E1, 4.0)
+    np.testing.assert_allclose(t["tr(L*R) two-level"], t["tr(L*R) linprog"], atol=1e-8)
+    np.testing.assert_allclose(t["tr(L*R) two-level"], t.pred_term_tr_LR, atol=1e-12)
+    np.testing.assert_allclose(t["rho formula ((κ-c)/(κ+c))²"], t.normalized_regret, atol=1e-10)
+    np.testing.assert_allclose(t.normalized_regret, [0.36, 0.20661, 0.0, 0.36], atol=1e-5)
+
+
+def test_cost_distance_table_rows():
+    from scipy.stats import spearmanr
+
+    metric = np.diag([1.0, 4.0])
+    t = linear_gaussian.cost_distance_table({"euclid": np.eye(2), "diag": metric})
+    assert list(t.model) == ["euclid", "diag"]
+    assert t.spearman[0] > 0.9999 and t.iou[0] == 1.0  # ties in float rounding only
+    axis = np.linspace(-1, 1, 41)  # the documented window, computed here independently
+    x, y = np.meshgrid(axis, axis)
+    rho = spearmanr((x**2 + 4 * y**2).ravel(), np.hypot(x, y).ravel()).statistic
+    assert t.spearman[1] == pytest.approx(rho, abs=1e-4) and t.iou[1] < 1.0
+
+
+# ---------------------------------------------------------------- chapter 2's figures
+
+
+def test_plot_box_planning_marks_the_two_optima():
+    out = linear_gaussian.face_regret_check(SIGMA45, 1.0, 0.5)
+    fig = plots.plot_box_planning(
+        np.linalg.inv(SIGMA45), out["goal"], 1.0, out["x_star"], out["x_hat"], title="t"
+    )
+    ax = fig.axes[0]
+    pts = {ln.get_label(): np.c_[ln.get_xdata(), ln.get_ydata()] for ln in ax.lines}
+    np.testing.assert_allclose(pts["task-optimal $x^*$"], [[1.0, 0.0]])
+    np.testing.assert_allclose(pts[r"latent-optimal $\hat x$ ($\Sigma^{-1}$)"], [[1.0, -0.3]])
+    box = ax.patches[0]
+    assert box.get_xy() == (-1.0, -1.0) and box.get_width() == 2.0
+    plt.close(fig)
+
+
+def test_regret_and_kappa_plots_draw_their_tables():
+    table = linear_gaussian.regret_vs_noise(
+        SIGMA45, np.eye(2), [3.0, 0.1, 0.01], 1.0, np.array([1.5, 0.0]), 1.0
+    )
+    fig = plots.plot_regret_vs_eta(table, 0.09, 0.94)
+    line = fig.axes[0].lines[0]
+    kept = table.dropna().sort_values("eta")  # collapsed row dropped; drawn in η order
+    np.testing.assert_allclose(line.get_ydata(), kept.regret)
+    assert fig.axes[0].lines[1].get_ydata()[0] == 0.09
+    plt.close(fig)
+    sweep = linear_gaussian.kappa_sweep(SIGMA45, np.eye(2), [1.0, 4.0, 16.0], E1)
+    fig = plots.plot_kappa_sweep(sweep, 0.36, 4.0)
+    np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), [0.36, 0.0, 0.36], atol=1e-10)
+    plt.close(fig)
+
+
+def test_plot_lowest_cost_sets_shades_the_lowest_decile():
+    metrics = {"euclid": np.eye(2), "Σ⁻¹": np.linalg.inv(SIGMA45)}
+    table = linear_gaussian.cost_distance_table(metrics)
+    fig = plots.plot_lowest_cost_sets(metrics, table)
+    assert len(fig.axes) == 2
+    for ax, iou in zip(fig.axes, table.iou, strict=True):
+        low = ax.images[0].get_array()
+        assert 0.1 <= low.mean() < 0.12  # ≥ 10 % of the 41² points (ties at the quantile)
+        assert f"IoU = {iou:.2f}" in ax.get_title()
+    plt.close(fig)

@@ -1,12 +1,15 @@
 """The 2-D separation experiment: system, planner and evaluation against closed forms."""
 
 import dataclasses
+import re
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
+from jepa_geometry.book import plots
 from jepa_geometry.theory import linear_gaussian, toy2d
 
 SIGMA30 = linear_gaussian.covariance_2d([4.0, 1.0], 30.0)
@@ -31,7 +34,7 @@ def test_toy_config_rejects_bad_values_with_choices():
     with pytest.raises(ValueError, match="warp"):
         toy2d.ToyConfig(warp=1.0)
     with pytest.raises(ValueError, match="valid: sigreg, lambdareg"):
-        toy2d.separation_sweep(toy2d.ToyConfig(), [0.1], [0], ["lewm"], {})
+        toy2d.toy_sweep(toy2d.ToyConfig(), [0.1], [0], ["lewm"], {})
 
 
 def test_reference_regret_on_a_face_task_set_is_the_face_formula():
@@ -56,7 +59,7 @@ def test_grid_planner_finds_the_exact_box_minimiser():
         d = cand.double() - rel[:, None, :]
         return torch.einsum("tci,ij,tcj->tc", d, inv, d)
 
-    u = toy2d.plan_grid(cost, len(x0), 1.0).numpy()
+    u = toy2d.grid_search_plan(cost, len(x0), 1.0).numpy()
     exact = np.array(
         [linear_gaussian.box_argmin(inv.numpy(), g - s, 1.0) for s, g in zip(x0, goal, strict=True)]
     )
@@ -106,7 +109,7 @@ def test_training_is_deterministic_and_lambdareg_respects_kappa():
 def test_run_toy_is_cached_and_sweep_summarized(data_root):
     base = toy2d.ToyConfig(steps=10, hidden=8)
     tasks = {"starts": 2, "angles": 8, "radius": 1.5, "seed": 0}
-    res = toy2d.separation_sweep(base, [0.1], [0, 1], ["sigreg"], tasks, progress=False)
+    res = toy2d.toy_sweep(base, [0.1], [0, 1], ["sigreg"], tasks, progress=False)
     assert len(res) == 2 and set(res.seed) == {0, 1}
     cfg = dataclasses.replace(base, noise=0.1)
     row, path = toy2d.run_toy(cfg, 0, tasks)
@@ -114,6 +117,147 @@ def test_run_toy_is_cached_and_sweep_summarized(data_root):
     assert row["train_seconds"] == pytest.approx(res.iloc[0].train_seconds)  # not retrained
     model = toy2d.load_model(path, cfg)
     assert isinstance(model, toy2d.ToyWorldModel)
-    summ = toy2d.summarize(res, ["normalized_regret"])
+    summ = toy2d.toy_summary(res, ["normalized_regret"])
     assert summ.normalized_regret_lo[0] <= summ.normalized_regret[0] <= summ.normalized_regret_hi[0]
     assert isinstance(summ, pd.DataFrame) and summ.seeds[0] == 2
+
+
+# ---------------------------------------------------------------- chapter 3's tables
+
+
+def _fake_results(seed: int = 0) -> pd.DataFrame:
+    """A results table shaped like toy_sweep's: 2 regularizers x 2 noises x 5 seeds."""
+    rng = np.random.default_rng(seed)
+    rows = [
+        {
+            "regularizer": reg,
+            "noise": noise,
+            "seed": s,
+            "heldout_error": noise**2 + rng.uniform(0, 1e-3),
+            "cond_mean_error": rng.uniform(1e-3, 2e-3),
+            "normalized_regret": rng.uniform(0.1, 0.5),
+            "metric_regret": rng.uniform(0.1, 0.5),
+            "target_cond": np.nan if reg == "sigreg" else rng.uniform(1, 4),
+        }
+        for reg in ("sigreg", "lambdareg")
+        for noise in (0.3, 0.01)
+        for s in range(5)
+    ]
+    return pd.DataFrame(rows)
+
+
+def _cell(results, reg, noise):
+    return results[(results.regularizer == reg) & (results.noise == noise)]
+
+
+def test_headline_table_means_intervals_and_medians():
+    res = _fake_results()
+    summ = toy2d.toy_summary(res, ["heldout_error", "normalized_regret", "metric_regret"])
+    show = toy2d.headline_table(res, summ, 0.123456)
+    assert list(show.columns) == [
+        "regularizer", "noise", "seeds", "heldout_error", "normalized_regret", "metric_regret",
+        "median regret", "reference",
+    ]  # fmt: skip
+    for _, row in show.iterrows():
+        cell = _cell(res, row.regularizer, row.noise)
+        mean, lo, hi = (float(v) for v in re.findall(r"[\d.]+", row.normalized_regret))
+        assert mean == pytest.approx(cell.normalized_regret.mean(), abs=5e-5)
+        assert lo <= mean <= hi
+        assert row["median regret"] == pytest.approx(np.median(cell.normalized_regret), abs=5e-5)
+        assert row.reference == 0.1235 and row.seeds == 5
+
+
+def test_folded_runs_flags_only_the_outlier():
+    res = _fake_results(1)
+    res.loc[7, "cond_mean_error"] = 50 * res.cond_mean_error.max()  # one folded encoder
+    flagged = toy2d.folded_runs(res)
+    assert list(flagged.index) == [7]
+    # a threshold above the outlier's ratio to its cell median flags nothing
+    cell = _cell(res, res.regularizer[7], res.noise[7])
+    ratio = res.cond_mean_error[7] / np.median(cell.cond_mean_error)
+    assert toy2d.folded_runs(res, factor=1.01 * ratio).empty
+
+
+def test_cell_means_and_noise_endpoints_against_direct_means():
+    res = _fake_results(2)
+    means = toy2d.cell_means(res, "normalized_regret")
+    assert list(means.index) == [("sigreg", 0.3), ("sigreg", 0.01), ("lambdareg", 0.3),
+                                 ("lambdareg", 0.01)]  # fmt: skip
+    for (reg, noise), m in means.items():
+        assert m == pytest.approx(_cell(res, reg, noise).normalized_regret.mean())
+    summ = toy2d.toy_summary(res, ["heldout_error", "normalized_regret"])
+    end = toy2d.noise_endpoints(summ, res, "lambdareg", 0.01, 0.3)
+    hi, lo = _cell(res, "lambdareg", 0.3), _cell(res, "lambdareg", 0.01)
+    assert end["error_ratio"] == pytest.approx(hi.heldout_error.mean() / lo.heldout_error.mean())
+    assert end["regret_hi"] == pytest.approx(hi.normalized_regret.mean())
+    assert end["regret_lo"] == pytest.approx(lo.normalized_regret.mean())
+    assert end["target_cond"][0.01] == pytest.approx(lo.target_cond.mean())
+    assert toy2d.noise_endpoints(summ, res, "vicreg", 0.01, 0.3) is None
+
+
+def test_long_table_pivots_back_to_the_results():
+    res = _fake_results(3)
+    long = toy2d.long_table(res, ["heldout_error", "normalized_regret"])
+    assert len(long) == 2 * len(res) and set(long.measure) == {"heldout_error", "normalized_regret"}
+    back = long.pivot_table(
+        index=["regularizer", "noise", "seed"], columns="measure", values="value"
+    )
+    orig = res.set_index(["regularizer", "noise", "seed"])
+    for col in ("heldout_error", "normalized_regret"):
+        np.testing.assert_allclose(back[col].loc[orig.index], orig[col])
+
+
+# ---------------------------------------------------------------- panel (a)
+
+
+def test_cost_landscape_of_the_whitening_model_is_the_inverse_covariance():
+    cfg = toy2d.ToyConfig(warp=0.0, sigma_angle=30.0)
+    goal = np.array([0.7, -0.4])
+    land = toy2d.cost_landscape(_LinearOracle(cfg.sigma), cfg, goal, lim=1.5, n_grid=31)
+    assert land["X"].shape == (31, 31) and land["X"][0, 0] == pytest.approx(goal[0] - 1.5)
+    dx = np.stack([land["X"] - goal[0], land["Y"] - goal[1]], -1)
+    closed = np.einsum("...i,ij,...j->...", dx, np.linalg.inv(cfg.sigma), dx)  # Lemma 1
+    np.testing.assert_allclose(land["latent"], closed, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(land["inverse_covariance"], closed, rtol=1e-12)
+    np.testing.assert_allclose(land["task"], (dx**2).sum(-1))
+
+
+def test_planner_choices_of_the_whitening_model():
+    cfg = toy2d.ToyConfig(warp=0.0, sigma_angle=30.0)
+    start, goal = np.array([0.2, 0.1]), np.array([1.9, 0.3])
+    ch = toy2d.planner_choices(_LinearOracle(cfg.sigma), cfg, start, goal)
+    exact = start + linear_gaussian.box_argmin(np.linalg.inv(cfg.sigma), goal - start, 1.0)
+    np.testing.assert_allclose(ch["inverse_covariance"], exact)
+    np.testing.assert_allclose(ch["learned"], exact, atol=2e-3)  # grid resolution
+    np.testing.assert_allclose(ch["task"], [1.2, 0.3])  # x₀ + clip(x_g - x₀, -1, 1)
+
+
+# ---------------------------------------------------------------- chapter 3's figures
+
+
+def test_plot_prediction_vs_regret_panels():
+    res = _fake_results(4)
+    long = toy2d.long_table(res, ["heldout_error", "normalized_regret"])
+    fig = plots.plot_prediction_vs_regret(long, 0.3523, n_seeds=5)
+    assert len(fig.axes) == 2
+    assert fig.axes[0].get_yscale() == "log" and fig.axes[1].get_xscale() == "log"
+    ref_lines = [ln for ln in fig.axes[1].lines if ln.get_label() == "Σ⁻¹ reference"]
+    assert ref_lines and ref_lines[0].get_ydata()[0] == 0.3523
+    assert "0.352" in fig._suptitle.get_text()
+    plt.close(fig)
+
+
+def test_plot_cost_landscape_marks_the_planners():
+    cfg = toy2d.ToyConfig(warp=0.0, sigma_angle=30.0)
+    start, goal = np.array([0.2, 0.1]), np.array([1.9, 0.3])
+    oracle = _LinearOracle(cfg.sigma)
+    land = toy2d.cost_landscape(oracle, cfg, goal, n_grid=41)
+    ch = toy2d.planner_choices(oracle, cfg, start, goal)
+    fig = plots.plot_cost_landscape(land, ch, start, goal, 1.0, title="t")
+    ax = fig.axes[0]
+    pts = {ln.get_label(): np.c_[ln.get_xdata(), ln.get_ydata()] for ln in ax.lines}
+    np.testing.assert_allclose(pts["learned planner"], [ch["learned"]])
+    np.testing.assert_allclose(pts["task-optimal $x^*$"], [ch["task"]])
+    np.testing.assert_allclose(ax.patches[0].get_xy(), start - 1.0)
+    assert ax.get_title() == "t"
+    plt.close(fig)

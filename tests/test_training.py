@@ -20,6 +20,7 @@ from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_mod
 from jepa_geometry.wm.training import (
     Objective,
     check_batch,
+    load_training_state,
     lr_factor,
     train,
     world_model_artifact,
@@ -213,7 +214,7 @@ def test_killed_run_resumes_to_identical_weights(tmp_path):
         timeout=120,
     )
     assert proc.returncode == -signal.SIGKILL
-    assert torch.load(ckpt, weights_only=False)["step"] == 8
+    assert load_training_state(ckpt)["step"] == 8
     _resume_and_compare(ckpt)
 
 
@@ -230,7 +231,7 @@ def test_run_killed_at_an_arbitrary_moment_resumes_to_identical_weights(tmp_path
         time.sleep(0.005)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    if torch.load(ckpt, weights_only=False)["step"] == 12:
+    if load_training_state(ckpt)["step"] == 12:
         pytest.skip("the run finished before it could be killed")
     _resume_and_compare(ckpt)
 
@@ -290,8 +291,36 @@ def test_checkpoint_of_another_configuration_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"method: checkpoint 'lewm' vs requested 'scale'"):
         train(model2, obj2, src, other.train, 0, checkpoint=ckpt, progress=False)
     ckpt.write_bytes(b"not a checkpoint")
-    with pytest.raises(ValueError, match="unreadable"):
-        train(model2, obj2, src, other.train, 0, checkpoint=ckpt, progress=False)
+    with pytest.warns(UserWarning, match=r"no verification header.*restarts from step 0"):
+        res = train(model2, obj2, src, other.train, 0, checkpoint=ckpt, progress=False)
+    assert res.resumed_from == 0
+    aside = list(tmp_path.glob("c.pt.corrupt-*"))
+    assert len(aside) == 1 and aside[0].read_bytes() == b"not a checkpoint"  # kept, not deleted
+
+
+def test_a_corrupted_resume_checkpoint_is_never_trusted(tmp_path):
+    """8 flipped bytes in a resume file (an encoder weight, in the probe that found this):
+    the file is set aside with a warning and training restarts, ending bit-identical to an
+    uninterrupted run, instead of resuming from the damaged weights."""
+    settings = tiny_profile(steps=4).train
+    _, ref_model, ref_obj, src = make_run("lewm")
+    train(ref_model, ref_obj, src, settings, 0, progress=False)
+
+    ckpt = tmp_path / "r.pt"
+    _, model, obj, src = make_run("lewm")
+    partial = dataclasses.replace(settings, steps=2, checkpoint_every=1)
+    train(model, obj, src, partial, 0, checkpoint=ckpt, progress=False)
+    blob = bytearray(ckpt.read_bytes())
+    mid = len(blob) // 2
+    blob[mid : mid + 8] = bytes(b ^ 0xFF for b in blob[mid : mid + 8])
+    ckpt.write_bytes(bytes(blob))
+
+    _, model, obj, src = make_run("lewm")
+    with pytest.warns(UserWarning, match="does not match its sha256.*restarts from step 0"):
+        res = train(model, obj, src, settings, 0, checkpoint=ckpt, progress=False)
+    assert res.resumed_from == 0
+    assert torch.equal(flat_state(model), flat_state(ref_model))
+    assert len(list(tmp_path.glob("r.pt.corrupt-*"))) == 1
 
 
 # ------------------------------------------------------------------ the paper model on CPU
@@ -371,3 +400,98 @@ def test_train_world_model_on_smoke_tworoom_is_cached_and_loadable():
     assert [row["step"] for row in training_log("tworoom", "scale", 0, prof)] == [2, 4, 6]
     r2 = latent_probe_r2(model, load_dataset("tworoom", prof), max_frames=300)
     assert math.isfinite(r2) and r2 <= 1.0
+
+
+# ------------------------------------------------------------------ tables over arms
+
+
+def test_arm_weights_table_has_the_papers_defaults():
+    import numpy as np
+
+    from jepa_geometry.wm.training import arm_weights_table
+
+    t = arm_weights_table(["lewm", "scale", "aux", "anisowm", "scale+anisowm"], "reacher", 0.05)
+    assert list(t.columns) == ["sigreg", "scale", "aux", "kappa"]
+    assert (t["sigreg"] == 0.05).all()
+    # SCALE's λ 0.15 and Aux's w 0.4 on Reacher, κ = 2 (the papers' defaults)
+    assert t.loc["scale", "scale"] == t.loc["scale+anisowm", "scale"] == 0.15
+    assert t.loc["aux", "aux"] == 0.4 and t.loc["anisowm", "kappa"] == 2.0
+    assert t.loc["scale+anisowm", "kappa"] == 2.0
+    assert np.isnan(t.loc["lewm", ["scale", "aux", "kappa"]].astype(float)).all()
+    assert np.isnan(float(t.loc["scale+anisowm", "aux"]))
+
+
+def _synthetic_logs():
+    import pandas as pd
+
+    a = pd.DataFrame({"step": [1, 2], "pred": [1.0, 0.5], "sigreg": [3.0, 2.0], "arm": "a"})
+    b = pd.DataFrame(
+        {
+            "step": [1, 2],
+            "pred": [2.0, 1.0],
+            "lambda_reg": [4.0, float("nan")],
+            "lambda_v": [[1.0, 1.0, 1.0, 1.0], [2.0, 0.5, 0.5, 1.0]],
+            "arm": "b",
+        }
+    )
+    return pd.concat([a, b], ignore_index=True)
+
+
+def test_loss_terms_long_keeps_each_logged_value_once():
+    from jepa_geometry.wm.training import loss_terms_long
+
+    logs = _synthetic_logs()
+    long = loss_terms_long(logs)
+    expected = {
+        (row["step"], row["arm"], term): row[term]
+        for _, row in logs.iterrows()
+        for term in ("pred", "sigreg", "lambda_reg")
+        if row[term] == row[term]  # not NaN
+    }
+    got = {(r.step, r.arm, r.term): r.value for r in long.itertuples()}
+    assert got == expected and len(long) == 7
+    assert list(dict.fromkeys(long["term"])) == ["pred", "sigreg", "lambda_reg"]
+
+
+def test_lambda_target_summary_by_hand():
+    from jepa_geometry.wm.training import lambda_target_summary
+
+    s = lambda_target_summary(_synthetic_logs())
+    assert list(s["arm"]) == ["b", "b"] and list(s["step"]) == [1, 2]
+    assert list(s["largest v"]) == [1.0, 2.0] and list(s["smallest v"]) == [1.0, 0.5]
+    assert list(s["share of v > 1"]) == [0.0, 0.25]  # v = 1 is not above the isotropic share
+    empty = lambda_target_summary(_synthetic_logs().drop(columns="lambda_v"))
+    assert empty.empty and list(empty.columns) == list(s.columns)
+
+
+def test_train_one_seed_and_measure_one_seed_on_smoke_tworoom():
+    """Logs, summaries and per-arm measures against the artifacts each arm's model wrote."""
+    from jepa_geometry.wm.training import (
+        MODEL_FILE,
+        measure_one_seed,
+        train_one_seed,
+        train_world_model,
+        training_log,
+    )
+
+    prof = load_profile("smoke", {"train.steps": 6, "train.log_every": 2})
+    arms = ["lewm", "scale"]
+    logs, summary = train_one_seed("tworoom", arms, 0, prof)
+    assert list(summary.index) == arms and list(logs["arm"].unique()) == arms
+    for m in arms:
+        log = training_log("tworoom", m, 0, prof)
+        assert list(logs.loc[logs.arm == m, "step"]) == [row["step"] for row in log] == [2, 4, 6]
+        assert summary.loc[m, "final L_pred"] == log[-1]["pred"]
+    assert logs["scale"].isna().sum() == 3 and logs["scale"].notna().sum() == 3
+
+    def weight_sum(model: WorldModel) -> float:
+        return float(sum(p.detach().double().sum() for p in model.parameters()))
+
+    sums = measure_one_seed("tworoom", arms, 0, prof, weight_sum, name="weights")
+    assert sums.name == "weights" and sums["lewm"] != sums["scale"]
+    for m in arms:  # each arm paired with its own checkpoint, read back independently
+        path = train_world_model("tworoom", m, 0, prof).path / MODEL_FILE
+        blob = torch.load(path, map_location="cpu", weights_only=False)
+        params = dict(WorldModel(WorldModelConfig(**blob["config"])).named_parameters())
+        saved = sum(blob["state"][k].double().sum() for k in params)
+        assert sums[m] == pytest.approx(float(saved), rel=1e-12)

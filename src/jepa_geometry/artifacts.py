@@ -12,6 +12,14 @@ waits and then reuses the first's result. The manifest records the sha256 of eve
 file; a missing or truncated file is detected on load and the artifact is rebuilt (by
 :func:`get_or_build`) or reported (by :func:`load`), never silently used.
 
+The cache deletes only what it wrote. A rebuild refuses, with one line naming the files, when
+the artifact's folder holds a file its manifest does not list (a user's notes or analysis), or
+when the folder has files but no manifest (a deleted manifest is reported, not rebuilt over).
+Temporary build folders (``.tmp-<key>-*``), the temporary files of atomic writes
+(``.<name>.tmp*``) and lock files (``data/.locks/``) are excluded from
+DVC by ``.dvcignore``, and a killed build's leftovers are removed by the next build of the
+same artifact, under its lock.
+
 ``data/`` is versioned by DVC (``data.dvc`` at the repository root).
 """
 
@@ -37,6 +45,8 @@ from filelock import FileLock
 KINDS: tuple[str, ...] = ("datasets", "checkpoints", "results", "figures")
 DATA_ENV = "JEPA_GEOMETRY_DATA"
 MANIFEST = "manifest.json"
+TMP_PREFIX = ".tmp-"  # temporary build folders: .tmp-<key>-<random>, ignored by DVC
+TMP_FILE_SUFFIX = ".tmp"  # temporary files of atomic writes: .<name>.tmp<random>, ignored too
 
 
 class ArtifactError(RuntimeError):
@@ -147,6 +157,20 @@ class Artifact:
     def exists(self) -> bool:
         return self.manifest_path.is_file()
 
+    def foreign_files(self) -> list[str]:
+        """Files in the artifact's folder that its manifest does not list (sorted, relative).
+
+        Without a readable manifest every file is foreign: the cache cannot tell what it wrote.
+        """
+        if not self.path.is_dir():
+            return []
+        try:
+            listed = set(self.manifest().get("files", {})) | {MANIFEST}
+        except ArtifactError:
+            listed = set()
+        present = (str(p.relative_to(self.path)) for p in self.path.rglob("*") if p.is_file())
+        return sorted(f for f in present if f not in listed)
+
     def lock(self) -> FileLock:
         lock_dir = data_root() / ".locks"
         lock_dir.mkdir(parents=True, exist_ok=True)
@@ -154,14 +178,22 @@ class Artifact:
 
 
 def provenance() -> dict[str, Any]:
-    """Git commit and the versions of the packages that change numbers."""
+    """Git commit, the versions of the packages that change numbers, and the sha256 of the
+    environment lock the run was installed from."""
     pkgs = {}
     for p in ("jepa-geometry", "torch", "numpy", "stable-worldmodel", "mujoco", "gymnasium"):
         try:
             pkgs[p] = metadata.version(p)
         except metadata.PackageNotFoundError:
             pkgs[p] = None
-    return {"git_commit": _git_commit(), "packages": pkgs}
+    return {"git_commit": _git_commit(), "packages": pkgs, "environment_lock": lock_digest()}
+
+
+def lock_digest() -> str | None:
+    """sha256 of the repository's ``requirements.lock`` (the exact environment), if there is one."""
+    root = repo_root(Path(__file__).parent) or repo_root()
+    lock = root / "requirements.lock" if root else None
+    return sha256_file(lock) if lock is not None and lock.is_file() else None
 
 
 def _git_commit() -> str | None:
@@ -215,14 +247,16 @@ def get_or_build(
                 return art.path
             except ArtifactError as e:
                 warnings.warn(f"rebuilding {art.kind}/{art.name}/{art.key}: {e}", stacklevel=2)
+        _refuse_foreign(art)
         art.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{art.key}.", dir=art.path.parent))
+        _remove_leftovers(art)
+        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{art.key}-", dir=art.path.parent))
         try:
             t0 = time.perf_counter()
             extra = build(tmp)
             _finalize(art, tmp, time.perf_counter() - t0, extra)
             if art.path.exists():
-                old = art.path.with_name(f".{art.key}.old.{os.getpid()}")
+                old = art.path.with_name(f"{TMP_PREFIX}{art.key}-old-{os.getpid()}")
                 os.replace(art.path, old)
                 shutil.rmtree(old)
             os.replace(tmp, art.path)
@@ -230,6 +264,32 @@ def get_or_build(
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
     return art.path
+
+
+def _refuse_foreign(art: Artifact) -> None:
+    """Stop before a rebuild would delete files the cache did not write."""
+    foreign = art.foreign_files()
+    if not foreign:
+        return
+    if not art.exists():
+        raise ArtifactError(
+            f"{art.path} holds files but no {MANIFEST} ({', '.join(foreign[:5])}"
+            f"{', ...' if len(foreign) > 5 else ''}): the cache did not write them or their "
+            "manifest was deleted; move the folder aside (or delete it) and rerun to rebuild"
+        )
+    raise ArtifactError(
+        f"{art.path} must be rebuilt but holds files its manifest does not list: "
+        f"{', '.join(foreign)}; move them out of the folder and rerun"
+    )
+
+
+def _remove_leftovers(art: Artifact) -> None:
+    """Delete what a killed build of *this* artifact left (caller holds its lock): its temporary
+    build folders and the half-written temporary files of its resume checkpoint."""
+    for old in art.path.parent.glob(f"{TMP_PREFIX}{art.key}-*"):
+        shutil.rmtree(old, ignore_errors=True)
+    for old in art.path.parent.glob(f".{art.key}.*{TMP_FILE_SUFFIX}*"):
+        old.unlink(missing_ok=True)
 
 
 def load(art: Artifact) -> Path:
@@ -250,7 +310,9 @@ def atomic_path(path: Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    # ".<name>.tmp<random>": ignored by DVC (.dvcignore), and torch.save names its archive
+    # records after the stem ".<name>", so a checkpoint's bytes do not depend on the suffix
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}{TMP_FILE_SUFFIX}", dir=path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -259,3 +321,40 @@ def atomic_path(path: Path) -> Iterator[Path]:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+VERIFIED_MAGIC = b"jepa-geometry verified file v1\n"
+
+
+def write_verified(path: Path, payload: bytes) -> None:
+    """Write ``payload`` atomically behind a header carrying its sha256 (see :func:`read_verified`).
+
+    For files the cache trusts outside any manifest, such as a training run's resume checkpoint:
+    ``MAGIC + sha256 hex + "\\n" + payload``.
+    """
+    digest = hashlib.sha256(payload).hexdigest().encode()
+    with atomic_path(Path(path)) as tmp:
+        tmp.write_bytes(VERIFIED_MAGIC + digest + b"\n" + payload)
+
+
+def read_verified(path: Path) -> bytes:
+    """The payload of a :func:`write_verified` file; :class:`ArtifactError` if it is not one,
+    is truncated, or any byte changed since it was written."""
+    blob = Path(path).read_bytes()
+    head = len(VERIFIED_MAGIC) + 65
+    if not blob.startswith(VERIFIED_MAGIC) or len(blob) < head or blob[head - 1 : head] != b"\n":
+        raise ArtifactError(f"{path} has no verification header (not written by this version)")
+    digest, payload = blob[len(VERIFIED_MAGIC) : head - 1].decode(), blob[head:]
+    if hashlib.sha256(payload).hexdigest() != digest:
+        raise ArtifactError(f"{path} does not match its sha256: it is truncated or corrupted")
+    return payload
+
+
+def set_aside(path: Path, reason: str) -> Path:
+    """Rename a file the cache no longer trusts to ``<name>.corrupt-<time>`` (never delete it)
+    and warn in one line naming both; returns the new path."""
+    path = Path(path)
+    new = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+    os.replace(path, new)
+    warnings.warn(f"{reason}: set {path} aside as {new.name}", stacklevel=3)
+    return new

@@ -28,7 +28,7 @@ from jepa_geometry.artifacts import get_or_build
 from jepa_geometry.book.pipeline import build_book, run_chapter
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import FILENAME, build_dataset, dataset_artifact
-from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm, summarize
+from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm, summary_text
 from jepa_geometry.planning.solver import SOLVERS, TIERS
 from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, ProfileError, load_profile
 from jepa_geometry.wm.training import MODEL_FILE, train_world_model
@@ -104,7 +104,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         budget=args.budget, protocol=args.protocol, temperature=args.temperature,
         episodes=args.episodes, weights=dict(args.weight or []) or None,
     )  # fmt: skip
-    print(summarize(res))
+    print(summary_text(res))
     return 0
 
 

@@ -205,6 +205,82 @@ def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
     return cls(**{n: _coerce(raw[n], hints[n], f"{where}.{n}") for n in names})
 
 
+# Ranges of every numeric profile value: (lowest, highest, lowest is excluded). One place, so the
+# command line, --set overrides, chapter overrides and the presets are held to the same limits.
+# A tuple value (seeds, episode counts, noise levels, tiers) has each element checked, and a
+# tuple must not be empty.
+_INF = float("inf")
+LIMITS: dict[str, tuple[float, float, bool]] = {
+    "seeds.train": (0, _INF, False),
+    "seeds.data": (0, _INF, False),
+    "seeds.eval": (0, _INF, False),
+    "data.image_size": (8, _INF, False),
+    "data.episodes": (1, _INF, False),
+    "data.heldout_episodes": (1, _INF, False),
+    "data.max_episode_steps": (1, _INF, False),
+    "data.frameskip": (1, _INF, False),
+    "data.history": (1, _INF, False),
+    "data.task_episodes": (1, _INF, False),
+    "model.embed_dim": (1, _INF, False),
+    "model.encoder_widths": (1, _INF, False),
+    "model.patch_size": (1, _INF, False),
+    "model.vit_width": (1, _INF, False),
+    "model.vit_depth": (1, _INF, False),
+    "model.vit_heads": (1, _INF, False),
+    "model.predictor_width": (1, _INF, False),
+    "model.predictor_depth": (1, _INF, False),
+    "model.predictor_heads": (1, _INF, False),
+    "model.predictor_dim_head": (1, _INF, False),
+    "model.predictor_mlp": (1, _INF, False),
+    "model.predictor_dropout": (0, 1, False),
+    "model.projector_hidden": (1, _INF, False),
+    "train.steps": (1, _INF, False),
+    "train.batch_size": (2, _INF, False),  # SIGReg's statistic needs two samples
+    "train.lr": (0, _INF, True),
+    "train.weight_decay": (0, _INF, False),
+    "train.warmup_steps": (0, _INF, False),
+    "train.grad_clip": (0, _INF, True),
+    "train.log_every": (1, _INF, False),
+    "train.checkpoint_every": (1, _INF, False),
+    "train.sigreg_weight": (0, _INF, False),
+    "train.sigreg_projections": (1, _INF, False),
+    "train.pairs_per_batch": (1, _INF, False),
+    "plan.horizon": (1, _INF, False),
+    "plan.tiers": (1, _INF, False),
+    "plan.topk_fraction": (0, 1, True),
+    "eval.episodes": (1, _INF, False),
+    "eval.goal_offset": (1, _INF, False),
+    "eval.budget": (1, _INF, False),
+    "theory.samples": (2, _INF, False),
+    "theory.latent_dim": (3, _INF, False),  # a 2-D state plus at least one nuisance direction
+    "theory.toy_seeds": (1, _INF, False),
+    "theory.toy_steps": (1, _INF, False),
+    "theory.toy_noise_levels": (0, _INF, True),
+}
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    if isinstance(value, list | tuple):
+        return [x for v in value for x in _leaves(v)]
+    return [value]
+
+
+def check_limits(profile: Profile) -> None:
+    """Raise :class:`ProfileError` (one line) for the first value outside :data:`LIMITS`."""
+    for key, (low, high, open_low) in LIMITS.items():
+        section, name = key.split(".")
+        value = getattr(getattr(profile, section), name)
+        if isinstance(value, tuple) and not value and key != "data.task_episodes":
+            raise ProfileError(f"profile {profile.name!r}: {key} must not be empty")
+        bad = [v for v in _leaves(value) if not ((low < v if open_low else low <= v) and v <= high)]
+        if bad:
+            lo = f"> {low:g}" if open_low else f">= {low:g}"
+            hi = "" if high == _INF else f" and <= {high:g}"
+            raise ProfileError(f"profile {profile.name!r}: {key} must be {lo}{hi}, got {value!r}")
+
+
 def _set_dotted(tree: dict[str, Any], key: str, value: Any, profile: str) -> None:
     parts = key.split(".")
     node = tree
@@ -241,4 +317,6 @@ def load_profile(name: str = DEFAULT_PROFILE, overrides: dict[str, Any] | None =
     raw = raw_profile(name)
     for key, value in (overrides or {}).items():
         _set_dotted(raw, key, value, name)
-    return _build(Profile, raw, f"profile {name!r}")
+    profile = _build(Profile, raw, f"profile {name!r}")
+    check_limits(profile)
+    return profile

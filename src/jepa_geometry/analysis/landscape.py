@@ -187,47 +187,10 @@ def landscape_distribution(
     return pd.DataFrame(rows)
 
 
-def plot_landscapes(
-    grid: Grid,
-    z_grid: np.ndarray,
-    goal_indices: list[int],
-    axes: Any = None,
-    quantile: float = 0.1,
-) -> Any:
-    """One panel per goal: log cost heat map over the grid, the low set's outline (solid), the
-    disc of the same area (dashed) and the goal (star); the title gives iou and ρ.
-    Returns the figure."""
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Circle
-
-    if axes is None:
-        fig, axes = plt.subplots(1, len(goal_indices), figsize=(3.0 * len(goal_indices), 3.0))
-    axes = np.atleast_1d(axes)
-    if len(axes) != len(goal_indices):
-        raise ValueError(f"{len(goal_indices)} goals but {len(axes)} axes")
-    step_x, step_y = grid.xs[1] - grid.xs[0], grid.ys[1] - grid.ys[0]
-    x0, x1 = grid.xs[0] - step_x / 2, grid.xs[-1] + step_x / 2
-    y0, y1 = grid.ys[0] - step_y / 2, grid.ys[-1] + step_y / 2
-    extent = (x0, x1, y1, y0)  # image rows run down, as the frame's y
-    for ax, g in zip(axes, goal_indices, strict=True):
-        r = cost_landscape(z_grid, grid.positions, g, quantile)
-        ax.imshow(np.log1p(grid.to_image(r["cost"])), extent=extent, cmap="viridis")
-        ax.contour(grid.xs, grid.ys, grid.to_image(r["low_set"]), levels=[0.5], colors="white")
-        ax.add_patch(Circle(r["goal_position"], r["disc_radius"], fill=False, ls="--", ec="red"))
-        ax.plot(*r["goal_position"], marker="*", color="red", ms=10)
-        ax.set_xlim(x0, x1)
-        ax.set_ylim(y1, y0)
-        ax.set_title(f"IoU {r['iou']:.2f}, ρ {r['spearman']:.2f}", fontsize=9)
-        ax.set_xticks([])
-        ax.set_yticks([])
-    return axes[0].figure
-
-
 __all__ = [
     "LANDSCAPE_TASKS",
     "Grid",
     "cost_landscape",
     "landscape_distribution",
-    "plot_landscapes",
     "position_grid",
 ]

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from jepa_geometry.artifacts import atomic_path, repo_root
+from jepa_geometry.book.parameters import check_parameter
 from jepa_geometry.book.plots import set_theme
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
 
@@ -108,7 +109,8 @@ def _same_type(default: Any, value: Any) -> bool:
 
 
 def validate_parameters(name: str, defaults: dict[str, Any], given: dict[str, Any]) -> None:
-    """Fail early on an unknown parameter, a wrong type, or an unknown profile."""
+    """Fail early on an unknown parameter, a wrong type, a value outside its rule
+    (:mod:`jepa_geometry.book.parameters`), or an unknown profile."""
     for key, value in given.items():
         if key not in defaults:
             raise ChapterError(
@@ -119,6 +121,10 @@ def validate_parameters(name: str, defaults: dict[str, Any], given: dict[str, An
                 f"{name}: parameter {key!r} must be {type(defaults[key]).__name__} "
                 f"(default {defaults[key]!r}), got {value!r}"
             )
+        try:
+            check_parameter(name, key, value)
+        except ValueError as e:
+            raise ChapterError(str(e)) from None
     profile = given.get("profile", defaults["profile"])
     if profile not in PROFILES:
         raise ProfileError(f"{name}: unknown profile {profile!r}; valid: {', '.join(PROFILES)}")

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import seaborn as sns
+from matplotlib.patches import Circle
 
+from jepa_geometry.analysis import landscape
 from jepa_geometry.artifacts import atomic_path, data_root
 
 _FIG_ID = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -148,4 +152,361 @@ def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
     axes[1].set(xlabel="training step", ylabel="coordinate (sorted)",
                 title=f"spectrum over training ({m}, seed {s})")  # fmt: skip
     fig.tight_layout()
+    return fig
+
+
+# --- chapters 6-7: a task's study ---------------------------------------------------------
+
+
+def plot_landscapes(
+    grid: landscape.Grid,
+    z_grid: np.ndarray,
+    goal_indices: list[int],
+    axes: Any = None,
+    quantile: float = 0.1,
+) -> Any:
+    """One panel per goal: log cost heat map over the grid, the low set's outline (solid), the
+    disc of the same area (dashed) and the goal (star); the title gives iou and ρ.
+    Returns the figure."""
+    if axes is None:
+        fig, axes = plt.subplots(1, len(goal_indices), figsize=(3.0 * len(goal_indices), 3.0))
+    axes = np.atleast_1d(axes)
+    if len(axes) != len(goal_indices):
+        raise ValueError(f"{len(goal_indices)} goals but {len(axes)} axes")
+    step_x, step_y = grid.xs[1] - grid.xs[0], grid.ys[1] - grid.ys[0]
+    x0, x1 = grid.xs[0] - step_x / 2, grid.xs[-1] + step_x / 2
+    y0, y1 = grid.ys[0] - step_y / 2, grid.ys[-1] + step_y / 2
+    extent = (x0, x1, y1, y0)  # image rows run down, as the frame's y
+    for ax, g in zip(axes, goal_indices, strict=True):
+        r = landscape.cost_landscape(z_grid, grid.positions, g, quantile)
+        ax.imshow(np.log1p(grid.to_image(r["cost"])), extent=extent, cmap="viridis")
+        ax.contour(grid.xs, grid.ys, grid.to_image(r["low_set"]), levels=[0.5], colors="white")
+        ax.add_patch(Circle(r["goal_position"], r["disc_radius"], fill=False, ls="--", ec="red"))
+        ax.plot(*r["goal_position"], marker="*", color="red", ms=10)
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y1, y0)
+        ax.set_title(f"IoU {r['iou']:.2f}, ρ {r['spearman']:.2f}", fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    return axes[0].figure
+
+
+def plot_landscape_examples(
+    grid: landscape.Grid, z_grids: dict[str, np.ndarray], goals: list[int], seed: int
+) -> plt.Figure:
+    """AnisoWM Figure 4's panels: one row per arm (its model of training seed ``seed``), one
+    column per goal, each a :func:`plot_landscapes` panel."""
+    rows, cols = len(z_grids), len(goals)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.1 * rows), squeeze=False)
+    for row, (arm, z_grid) in zip(axes, z_grids.items(), strict=True):
+        plot_landscapes(grid, z_grid, goals, axes=row)
+        row[0].set_ylabel(f"{arm} (seed {seed})")
+    fig.tight_layout()
+    return fig
+
+
+def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]) -> plt.Figure:
+    """SCALE's geometry at a glance: the PCA spectrum of held-out embeddings (first 16 PCs, band:
+    range over seeds) and the R² of q from the top-k PCs against the full embedding."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    spec = spectra[spectra.pc <= 16]
+    sns.lineplot(data=spec, x="pc", y="share", hue="arm", hue_order=arms, marker="o",
+                 ms=4, errorbar=("pi", 100), ax=axes[0])  # fmt: skip
+    axes[0].set(yscale="log", xlabel="principal component", ylabel="variance share",
+                title="PCA spectrum of held-out embeddings (band: range over seeds)")  # fmt: skip
+    long = probes.melt(id_vars=["arm", "train_seed"], var_name="probe", value_name="R2",
+                       value_vars=["r2_top2", "r2_top4", "r2_top8", "r2_full_ridge",
+                                   "r2_full_mlp"])  # fmt: skip
+    sns.barplot(data=long, x="probe", y="R2", hue="arm", hue_order=arms,
+                errorbar=("pi", 100), ax=axes[1])  # fmt: skip
+    axes[1].set(
+        ylim=(min(0, long.R2.min()), 1.02), title="R² of q: leading PCs vs the full embedding"
+    )
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+RANK_METRICS: dict[str, tuple[str, ...]] = {
+    "gaussian": ("tau_pred", "tau_geom", "tau_total"),  # SCALE's τ channels
+    "dataset": ("agree_enc", "agree_pred"),  # AnisoWM's ordering agreement
+}
+
+
+def plot_ranking(ranking: pd.DataFrame, arms: list[str], seed: int) -> plt.Figure:
+    """SCALE's τ channels (Gaussian candidates) and AnisoWM's ordering agreement (recorded
+    candidates), mean over seeds x starts with 95 % bootstrap intervals drawn with ``seed`` (so
+    the figure is the same on every run)."""
+    parts = [
+        ranking[ranking.source == source].melt(
+            id_vars=["arm", "train_seed", "source", "start"], value_vars=list(cols),
+            var_name="metric", value_name="value",
+        )
+        for source, cols in RANK_METRICS.items()
+    ]  # fmt: skip
+    r = pd.concat(parts, ignore_index=True)
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    sns.pointplot(data=r, x="metric", y="value", hue="arm", hue_order=arms, dodge=0.5,
+                  linestyle="none", errorbar=("ci", 95), seed=seed, ax=ax)  # fmt: skip
+    ax.axhline(0.5, color="0.6", lw=0.8, ls="--")
+    ax.set(title="Rank channels (τ) and ordering agreement (chance 0.5), mean over seeds x starts")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def plot_landscape_distribution(landscape_rows: pd.DataFrame, arms: list[str]) -> plt.Figure:
+    """Box plots of the landscape IoU and Spearman ρ over random goals, every seed pooled."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    for ax, col in zip(axes, ["iou", "spearman"], strict=True):
+        sns.boxplot(data=landscape_rows, x="arm", y=col, order=arms, ax=ax, fliersize=1)
+        ax.set(title=f"{col} over random goals (all seeds)", xlabel="")
+        ax.tick_params(axis="x", labelrotation=20)
+    fig.tight_layout()
+    return fig
+
+
+# --- chapter 1: metric leverage ---------------------------------------------------------------
+
+
+def plot_leverage_identity(lev: pd.DataFrame) -> plt.Figure:
+    """Each principal direction's predicted cost contribution 2λ_j beside its Monte-Carlo
+    measurement (:func:`~jepa_geometry.theory.leverage.metric_leverage` output), log scale."""
+    long = lev.melt(id_vars="pc", value_vars=["predicted_contribution", "measured_contribution"],
+                    var_name="", value_name="cost contribution")  # fmt: skip
+    fig, ax = plt.subplots()
+    sns.lineplot(data=long, x="pc", y="cost contribution", hue="", style="", markers=True, ax=ax)
+    ax.set(yscale="log", xlabel="principal direction j", title="Expected cost contribution = 2 λ_j")
+    return fig
+
+
+def plot_leverage_sweep(sweep: pd.DataFrame) -> plt.Figure:
+    """Probe R², the state's share of the cost and Spearman(cost, state distance) against the
+    state's scale (:func:`~jepa_geometry.theory.leverage.leverage_sweep` output)."""
+    cols = ["probe_r2", "state_leverage_share", "cost_state_spearman"]
+    long = sweep.melt(
+        id_vars="state_scale", value_vars=cols, var_name="measure", value_name="value"
+    )
+    fig, ax = plt.subplots()
+    sns.lineplot(data=long, x="state_scale", y="value", hue="measure", marker="o", ax=ax)
+    ax.set(
+        xscale="log",
+        xlabel="scale of the state directions",
+        title="The probe decodes q at every scale; the cost listens only at large scale",
+    )
+    return fig
+
+
+def plot_cumulative_leverage(lev: pd.DataFrame, title: str) -> plt.Figure:
+    """Cumulative share of the planning cost carried by the leading principal directions."""
+    fig, ax = plt.subplots()
+    ax.plot(lev.pc, lev.leverage_share.cumsum(), marker=".")
+    ax.set(xlabel="number of leading principal directions",
+           ylabel="cumulative share of the planning cost", title=title)  # fmt: skip
+    return fig
+
+
+# --- chapters 2-3: theory figures ---
+
+
+def plot_box_planning(
+    metric: np.ndarray,
+    goal: np.ndarray,
+    half_width: float,
+    x_star: np.ndarray,
+    x_hat: np.ndarray,
+    title: str,
+) -> plt.Figure:
+    """Theorem 1's picture: the reachable box ``[-w, w]²``, the task cost's circles around the
+    goal, the latent metric's ellipses (scaled to the planner's optimum ``x̂``), the task
+    optimum ``x*`` and the latent optimum ``x̂``."""
+    pal = sns.color_palette()
+    fig, ax = plt.subplots(figsize=(5.6, 5.2))
+    w = half_width
+    ax.add_patch(plt.Rectangle((-w, -w), 2 * w, 2 * w, fc=pal[0], alpha=0.12, ec="k", lw=1.2,
+                               label="reachable set"))  # fmt: skip
+    x, y, c = quadratic_form_grid(np.eye(2), goal, 2.2)
+    ax.contour(x, y, c, levels=[r**2 for r in (0.25, 0.5, 0.75, 1.0, 1.5)], colors="grey",
+               linestyles=":", linewidths=1)  # fmt: skip
+    x, y, c = quadratic_form_grid(metric, goal, 2.2)
+    c_hat = (x_hat - goal) @ metric @ (x_hat - goal)
+    ax.contour(x, y, c, levels=sorted({c_hat * f for f in (0.25, 0.5, 1.0, 2.0, 3.0)}),
+               colors=[pal[3]], linewidths=1.2)  # fmt: skip
+    ax.plot(*goal, "k*", ms=14, label="goal $x_g$")
+    ax.plot(*x_star, "o", color=pal[2], ms=9, label="task-optimal $x^*$")
+    ax.plot(*x_hat, "s", color=pal[3], ms=8, label=r"latent-optimal $\hat x$ ($\Sigma^{-1}$)")
+    ax.plot([], [], ":", color="grey", label="task cost level sets")
+    ax.plot([], [], "-", color=pal[3], label=r"$\Sigma^{-1}$ cost level sets")
+    ax.set(xlim=(-1.4, 2.4), ylim=(-1.9, 1.9), aspect="equal", xlabel="$x_1$", ylabel="$x_2$",
+           title=title)  # fmt: skip
+    ax.legend(loc="lower left", fontsize=8)
+    return fig
+
+
+def plot_regret_vs_eta(noise_table: pd.DataFrame, delta_h: float, eta_c: float) -> plt.Figure:
+    """Planning regret of the soft minimiser's metric against the process noise η
+    (:func:`~jepa_geometry.theory.linear_gaussian.regret_vs_noise` output; collapsed rows,
+    regret NaN, are left out), with the Σ⁻¹ limit Δ_H and the collapse threshold."""
+    fig, ax = plt.subplots()
+    ok = noise_table.dropna(subset=["regret"])
+    sns.lineplot(data=ok, x="eta", y="regret", marker="o", ax=ax, label=r"regret of $M_\eta$")
+    ax.axhline(delta_h, ls="--", color="k", label=r"$\Delta_H$ ($\Sigma^{-1}$)")
+    ax.axvline(eta_c, ls=":", color="grey", label="collapse threshold")
+    ax.set(xscale="log", xlabel=r"process noise $\eta$ (λ = 1)", ylabel="planning regret",
+           title="Exact prediction, vanishing noise: regret rises to Δ_H")  # fmt: skip
+    ax.legend()
+    return fig
+
+
+def plot_kappa_sweep(sweep: pd.DataFrame, rho_sigreg: float, cond: float) -> plt.Figure:
+    """Normalized face regret of ΛReg's selected metric against its condition bound κ
+    (:func:`~jepa_geometry.theory.linear_gaussian.kappa_sweep` output), with SIGReg's ρ and
+    ``κ = cond Σ`` marked."""
+    fig, ax = plt.subplots()
+    sns.lineplot(data=sweep, x="kappa", y="normalized_regret", marker="o", ax=ax,
+                 label="selected ΛReg metric")  # fmt: skip
+    ax.axhline(rho_sigreg, ls="--", color="k", label="SIGReg (κ = 1)")
+    ax.axvline(cond, ls=":", color="grey", label="κ = cond Σ")
+    ax.set(xscale="log", xlabel="κ", ylabel="normalized face regret ρ(κ)",
+           title="ΛReg in the linear model: regret vs condition bound")  # fmt: skip
+    ax.legend()
+    return fig
+
+
+def plot_lowest_cost_sets(
+    metrics: dict[str, np.ndarray], agreement: pd.DataFrame, grid: int = 41, quantile: float = 0.1
+) -> plt.Figure:
+    """AnisoWM Figure 4's analogue: for each metric M, the lowest-``quantile`` set of
+    ``xᵀ M x`` on a ``grid²`` window ``[-1, 1]²`` around the goal (blue) against the disc with the
+    same share of points (dashed). ``agreement`` is
+    :func:`~jepa_geometry.theory.linear_gaussian.cost_distance_table` output (panel titles)."""
+    fig, axes = plt.subplots(1, len(metrics), figsize=(11, 3.8), sharey=True)
+    axg = np.linspace(-1, 1, grid)
+    p = np.stack(np.meshgrid(axg, axg), -1)
+    dist = np.linalg.norm(p, axis=-1)
+    rows = agreement.set_index("model")
+    for ax, (name, m) in zip(axes, metrics.items(), strict=True):
+        cost = np.einsum("...i,ij,...j->...", p, m, p)
+        low = cost <= np.quantile(cost, quantile)
+        ax.imshow(low, origin="lower", extent=(-1, 1, -1, 1), cmap="Blues", vmin=0, vmax=1.4)
+        ax.add_patch(
+            plt.Circle((0, 0), np.quantile(dist, quantile), fill=False, ls="--", color="k")
+        )
+        row = rows.loc[name]
+        ax.set(title=f"{name}\nρ = {row.spearman:.2f}, IoU = {row.iou:.2f}", xlabel="$x_1$")
+    axes[0].set_ylabel("$x_2$")
+    fig.suptitle("Lowest 10 % of latent cost (blue) vs the distance disc (dashed)", y=1.03)
+    return fig
+
+
+def plot_prediction_vs_regret(long: pd.DataFrame, reference: float, n_seeds: int) -> plt.Figure:
+    """AnisoWM Figure 1(b)'s analogue: held-out prediction error and normalized planning
+    regret against the process noise, one panel each, per regularizer with 95 % intervals
+    over seeds. ``long`` is :func:`~jepa_geometry.theory.toy2d.long_table` output with the
+    measures ``heldout_error`` and ``normalized_regret``; ``reference`` is the Σ⁻¹ regret."""
+    g = sns.relplot(data=long, x="noise", y="value", hue="regularizer", col="measure",
+                    kind="line", marker="o", errorbar=("ci", 95), facet_kws={"sharey": False},
+                    height=3.6, aspect=1.15)  # fmt: skip
+    g.axes[0, 0].set(xscale="log", yscale="log", ylabel="held-out prediction error (normalized)",
+                     xlabel="process noise σ_w")  # fmt: skip
+    ax = g.axes[0, 1]
+    ax.axhline(reference, ls="--", color="k", label="Σ⁻¹ reference")
+    ax.axhline(0, ls=":", color="grey")
+    ax.set(xscale="log", ylabel="normalized planning regret", xlabel="process noise σ_w")
+    ax.legend(loc="center right", fontsize=8)
+    g.figure.suptitle(f"2-D separation, {n_seeds} seeds per point (Σ⁻¹ reference "
+                      f"{reference:.3f})", y=1.04)  # fmt: skip
+    return g.figure
+
+
+def plot_cost_landscape(
+    land: dict[str, np.ndarray],
+    choices: dict[str, np.ndarray],
+    start: np.ndarray,
+    goal: np.ndarray,
+    half_width: float,
+    title: str,
+    quantiles: tuple[float, ...] = (0.01, 0.03, 0.07, 0.13, 0.22),
+) -> plt.Figure:
+    """AnisoWM Figure 1(a)'s analogue: level sets of the task cost, the Σ⁻¹ cost and the
+    learned latent cost (at the same quantiles of each over the window, so that shapes compare),
+    the reachable box, and where each planner stops. ``land`` is
+    :func:`~jepa_geometry.theory.toy2d.cost_landscape` output, ``choices``
+    :func:`~jepa_geometry.theory.toy2d.planner_choices` output."""
+    pal = sns.color_palette()
+    fig, ax = plt.subplots(figsize=(6, 5.4))
+    w = half_width
+    ax.add_patch(plt.Rectangle(start - w, 2 * w, 2 * w, fc=pal[0], alpha=0.12, ec="k",
+                               label="reachable set"))  # fmt: skip
+    for key, style, color in [("task", ":", "grey"), ("inverse_covariance", "--", "k"),
+                              ("latent", "-", pal[3])]:  # fmt: skip
+        field = land[key]
+        ax.contour(land["X"], land["Y"], field, levels=np.quantile(field, list(quantiles)),
+                   linestyles=style, colors=[color], linewidths=1.2)  # fmt: skip
+    ax.plot(*goal, "k*", ms=14, label="goal")
+    ax.plot(*choices["task"], "o", color=pal[2], ms=9, label="task-optimal $x^*$")
+    ax.plot(*choices["learned"], "s", color=pal[3], ms=8, label="learned planner")
+    ax.plot(*choices["inverse_covariance"], "x", color="k", ms=10, mew=2,
+            label=r"exact $\Sigma^{-1}$ planner")  # fmt: skip
+    ax.plot([], [], ":", color="grey", label="task cost")
+    ax.plot([], [], "--", color="k", label=r"$\Sigma^{-1}$ reference")
+    ax.plot([], [], "-", color=pal[3], label="learned latent cost")
+    ax.set(aspect="equal", xlabel="$x_1$", ylabel="$x_2$", title=title)
+    ax.legend(fontsize=7, loc="best")
+    return fig
+
+
+# --- chapters 4-5: tasks and world-model figures ---
+def plot_task_strip(data: Any, stride: int, count: int) -> plt.Figure:
+    """The first held-out episode of a dataset as the models see it: every ``stride``-th frame
+    (at most ``count``, side by side) above the episode's q, standardized with the training
+    split's statistics (as SCALE's loss sees it), one line per q coordinate.
+
+    ``data`` is an :class:`jepa_geometry.envs.dataset.EpisodeData`.
+    """
+    ep = int(data.heldout_episodes[0])
+    rows = data.rows(ep)
+    fig, (ax_img, ax_q) = plt.subplots(
+        2, 1, figsize=(9, 4.6), gridspec_kw={"height_ratios": [1, 1.3]}
+    )
+    ax_img.imshow(data.frame_strip(ep, stride, count), interpolation="nearest")
+    ax_img.set(
+        xticks=[], yticks=[], title=f"{data.task}: steps 0, {stride}, ... of held-out episode {ep}"
+    )
+    q = data.standardize_q(data.q[rows])
+    for j, name in enumerate(data.q_names):
+        ax_q.plot(data.step[rows], q[:, j], label=name)
+    ax_q.set(xlabel="env step", ylabel="standardized q")
+    ax_q.legend(ncol=min(5, len(data.q_names)), fontsize=7, loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_loss_terms(long: pd.DataFrame, title: str) -> plt.Figure:
+    """One log-scale panel per loss term over training steps, one line per arm.
+
+    ``long`` is :func:`jepa_geometry.wm.training.loss_terms_long` output (columns step, arm,
+    term, value); panels do not share a y axis, since the terms differ by orders of magnitude.
+    """
+    grid = sns.relplot(
+        data=long, x="step", y="value", hue="arm", col="term", kind="line",
+        col_wrap=3, height=2.6, facet_kws={"sharey": False},
+    )  # fmt: skip
+    grid.set(yscale="log")
+    grid.figure.suptitle(title, y=1.03)
+    return grid.figure
+
+
+def plot_lambda_target_spectrum(summary: pd.DataFrame) -> plt.Figure:
+    """ΛReg's target spectrum during training: largest and smallest target variance and the
+    share of coordinates with ``v > 1``, per arm.
+
+    ``summary`` is :func:`jepa_geometry.wm.training.lambda_target_summary` output.
+    """
+    fig, ax = plt.subplots()
+    for m, g in summary.groupby("arm", sort=False):
+        ax.plot(g["step"], g["largest v"], label=f"{m}: largest v")
+        ax.plot(g["step"], g["smallest v"], "--", label=f"{m}: smallest v")
+        ax.plot(g["step"], g["share of v > 1"], ":", label=f"{m}: share of v > 1")
+    ax.set(xlabel="step", ylabel="target variance", title="ΛReg target spectrum during training")
+    ax.legend(fontsize=8)
     return fig

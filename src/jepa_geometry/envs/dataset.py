@@ -38,18 +38,20 @@ import json
 import multiprocessing as mp
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from jepa_geometry.artifacts import Artifact, ArtifactError, get_or_build
 from jepa_geometry.envs import (
     Q_VARIANTS,
     TASKS,
+    Task,
     check_task,
     make_task,
     q_indices,
@@ -303,6 +305,12 @@ def build_dataset(
     n_train, n_held = spec["train_episodes"], spec["heldout_episodes"]
     n_total = n_train + n_held
     frames = n_total * (profile.data.max_episode_steps + 1)
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise DatasetError(
+            f"workers must be an integer >= 1 (or None: one per core), got {workers!r}"
+        )
     workers = default_workers(frames) if workers is None else workers
     workers = max(1, min(workers, n_total))
     attrs = {
@@ -414,6 +422,18 @@ class EpisodeData:
             )
         k = width // dim
         return np.tile(self.action_mean, k), np.tile(self.action_std, k)
+
+    def frame_strip(self, episode: int, stride: int, count: int) -> np.ndarray:
+        """Frames ``0, stride, 2 stride, ...`` (at most ``count``) of one episode, side by side.
+
+        The result is ``(H, n W, 3)`` uint8 with frame ``i`` in columns ``[i W, (i + 1) W)`` and
+        ``n = min(count, ceil(length / stride))``: one image that shows an episode's motion at
+        a glance, as the tasks chapter draws it.
+        """
+        if stride < 1 or count < 1:
+            raise ValueError(f"stride and count must be >= 1, got {stride}, {count}")
+        frames = self.pixels[self.rows(episode)][::stride][:count]
+        return np.concatenate(list(frames), axis=1)
 
     def summary(self) -> dict[str, Any]:
         """Episodes, frames, behaviour success rate and size, for tables."""
@@ -550,6 +570,40 @@ def load_dataset(
     else:
         get_or_build(art, lambda d: build_dataset(task, profile, d, workers, progress))
     return read_episodes(art.file(FILENAME), task)
+
+
+def dataset_table(datasets: Mapping[str, EpisodeData]) -> pd.DataFrame:
+    """:meth:`EpisodeData.summary` of each dataset, one row per task, plus the collection
+    throughput ``frames/s = frames / collect s`` (rounded to whole frames per second).
+
+    Throughput is what sizes a profile: rendering dominates collection, so it tells how long
+    a larger dataset of the same task would take on this machine.
+    """
+    stats = pd.DataFrame([d.summary() for d in datasets.values()]).set_index("task")
+    stats["frames/s"] = (stats["frames"] / stats["collect s"]).round(0)
+    return stats
+
+
+def tabulate_tasks(
+    datasets: Mapping[str, EpisodeData],
+    image_size: int,
+    measure: Callable[[Task, EpisodeData], Mapping[str, Any]],
+) -> pd.DataFrame:
+    """``measure(task, data)`` for each (task name, dataset), one row per task.
+
+    Each task's environment is built at ``image_size`` px, measured and closed again (also
+    when ``measure`` raises), so a table over all five tasks never holds five simulators at
+    once. Columns keep their own dtypes (an integer count stays an integer), in the order
+    ``measure``'s first row gives them.
+    """
+    rows: dict[str, Mapping[str, Any]] = {}
+    for name, data in datasets.items():
+        task = make_task(name, image_size)
+        try:
+            rows[name] = measure(task, data)
+        finally:
+            task.close()
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 # --------------------------------------------------------------------------------------

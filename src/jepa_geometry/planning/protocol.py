@@ -442,7 +442,11 @@ def evaluate_arm(
     """
 
     proto = make_protocol(profile, protocol)
-    n = episodes or profile.eval.episodes
+    n = profile.eval.episodes if episodes is None else episodes
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise EvaluationError(
+            f"episodes must be an integer >= 1 (or None: the profile's), got {n!r}"
+        )
     seed = profile.seeds.eval
     spec = solver_spec(solver, budget, profile, temperature=temperature, task=task)
     set_spec = episode_set_spec(task, profile, proto, n, seed)
@@ -522,7 +526,7 @@ def summary(result: EvalResult) -> dict[str, Any]:
     return out
 
 
-def summarize(result: EvalResult) -> str:
+def summary_text(result: EvalResult) -> str:
     """Human-readable summary (what ``jepa-geometry plan`` prints)."""
     s = summary(result)
     p = result.protocol

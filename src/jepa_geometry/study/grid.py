@@ -32,7 +32,6 @@ from jepa_geometry import stats
 from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm
 from jepa_geometry.planning.solver import MPPI_T_STAR_DIM, budget_tiers
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE, StudySpec
 from jepa_geometry.wm.arms import check_arms
 from jepa_geometry.wm.training import train_world_model
@@ -147,7 +146,9 @@ def select_mppi_temperature(
     """
     sweep = _with_eval_seed(profile, profile.seeds.eval + SWEEP_SEED_OFFSET)
     temps = list(temperatures or mppi_sweep_temperatures(profile))
-    n = episodes or max(profile.eval.episodes // 2, 1)
+    n = max(profile.eval.episodes // 2, 1) if episodes is None else episodes
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise StudyError(f"episodes must be an integer >= 1 (or None), got {n!r}")
     tiers = budget_tiers(profile)
     bad = [b for b in budgets if b not in tiers]
     if bad:
@@ -272,35 +273,6 @@ def paired_table(
     return pd.DataFrame(rows)
 
 
-def arm_order(arms: Sequence[str]) -> list[str]:
-    """Arms in the book's order (baseline first), then anything else alphabetically."""
-    known = [m for m in STUDY_ARMS if m in arms]
-    return known + sorted(set(arms) - set(known))
-
-
-def format_rate(rate: float, low: float, high: float, scale: float = 100.0) -> str:
-    """``71.0 [64.4, 76.8]``: a rate and its interval in percent."""
-    return f"{scale * rate:.1f} [{scale * low:.1f}, {scale * high:.1f}]"
-
-
-def success_grid(table: pd.DataFrame, protocol: str) -> pd.DataFrame:
-    """Wide view of :func:`success_table` for one protocol: rows solver / budget / training
-    seeds pooled, columns arms (the random floor counts as one seed)."""
-    t = table[table["protocol"] == protocol].copy()
-    if t.empty:
-        raise StudyError(f"no rows for protocol {protocol!r}; have: {sorted(set(table.protocol))}")
-    t["cell"] = [format_rate(r, lo, hi) for r, lo, hi in zip(t.rate, t.low, t.high, strict=True)]
-    t["seeds"] = t.groupby(["solver", "budget"])["seeds"].transform("max")  # the arms' seeds
-    wide = t.pivot(index=["solver", "budget", "seeds"], columns="arm", values="cell")
-    return wide[arm_order(list(wide.columns))]
-
-
-def timing_summary(cells: pd.DataFrame) -> pd.DataFrame:
-    """Planning wall time per protocol x solver x budget: mean and total over models."""
-    g = cells.groupby(CELL_KEYS, sort=True)["eval_seconds"]
-    return pd.DataFrame({"models": g.size(), "mean_s": g.mean(), "total_s": g.sum()}).reset_index()
-
-
 @dataclass(frozen=True)
 class PlanningGrid:
     """Everything the grid produced: the chosen MPPI temperature and its sweep, the tidy
@@ -342,35 +314,3 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
         episodes=pd.concat([p[0] for p in parts], ignore_index=True),
         timing=pd.concat([p[1] for p in parts], ignore_index=True),
     )
-
-
-# The papers' success tables and the cell of our grid each one is comparable with.
-PAPER_SUCCESS_CELLS: tuple[tuple[str, str, str | None, str | None], ...] = (
-    # (reference table, our protocol, solver (None: the table's), budget (None: the table's))
-    ("scale_success_per_tier", "goal25_budget50", None, None),
-    ("aniso_success", "goal100_budget150", "cem", "T1"),
-    ("lewm_success", "goal100_budget150", "cem", "T1"),
-)
-
-
-def beside_papers(table: pd.DataFrame, task: str, arms: Sequence[str]) -> pd.DataFrame:
-    """The papers' success rates (reference file) beside ours at the comparable cell.
-
-    ``table`` is :func:`success_table` output. Rows whose cell we did not plan are left out.
-    """
-
-    ours = table.set_index(["protocol", "solver", "budget", "arm"])
-    rows = []
-    for ref_table, protocol, solver, budget in PAPER_SUCCESS_CELLS:
-        ref = reference_numbers(table=ref_table, task=task)
-        for _, r in ref[ref["arm"].isin(list(arms))].iterrows():
-            key = (protocol, solver or r["solver"], budget or r["tier"], r["arm"])
-            if key not in ours.index:
-                continue
-            o = ours.loc[key]
-            rows.append(
-                {"paper": r["paper"], "protocol": protocol, "solver": key[1], "budget": key[2],
-                 "arm": r["arm"], "paper value (%)": r["value"],
-                 "ours (%)": format_rate(o["rate"], o["low"], o["high"])}
-            )  # fmt: skip
-    return pd.DataFrame(rows)

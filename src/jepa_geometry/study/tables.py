@@ -6,10 +6,18 @@ is a named, tested function.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 import pandas as pd
 
+from jepa_geometry.planning.solver import budget_tiers
+from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval
+from jepa_geometry.study.grid import CELL_KEYS, STUDY_ARMS
 from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.study.spec import BASELINE
 
 RANKING_COLUMNS: dict[str, tuple[str, ...]] = {
     "gaussian": ("tau_pred", "tau_geom", "tau_total", "rollout_error"),  # SCALE's channels
@@ -52,7 +60,9 @@ def paper_probe_table(task: str) -> pd.DataFrame:
     for table, (column, factor) in PAPER_PROBE_TABLES.items():
         for _, r in reference_numbers(table=table, task=task).iterrows():
             values[(r["arm"], column.format(**r.dropna().to_dict()))] = factor * r["value"]
-    return pd.Series(values).unstack()
+    table = pd.Series(values).unstack().reindex(columns=list(PROBE_COLUMNS))
+    order = [a for a in ("lewm", "scale", "aux", "dinowm") if a in table.index]
+    return table.loc[order + sorted(set(table.index) - set(order))]
 
 
 def lambda_table(lambda_spectra: dict) -> pd.DataFrame:
@@ -64,3 +74,212 @@ def lambda_table(lambda_spectra: dict) -> pd.DataFrame:
         for (m, s), sp in sorted(lambda_spectra.items())
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["arm", "train_seed", "above_mean", "D", "cond"])
+
+
+# --- success and planning tables (chapter 6) ---------------------------------------------
+
+
+def arm_order(arms: Sequence[str]) -> list[str]:
+    """Arms in the book's order (baseline first), then anything else alphabetically."""
+    known = [m for m in STUDY_ARMS if m in arms]
+    return known + sorted(set(arms) - set(known))
+
+
+def format_rate(rate: float, low: float, high: float, scale: float = 100.0) -> str:
+    """``71.0 [64.4, 76.8]``: a rate and its interval in percent."""
+    return f"{scale * rate:.1f} [{scale * low:.1f}, {scale * high:.1f}]"
+
+
+def success_grid(table: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """Wide view of :func:`success_table` for one protocol: rows solver / budget / training
+    seeds pooled, columns arms (the random floor counts as one seed)."""
+    t = table[table["protocol"] == protocol].copy()
+    if t.empty:
+        raise ValueError(f"no rows for protocol {protocol!r}; have: {sorted(set(table.protocol))}")
+    t["cell"] = [format_rate(r, lo, hi) for r, lo, hi in zip(t.rate, t.low, t.high, strict=True)]
+    t["seeds"] = t.groupby(["solver", "budget"])["seeds"].transform("max")  # the arms' seeds
+    wide = t.pivot(index=["solver", "budget", "seeds"], columns="arm", values="cell")
+    return wide[arm_order(list(wide.columns))]
+
+
+def timing_summary(cells: pd.DataFrame) -> pd.DataFrame:
+    """Planning wall time per protocol x solver x budget: mean and total over models."""
+    g = cells.groupby(CELL_KEYS, sort=True)["eval_seconds"]
+    return pd.DataFrame({"models": g.size(), "mean_s": g.mean(), "total_s": g.sum()}).reset_index()
+
+
+# The papers' success tables and the cell of our grid each one is comparable with.
+PAPER_SUCCESS_CELLS: tuple[tuple[str, str, str | None, str | None], ...] = (
+    # (reference table, our protocol, solver (None: the table's), budget (None: the table's))
+    ("scale_success_per_tier", "goal25_budget50", None, None),
+    ("aniso_success", "goal100_budget150", "cem", "T1"),
+    ("lewm_success", "goal100_budget150", "cem", "T1"),
+)
+
+
+def beside_papers(table: pd.DataFrame, task: str, arms: Sequence[str]) -> pd.DataFrame:
+    """The papers' success rates (reference file) beside ours at the comparable cell.
+
+    ``table`` is :func:`~jepa_geometry.study.grid.success_table` output. Rows whose cell we did
+    not plan are left out.
+    """
+    ours = table.set_index(["protocol", "solver", "budget", "arm"])
+    rows = []
+    for ref_table, protocol, solver, budget in PAPER_SUCCESS_CELLS:
+        ref = reference_numbers(table=ref_table, task=task)
+        for _, r in ref[ref["arm"].isin(list(arms))].iterrows():
+            key = (protocol, solver or r["solver"], budget or r["tier"], r["arm"])
+            if key not in ours.index:
+                continue
+            o = ours.loc[key]
+            rows.append(
+                {"paper": r["paper"], "protocol": protocol, "solver": key[1], "budget": key[2],
+                 "arm": r["arm"], "paper value (%)": r["value"],
+                 "ours (%)": format_rate(o["rate"], o["low"], o["high"])}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+HEADROOM_WINDOW: tuple[float, float] = (0.30, 0.85)
+"""Fixed before the Two-Room run: the baseline's CEM T1 success must leave room both ways for
+the arms to differ (below 30 % the planner fails for every arm; above 85 % it saturates)."""
+
+
+def _cell(table: pd.DataFrame, protocol: str, solver: str, budget: str) -> pd.DataFrame:
+    t = table[(table.protocol == protocol) & (table.solver == solver) & (table.budget == budget)]
+    if t.empty:
+        have = sorted(set(zip(table.protocol, table.solver, table.budget, strict=True)))
+        raise ValueError(f"no cell {protocol}/{solver}/{budget} in the table; have: {have}")
+    return t.set_index("arm")
+
+
+def headroom(
+    table: pd.DataFrame,
+    protocol: str,
+    baseline: str = BASELINE,
+    window: tuple[float, float] = HEADROOM_WINDOW,
+) -> dict[str, Any]:
+    """The pre-registered headroom check: is the baseline's CEM T1 success inside ``window``?
+
+    ``table`` is :func:`~jepa_geometry.study.grid.success_table` output. Returns the rate,
+    its interval, ``inside`` and a one-line ``text`` for the chapter.
+    """
+    r = _cell(table, protocol, "cem", "T1").loc[baseline]
+    inside = bool(window[0] <= r.rate <= window[1])
+    text = (
+        f"{baseline}, CEM T1: {format_rate(r.rate, r.low, r.high)} % -> "
+        f"{'inside' if inside else 'OUTSIDE'} the {100 * window[0]:.0f}-{100 * window[1]:.0f} "
+        "% window"
+    )
+    return {"rate": float(r.rate), "low": float(r.low), "high": float(r.high),
+            "inside": inside, "text": text}  # fmt: skip
+
+
+def tier_spread(
+    table: pd.DataFrame, protocol: str, arms: Sequence[str], first: str = "T1", last: str = "T5"
+) -> pd.DataFrame:
+    """CEM success at the richest and the poorest budget tier per arm, and their difference in
+    percentage points: do the tiers spread the arms (the second pre-registered check)?"""
+    hi, lo = _cell(table, protocol, "cem", first), _cell(table, protocol, "cem", last)
+    keep = [a for a in arms if a in hi.index and a in lo.index]
+    out = pd.DataFrame(
+        {f"{first} (%)": 100 * hi.loc[keep, "rate"], f"{last} (%)": 100 * lo.loc[keep, "rate"]}
+    )
+    out[f"{first} - {last} (pp)"] = out[f"{first} (%)"] - out[f"{last} (%)"]
+    out.index.name = None
+    return out
+
+
+def paired_display(paired: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """:func:`~jepa_geometry.study.grid.paired_table` rows of one protocol, the difference and
+    its interval as text in percentage points."""
+    t = paired[paired.protocol == protocol].copy()
+    if t.empty:
+        raise ValueError(f"no paired rows for protocol {protocol!r}")
+    t["diff (pp)"] = [
+        format_rate(d, lo, hi) for d, lo, hi in zip(t["diff"], t.low, t.high, strict=True)
+    ]
+    cols = ["solver", "budget", "arm", "seeds", "diff (pp)", "a_only", "b_only", "p_mcnemar"]
+    return t[cols].reset_index(drop=True)
+
+
+def hard_subset_size(episodes: pd.DataFrame, protocol: str) -> tuple[int, int]:
+    """``(hard pairs, pairs)`` of a protocol's episode set, counted once per pair (from the
+    random floor's rows, which every cell repeats)."""
+    pairs = episodes[(episodes.protocol == protocol) & (episodes.arm == "random")]
+    pairs = pairs.drop_duplicates("episode")
+    if pairs.empty:
+        raise ValueError(f"no random-floor rows for protocol {protocol!r}")
+    return int(pairs.hard.sum()), len(pairs)
+
+
+def rollout_ratios(profile: Profile, paper: Profile) -> dict[str, float]:
+    """Per budget tier, the paper profile's rollouts per replan (samples x iterations) over
+    ``profile``'s: how much less search the laptop planner does."""
+    ours, theirs = budget_tiers(profile), budget_tiers(paper)
+    return {t: theirs[t][0] * theirs[t][1] / (s * i) for t, (s, i) in ours.items()}
+
+
+def cost_breakdown(
+    collect_seconds: float, trained: pd.DataFrame, sweep: pd.DataFrame, timing: pd.DataFrame
+) -> pd.DataFrame:
+    """Wall time of each stage of a task's planning study, from the manifests of the runs that
+    built it (so a warm rerun reports the original build times), with a total row."""
+    rows = [
+        {"stage": "data collection", "count": 1, "seconds": float(collect_seconds)},
+        {"stage": f"training (median per model: {trained.train_seconds.median():.0f} s)",
+         "count": len(trained), "seconds": float(trained.train_seconds.sum())},
+        {"stage": "MPPI temperature sweep", "count": len(sweep),
+         "seconds": float(sweep.eval_seconds.sum())},
+        {"stage": "planning, all cells", "count": len(timing),
+         "seconds": float(timing.eval_seconds.sum())},
+    ]  # fmt: skip
+    rows.append({"stage": "total", "count": np.nan, "seconds": sum(r["seconds"] for r in rows)})
+    out = pd.DataFrame(rows)
+    out["minutes"] = out.seconds / 60
+    return out
+
+
+# --- geometry tables (chapter 7) ------------------------------------------------------------
+
+PROBE_COLUMNS: tuple[str, ...] = (
+    "var_top2", "var_top4", "var_top8", "r2_top2", "r2_top4", "r2_top8",
+    "r2_full_ridge", "r2_full_mlp", "ratio_p90_over_p10",
+)  # fmt: skip
+
+
+def probe_summary(probes: pd.DataFrame, columns: Sequence[str] = PROBE_COLUMNS) -> pd.DataFrame:
+    """Per arm, each probe measure's mean over training seeds, ``± sd`` across seeds where
+    there are several, as text (rows in the book's arm order)."""
+    agg = probes.groupby("arm")[list(columns)].agg(["mean", "std"])
+    text = {
+        c: [f"{m:.3f}" + ("" if np.isnan(s) else f" ± {s:.3f}")
+            for m, s in zip(agg[(c, "mean")], agg[(c, "std")], strict=True)]
+        for c in columns
+    }  # fmt: skip
+    return pd.DataFrame(text, index=agg.index).loc[arm_order(list(agg.index))]
+
+
+_TAU_CHANNEL = {"predictor": "tau_pred", "geometry": "tau_geom", "total": "tau_total"}
+_ORDERING_COST = {"J_enc": "agree_enc", "J_pred": "agree_pred"}
+
+
+def paper_ranking_table(task: str) -> pd.DataFrame:
+    """The papers' rank measures of ``task`` in our column names: SCALE's τ channels and
+    rollout error, AnisoWM's ordering agreement; rows (paper, arm). Never our results."""
+    tau = reference_numbers(table="scale_rollout_ranking", task=task)
+    err = reference_numbers(table="scale_rollout_error", task=task)
+    order = reference_numbers(table="aniso_cost_ordering", task=task)
+    papers = pd.concat([
+        tau.assign(metric=tau.channel.map(_TAU_CHANNEL)),
+        err.assign(metric="rollout_error"),
+        order.assign(metric=order["cost"].map(_ORDERING_COST)),
+    ])  # fmt: skip
+    return papers.pivot_table(index=["paper", "arm"], columns="metric", values="value")
+
+
+def landscape_summary(landscape_rows: pd.DataFrame, arms: Sequence[str]) -> pd.DataFrame:
+    """Per arm, mean / min / max over training seeds of each model's mean landscape IoU and
+    Spearman ρ (each model's mean is over its random goals)."""
+    per_model = landscape_rows.groupby(["arm", "train_seed"])[["iou", "spearman"]].mean()
+    return per_model.groupby("arm").agg(["mean", "min", "max"]).loc[list(arms)]

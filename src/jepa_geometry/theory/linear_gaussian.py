@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import torch
 
-from jepa_geometry.wm.losses import epps_pulley_weights
+from jepa_geometry.wm.losses import epps_pulley_weights, sigreg
 
 # ======================================================================================
 # Isotropy and the inverse-covariance metric (AnisoWM, linear-Gaussian model)
@@ -153,6 +154,42 @@ def finite_batch_scale(n: int) -> float:
     return float(res.x)
 
 
+def sigreg_check_table(
+    scales: list[float],
+    n_batch: int,
+    reps: int,
+    seed: int,
+    num_projections: int = 16,
+    dim: int = 2,
+) -> pd.DataFrame:
+    """SIGReg's closed forms beside a Monte-Carlo average of the library's ``sigreg``.
+
+    For each variance ``s`` the table gives the population statistic ``g(s)``
+    (:func:`epps_pulley_population`), the continuum expectation ``N g(s) + h(s)`` of a batch of
+    N (:func:`epps_pulley_finite_bias`), the exact expectation of the implemented 17-knot
+    quadrature (:func:`expected_sigreg`) and ``sigreg(z)`` averaged over ``reps`` batches
+    ``z ~ N(0, s I_dim)`` with ``num_projections`` fresh directions. Why: for an isotropic z
+    every projection has variance s, so the Monte-Carlo column must agree with the closed form
+    up to sampling error -- the check that the theory's Φ is the statistic the code trains with.
+    One torch generator seeded with ``seed`` draws the batches and directions in turn.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    rows = []
+    for s in scales:
+        z = torch.randn(reps, n_batch, dim, generator=gen, dtype=torch.float64) * np.sqrt(s)
+        mc = sigreg(z, num_projections=num_projections, generator=gen).item()
+        rows.append(
+            {
+                "s": s,
+                "g(s)": float(epps_pulley_population(s)),
+                "N g + h": float(n_batch * epps_pulley_population(s) + epps_pulley_finite_bias(s)),
+                "closed form (17 knots)": float(expected_sigreg(s, n_batch)),
+                "Monte Carlo sigreg": mc,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 # --------------------------------------------------------------------------------------
 # Lemma 1 and Proposition 1
 # --------------------------------------------------------------------------------------
@@ -166,6 +203,27 @@ def isotropic_encoder(sigma: np.ndarray, s: float, u: np.ndarray | None = None) 
     if u.shape != sigma.shape or not np.allclose(u @ u.T, np.eye(len(sigma)), atol=1e-10):
         raise ValueError(f"u must be an orthogonal {sigma.shape} matrix")
     return np.sqrt(s) * u @ spd_power(sigma, -0.5)
+
+
+def lemma1_check(rng: np.random.Generator, dim: int = 5, s: float = 0.7) -> dict[str, float]:
+    """Lemma 1 on a random instance: ``A = √s U Σ^{-1/2}`` gives ``A Σ Aᵀ = s I`` and
+    ``||A(x - x_g)||² = s (x - x_g)ᵀ Σ⁻¹ (x - x_g)``.
+
+    Draws, in this order from ``rng``: ``G`` (dim x dim) with ``Σ = G Gᵀ + 0.1 I``, an orthogonal
+    ``U`` (QR of a Gaussian matrix), then ``x`` and ``x_g``. Returns ``max |A Σ Aᵀ - s I|``,
+    the latent cost and the inverse-covariance cost, computed independently (``solve`` rather
+    than the encoder). Why: it shows that an isotropic embedding plans in ``s Σ⁻¹`` whatever U.
+    """
+    g = rng.standard_normal((dim, dim))
+    sigma = g @ g.T + 0.1 * np.eye(dim)
+    u, _ = np.linalg.qr(rng.standard_normal((dim, dim)))
+    a = isotropic_encoder(sigma, s, u)
+    x, xg = rng.standard_normal(dim), rng.standard_normal(dim)
+    return {
+        "max_deviation": float(np.abs(a @ sigma @ a.T - s * np.eye(dim)).max()),
+        "latent_cost": float(np.sum((a @ (x - xg)) ** 2)),
+        "metric_cost": float(s * (x - xg) @ np.linalg.solve(sigma, x - xg)),
+    }
 
 
 def whitened_noise(sigma: np.ndarray, sigma_w: np.ndarray) -> np.ndarray:
@@ -228,6 +286,45 @@ def soft_minimizer(
     }
 
 
+def direct_search_check(
+    sigma: np.ndarray,
+    sigma_w: np.ndarray,
+    eta: float,
+    lam: float,
+    rng: np.random.Generator,
+    starts: int = 6,
+) -> dict[str, float]:
+    """Proposition 1's reduction against a direct search over all 2x2 encoders.
+
+    :func:`soft_minimizer` assumes (von Neumann) that the minimiser of
+    ``F_η(A) = (η/2) tr(A Σ_w Aᵀ) + λ Φ(A Σ Aᵀ)`` shares R's eigenvectors. Here Nelder-Mead
+    minimises :func:`linear_objective` over the four entries of A, with no eigenbasis assumed,
+    from ``starts`` random starts ``0.7 ξ`` (ξ drawn from ``rng``, one start after the other).
+    Returns both objective values and ``max |M_reduced - AᵀA|`` of the best start: equal
+    values confirm the reduction.
+    """
+    from scipy.optimize import minimize
+
+    sol = soft_minimizer(sigma, sigma_w, eta, lam)
+    runs = [
+        minimize(
+            linear_objective,
+            rng.standard_normal(4) * 0.7,
+            args=(sigma, sigma_w, eta, lam),
+            method="Nelder-Mead",
+            options={"xatol": 1e-8, "fatol": 1e-12, "maxiter": 8000},
+        )
+        for _ in range(starts)
+    ]
+    best = min(runs, key=lambda r: r.fun)
+    a = best.x.reshape(2, 2)
+    return {
+        "reduced_objective": float(sol["objective"]),
+        "direct_objective": float(best.fun),
+        "metric_gap": float(np.abs(sol["M"] - a.T @ a).max()),
+    }
+
+
 # --------------------------------------------------------------------------------------
 # Theorem 1: planning regret with exact prediction
 # --------------------------------------------------------------------------------------
@@ -259,6 +356,20 @@ def box_argmin(metric: np.ndarray, goal: np.ndarray, half_width: float) -> np.nd
             if f < best:
                 best, best_x = f, x
     return best_x
+
+
+def grid_box_argmin(
+    metric: np.ndarray, goal: np.ndarray, half_width: float, points: int = 1201
+) -> np.ndarray:
+    """Brute-force ``argmin_{x ∈ [-w, w]²} (x - g)ᵀ M (x - g)`` over a ``points x points`` grid.
+
+    An independent check of :func:`box_argmin` (no case analysis of faces and edges): exact up
+    to the grid spacing ``2w / (points - 1)``.
+    """
+    axis = np.linspace(-half_width, half_width, points)
+    pts = np.stack(np.meshgrid(axis, axis), -1).reshape(-1, 2)
+    d = pts - np.asarray(goal, dtype=np.float64)
+    return pts[np.argmin(np.einsum("ni,ij,nj->n", d, np.asarray(metric), d))]
 
 
 def planning_regret(
@@ -302,6 +413,64 @@ def face_offset_limit(sigma: np.ndarray, axis: int, half_width: float) -> float:
     sigma = _check_spd(sigma)
     off = np.abs(np.delete(sigma[axis], axis)).max()
     return float(np.inf if off == 0 else half_width * sigma[axis, axis] / off)
+
+
+def face_regret_check(
+    sigma: np.ndarray, half_width: float, offset: float, grid_points: int = 1201
+) -> dict[str, float | np.ndarray]:
+    """Theorem 1 three ways, for a goal ``x_g = (w + d, 0)`` beyond the face ``x_1 = w``.
+
+    The Σ⁻¹ planner's regret is ``Δ_H = d² ρ`` with ``ρ = nᵀΣ²n / (nᵀΣn)² - 1``, n = e₁
+    (:func:`normalized_regret`, valid while ``d ≤ d_max``, :func:`face_offset_limit`). It is
+    compared with the exact box minimiser (:func:`planning_regret`) and a grid search
+    (:func:`grid_box_argmin`): three independent routes to one number. Returns the goal,
+    ``d_max``, ρ, the outcomes ``x*``, ``x̂`` (exact) and ``x̂`` (grid), ``c(x*)`` and the
+    three regrets.
+    """
+    goal = np.array([half_width + offset, 0.0])
+    inv = np.linalg.inv(_check_spd(sigma))
+    exact = planning_regret(inv, goal, half_width)
+    x_grid = grid_box_argmin(inv, goal, half_width, grid_points)
+    rho = normalized_regret(sigma, np.array([1.0, 0.0]))
+    return {
+        "goal": goal,
+        "d_max": face_offset_limit(sigma, 0, half_width),
+        "rho": rho,
+        "x_star": exact["x_star"],
+        "x_hat": exact["x_hat"],
+        "x_grid": x_grid,
+        "c_star": exact["c_star"],
+        "regret_formula": offset**2 * rho,
+        "regret_exact": exact["regret"],
+        "regret_grid": float(np.sum((x_grid - goal) ** 2) - exact["c_star"]),
+    }
+
+
+def regret_vs_angle(
+    eigenvalues: list[float], angles: list[float], half_width: float, offset: float
+) -> pd.DataFrame:
+    """The normalized face regret ρ of the Σ⁻¹ planner as Σ's major axis turns.
+
+    For each angle θ, ``Σ = Rot(θ) diag(s) Rot(θ)ᵀ``; the formula ``ρ = nᵀΣ²n/(nᵀΣn)² - 1``
+    (n = e₁; in 2-D ``ρ = Σ₁₂²/Σ₁₁²``) is set beside ``Δ_H / c(x*)`` of the exact box
+    minimiser for a goal ``d = min(offset, 0.99 d_max)`` beyond the face, so that the goal's
+    projection stays on the face where the formula holds. Why: ρ grows with the angle between
+    the face normal and Σ's axes, and vanishes along them.
+    """
+    n1 = np.array([1.0, 0.0])
+    rows = []
+    for ang in angles:
+        sig = covariance_2d(eigenvalues, ang)
+        d_ok = min(offset, 0.99 * face_offset_limit(sig, 0, half_width))
+        reg = planning_regret(np.linalg.inv(sig), np.array([half_width + d_ok, 0.0]), half_width)
+        rows.append(
+            {
+                "angle": ang,
+                "rho formula": normalized_regret(sig, n1),
+                "rho exact QP": reg["regret"] / reg["c_star"],
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------------------
@@ -382,6 +551,48 @@ def kappa_sweep(
     return pd.DataFrame(rows)
 
 
+def target_spectrum_lp(r: np.ndarray, kappa: float) -> float:
+    """``min_v r·v`` subject to ``Σ v = D`` and ``m ≤ v_i ≤ κ m``, solved by ``scipy.linprog``
+    over ``(v, m)``.
+
+    The general-purpose LP solver is an independent check of :func:`select_target_spectrum`'s
+    two-level vertex formula: the two minimum values must agree.
+    """
+    from scipy.optimize import linprog
+
+    r = np.asarray(r, dtype=np.float64)
+    d = len(r)
+    a_ub = np.vstack([np.c_[-np.eye(d), np.ones(d)], np.c_[np.eye(d), -kappa * np.ones(d)]])
+    lp = linprog(
+        np.append(r, 0), A_ub=a_ub, b_ub=np.zeros(2 * d), A_eq=[np.append(np.ones(d), 0)], b_eq=[d]
+    )
+    return float(lp.fun)
+
+
+def kappa_sweep_table(
+    sigma: np.ndarray, sigma_w: np.ndarray, kappas: list[float], n: np.ndarray, cond: float
+) -> pd.DataFrame:
+    """:func:`kappa_sweep` with its two checks as extra columns.
+
+    ``tr(L*R)`` from the two-level spectrum (:func:`select_target_spectrum`) beside the
+    linear program's optimum (:func:`target_spectrum_lp`), and the 45° closed form
+    ``ρ(κ) = ((κ - c)/(κ + c))²`` with ``c = cond`` (:func:`kappa_regret_45`; it applies to the
+    45° geometry only). One row per κ.
+    """
+    r_eig = np.linalg.eigvalsh(whitened_noise(sigma, sigma_w))
+    lp_rows = [
+        {
+            "kappa": kappa,
+            "tr(L*R) two-level": select_target_spectrum(r_eig, kappa) @ r_eig,
+            "tr(L*R) linprog": target_spectrum_lp(r_eig, kappa),
+        }
+        for kappa in kappas
+    ]
+    sweep = kappa_sweep(sigma, sigma_w, kappas, n).merge(pd.DataFrame(lp_rows), on="kappa")
+    sweep["rho formula ((κ-c)/(κ+c))²"] = kappa_regret_45(sweep.kappa, cond)
+    return sweep
+
+
 def regret_vs_noise(
     sigma: np.ndarray,
     sigma_w: np.ndarray,
@@ -444,6 +655,14 @@ def cost_distance_agreement(
         "spearman": float(spearmanr(cost, dist).statistic),
         "iou": float((low & disc).sum() / (low | disc).sum()),
     }
+
+
+def cost_distance_table(metrics: dict[str, np.ndarray], **kw) -> pd.DataFrame:
+    """:func:`cost_distance_agreement` for several metrics, one row per named model
+    (columns ``model``, ``spearman``, ``iou``); ``kw`` is passed on (window, grid, quantile)."""
+    return pd.DataFrame(
+        [{"model": k, **cost_distance_agreement(m, **kw)} for k, m in metrics.items()]
+    )
 
 
 def collapse_threshold(

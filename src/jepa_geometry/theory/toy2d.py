@@ -43,6 +43,7 @@ from torch import nn
 from jepa_geometry.artifacts import Artifact, get_or_build
 from jepa_geometry.stats import bootstrap_interval
 from jepa_geometry.theory.linear_gaussian import (
+    box_argmin,
     covariance_2d,
     planning_regret,
     selected_target,
@@ -53,7 +54,7 @@ from jepa_geometry.wm.losses import LambdaReg, sigreg
 REGULARIZERS: tuple[str, ...] = ("sigreg", "lambdareg")
 # The planning task set (see make_tasks).
 DEFAULT_TASKS = {"starts": 8, "angles": 24, "radius": 1.5, "seed": 0}
-# Settings of evaluate_toy and plan_grid, part of every run's artifact key.
+# Settings of evaluate_toy and grid_search_plan, part of every run's artifact key.
 EVAL_SETTINGS = {"n_heldout": 4096, "noise_draws": 32, "grid_points": 41, "grid_levels": 3}
 # The fixed warp matrix W (||0.3 W||_2 < 1, so o = x + 0.3 tanh(Wx) is invertible).
 WARP_MATRIX = np.array([[0.8, -0.6], [0.5, 0.9]])
@@ -204,7 +205,7 @@ def reference_regret(
 
 
 @torch.no_grad()
-def plan_grid(
+def grid_search_plan(
     cost: Callable[[torch.Tensor], torch.Tensor],
     tasks: int,
     half_width: float,
@@ -253,7 +254,7 @@ def evaluate_toy(
       estimated from ``noise_draws`` draws of ξ with the finite-draw bias ``tr Var / draws``
       subtracted -- the part of the error the predictor could still remove.
     * ``normalized_regret``: ``Σ [c(x₀ + û) - c(x*)] / Σ c(x*)`` over the task set, û from
-      :func:`plan_grid` on the learned latent cost.
+      :func:`grid_search_plan` on the learned latent cost.
     * ``metric_gap``: ``||M̂/tr M̂ - Σ⁻¹/tr Σ⁻¹||_F / ||Σ⁻¹/tr Σ⁻¹||_F`` with ``M̂ = E[JᵀJ]`` the
       mean pull-back metric of the encoder (J = ∂f(o(x))/∂x) over the tasks' reachable boxes.
     * ``metric_regret``: the exact-planner regret of M̂ itself on the task set (geometry alone,
@@ -288,7 +289,7 @@ def evaluate_toy(
         zz = z0[:, None, :].expand(t, c, 2)
         return ((model.predict(zz, cand) - zg[:, None, :]) ** 2).sum(-1)
 
-    u_hat = plan_grid(
+    u_hat = grid_search_plan(
         latent_cost,
         len(x0),
         cfg.half_width,
@@ -390,7 +391,7 @@ def _run_row(cfg: ToyConfig, seed: int, tasks: dict) -> dict:
     return run_toy(cfg, seed, tasks)[0]
 
 
-def separation_sweep(
+def toy_sweep(
     base: ToyConfig,
     noise_levels: list[float],
     seeds: list[int],
@@ -438,7 +439,7 @@ def separation_sweep(
     return pd.DataFrame(rows)
 
 
-def summarize(results: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+def toy_summary(results: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """Per (regularizer, noise): the mean over seeds of each column and its 95 % percentile
     bootstrap interval over seeds (:func:`jepa_geometry.stats.bootstrap_interval`)."""
 
@@ -450,6 +451,86 @@ def summarize(results: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
             row[f"{col}_lo"], row[f"{col}_hi"] = bootstrap_interval(grp[col].to_numpy())
         out.append(row)
     return pd.DataFrame(out)
+
+
+def headline_table(
+    results: pd.DataFrame,
+    summary: pd.DataFrame,
+    reference: float,
+    columns: tuple[str, ...] = ("heldout_error", "normalized_regret", "metric_regret"),
+) -> pd.DataFrame:
+    """The chapter's headline table: per (regularizer, noise) each column as
+    ``"mean [lo, hi]"`` (the mean over seeds and its 95 % bootstrap interval from
+    :func:`toy_summary`), the median normalized regret over seeds, and the Σ⁻¹ reference.
+
+    Why the median beside the mean: one seed whose encoder folds the plane can move the mean
+    a lot; the median shows whether the typical seed follows the reference.
+    """
+    keys = ["regularizer", "noise"]
+    show = summary[[*keys, "seeds"]].copy()
+    for c in columns:
+        show[c] = [
+            f"{m:.4f} [{lo:.4f}, {hi:.4f}]"
+            for m, lo, hi in zip(summary[c], summary[f"{c}_lo"], summary[f"{c}_hi"], strict=True)
+        ]
+    median = results.groupby(keys).normalized_regret.median()
+    show["median regret"] = np.array(
+        [median[k] for k in zip(summary.regularizer, summary.noise, strict=True)]
+    ).round(4)
+    show["reference"] = round(reference, 4)
+    return show
+
+
+def folded_runs(results: pd.DataFrame, factor: float = 10.0) -> pd.DataFrame:
+    """The runs whose conditional-mean prediction error exceeds ``factor`` times the median of
+    their (regularizer, noise) cell.
+
+    Why: an encoder that folds the plane (not injective) still satisfies SIGReg on the marginal
+    but predicts the conditional mean badly, so ``cond_mean_error`` -- a training-side quantity,
+    not the regret -- singles it out. A diagnostic only: the headline numbers keep every seed.
+    """
+    cell_median = results.groupby(["regularizer", "noise"]).cond_mean_error.transform("median")
+    return results[results.cond_mean_error > factor * cell_median]
+
+
+def cell_means(results: pd.DataFrame, column: str) -> pd.Series:
+    """The mean over seeds of ``column`` per (regularizer, noise), in the table's order."""
+    return results.groupby(["regularizer", "noise"], sort=False)[column].mean()
+
+
+def noise_endpoints(
+    summary: pd.DataFrame, results: pd.DataFrame, regularizer: str, lo: float, hi: float
+) -> dict | None:
+    """One regularizer's numbers at the largest (``hi``) and smallest (``lo``) noise level.
+
+    ``error_ratio = heldout_error(hi) / heldout_error(lo)`` (how much prediction improves as
+    the noise shrinks; Proposition 1 expects roughly ``(hi / lo)²``), the mean normalized
+    regret at both ends, and the mean learned ΛReg condition number ``target_cond`` per noise
+    level (NaN for SIGReg). None when the regularizer was not run.
+    """
+    cells = summary[summary.regularizer == regularizer].set_index("noise")
+    if len(cells) == 0:
+        return None
+    runs = results[results.regularizer == regularizer]
+    return {
+        "error_ratio": cells.heldout_error[hi] / cells.heldout_error[lo],
+        "regret_hi": cells.normalized_regret[hi],
+        "regret_lo": cells.normalized_regret[lo],
+        "target_cond": runs.groupby("noise")["target_cond"].mean()
+        if "target_cond" in runs
+        else None,
+    }
+
+
+def long_table(results: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
+    """``results`` melted to one row per (regularizer, noise, seed, measure), the ``measure``
+    and ``value`` columns that a faceted seaborn plot takes."""
+    return results.melt(
+        id_vars=["regularizer", "noise", "seed"],
+        value_vars=measures,
+        var_name="measure",
+        value_name="value",
+    )
 
 
 def selection_force_table(base: ToyConfig, noise_levels: list[float]) -> pd.DataFrame:
@@ -480,3 +561,62 @@ def selection_force_table(base: ToyConfig, noise_levels: list[float]) -> pd.Data
             }
         )
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------
+# Panel (a): one trained model's cost landscape and planner choice
+# --------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def cost_landscape(
+    model: ToyWorldModel, cfg: ToyConfig, goal: np.ndarray, lim: float = 2.2, n_grid: int = 161
+) -> dict[str, np.ndarray]:
+    """Three costs of reaching the goal ``g`` on an ``n_grid²`` window ``g + [-lim, lim]²``.
+
+    ``latent = ||f(o_x) - f(o_g)||²`` (the learned encoder's cost), ``inverse_covariance =
+    (x - g)ᵀ Σ⁻¹ (x - g)`` (what Lemma 1 predicts an isotropic embedding measures) and
+    ``task = ||x - g||²``. Returns the grids ``X``, ``Y`` and the three fields, for contour
+    plots that compare their shapes (Figure 1(a)).
+    """
+    axg = np.linspace(-lim, lim, n_grid)
+    xx, yy = np.meshgrid(axg + goal[0], axg + goal[1])
+    pts = torch.as_tensor(np.stack([xx, yy], -1).reshape(-1, 2), dtype=torch.float32)
+    zg = model.encode(observe(torch.as_tensor(goal[None], dtype=torch.float32), cfg.warp))
+    z = model.encode(observe(pts, cfg.warp))
+    dx = np.stack([xx - goal[0], yy - goal[1]], -1)
+    return {
+        "X": xx,
+        "Y": yy,
+        "latent": ((z - zg) ** 2).sum(1).numpy().reshape(xx.shape),
+        "inverse_covariance": np.einsum("...i,ij,...j->...", dx, np.linalg.inv(cfg.sigma), dx),
+        "task": (dx**2).sum(-1),
+    }
+
+
+@torch.no_grad()
+def planner_choices(
+    model: ToyWorldModel, cfg: ToyConfig, start: np.ndarray, goal: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Where three planners take one task ``(x₀, x_g)`` within the box ``x₀ + [-ū, ū]²``.
+
+    ``learned``: ``x₀ + û``, ``û = argmin_u ||ẑ'(f(o₀), u) - f(o_g)||²`` by
+    :func:`grid_search_plan` (the evaluation's planner); ``inverse_covariance``: the exact Σ⁻¹
+    planner (:func:`~jepa_geometry.theory.linear_gaussian.box_argmin`); ``task``: the task
+    optimum ``x* = x₀ + clip(x_g - x₀)``. Why: the learned choice should sit near the Σ⁻¹ one,
+    not near x*.
+    """
+    x0_t = torch.as_tensor(start[None], dtype=torch.float32)
+    zg = model.encode(observe(torch.as_tensor(goal[None], dtype=torch.float32), cfg.warp))
+
+    def latent_cost(cand: torch.Tensor) -> torch.Tensor:  # (1, C, 2) -> (1, C)
+        z0 = model.encode(observe(x0_t, cfg.warp))[:, None, :].expand(1, cand.shape[1], 2)
+        return ((model.predict(z0, cand) - zg[:, None, :]) ** 2).sum(-1)
+
+    u_hat = grid_search_plan(latent_cost, 1, cfg.half_width).numpy()[0]
+    w = cfg.half_width
+    return {
+        "learned": start + u_hat,
+        "inverse_covariance": start + box_argmin(np.linalg.inv(cfg.sigma), goal - start, w),
+        "task": start + np.clip(goal - start, -w, w),
+    }

@@ -24,7 +24,7 @@ WEIGHT_NAMES: tuple[str, ...] = ("sigreg", "scale", "aux", "kappa")
 
 
 def parse_arm(arm: str) -> tuple[str, ...]:
-    """Canonical components of a arm name: ``"anisowm+scale"`` -> ``("scale", "anisowm")``.
+    """Canonical components of an arm name: ``"anisowm+scale"`` -> ``("scale", "anisowm")``.
 
     ``lewm`` is the base every arm shares, so it is dropped from sums.
     """
@@ -42,7 +42,7 @@ def parse_arm(arm: str) -> tuple[str, ...]:
 
 
 def arm_name(arm: str) -> str:
-    """The canonical spelling of a arm, used in artifact keys."""
+    """The canonical spelling of an arm, used in artifact keys."""
     return "+".join(parse_arm(arm))
 
 

@@ -16,7 +16,9 @@ and any sum of them, e.g. ``scale+anisowm`` (which neither paper tried).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
+import pandas as pd
 import torch
 from torch import nn
 
@@ -128,10 +130,105 @@ class LambdaReg(nn.Module):
         num_projections: int = 1024,
         knots: int = 17,
         generator: torch.Generator | None = None,
+        directions: torch.Tensor | None = None,
     ) -> torch.Tensor:
         if z.shape[-1] != self.dim:
             raise ValueError(f"LambdaReg({self.dim}) got z with last dimension {z.shape[-1]}")
-        return sigreg(z / self.variances.sqrt(), num_projections, knots, generator)
+        return sigreg(z / self.variances.sqrt(), num_projections, knots, generator, directions)
+
+
+# --------------------------------------------------------------------------------------
+# Small numerical checks of SIGReg and ΛReg (the book's chapter on the objectives)
+# --------------------------------------------------------------------------------------
+
+
+def sigreg_vs_variance(
+    variances: Sequence[float],
+    n: int,
+    dim: int,
+    generator: torch.Generator,
+    reps: int = 200,
+    num_projections: int = 64,
+    closed_form: Callable[[float, int], float] | None = None,
+) -> pd.DataFrame:
+    """SIGReg of isotropic Gaussian batches ``z ~ N(0, s I_dim)`` of ``n`` samples, per variance.
+
+    For each ``s`` (in order) draws ``reps`` batches, ``(reps, n, dim)`` from ``generator``,
+    then ``num_projections`` directions shared by the batches, and reports the mean statistic
+    over batches. Every projection of such a batch is ``N(0, s)``, so the mean estimates
+
+        E[SIGReg] = Σ_k w_k [ n (e^{-s t_k²/2} - e^{-t_k²/2})² + 1 - e^{-s t_k²} ],
+
+    which ``closed_form(s, n)`` (e.g. ``theory.linear_gaussian.expected_sigreg``; passed in
+    because the theory layer sits above this one) adds as a column. The check: the estimator
+    the trainer runs has the expectation the theory chapters reason with, smallest just below
+    ``s = 1`` (the finite-batch term pulls the minimum down).
+    """
+    rows = []
+    for s in variances:
+        z = torch.randn(reps, n, dim, generator=generator) * math.sqrt(s)
+        row = {
+            "variance s": s,
+            f"SIGReg (mean of {reps} batches)": sigreg(
+                z, num_projections, generator=generator
+            ).item(),
+        }
+        if closed_form is not None:
+            row["closed form"] = float(closed_form(s, n))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def collapsed_sigreg(
+    n: int, dim: int, generator: torch.Generator, jitter: float = 0.01, num_projections: int = 64
+) -> float:
+    """SIGReg of a collapsed batch: ``n`` latents ``z = jitter · ε``, ``ε ~ N(0, I_dim)``.
+
+    As ``jitter -> 0`` every projection is 0, the empirical characteristic function is 1, and
+
+        SIGReg -> n Σ_k w_k (1 - e^{-t_k²/2})²    (= E[SIGReg] at s = 0),
+
+    which grows with the batch size: the penalty that keeps the jointly trained encoder from
+    collapsing without an EMA target or stop-gradient.
+    """
+    z = torch.zeros(n, dim) + jitter * torch.randn(n, dim, generator=generator)
+    return sigreg(z, num_projections, generator=generator).item()
+
+
+def lambda_reg_check(
+    dim: int, kappa: float, generator: torch.Generator, n: int = 128, num_projections: int = 256
+) -> dict[str, float]:
+    """ΛReg's constraints and its two identities, on an arbitrary (partly clipped) α.
+
+    Draws from ``generator``, in this order, ``α ~ N(0, I_dim)``, a batch ``z ~ N(0, I_dim)``
+    of ``n`` and ``num_projections`` unit directions ``A``, and returns
+
+    * ``trace = tr Λ = Σ v`` (= dim, since ``v = dim · softmax(...)``) and ``cond = v_max /
+      v_min`` (≤ κ, since the clip bounds ``α_max - α_min`` by ``log κ``);
+    * ``lambda_reg`` = ΛReg_κ(z) and ``sigreg_whitened`` = SIGReg(z / √v), both on ``A``:
+      equal, ΛReg being SIGReg of the whitened z;
+    * ``kappa1_lambda_reg`` = ΛReg_1(z) and ``kappa1_sigreg`` = SIGReg(z), each with the
+      directions of a generator seeded 1: equal, since κ = 1 pins v = 1.
+    """
+    lreg = LambdaReg(dim, kappa)
+    lreg.alpha.data = torch.randn(dim, generator=generator)
+    with torch.no_grad():
+        v = lreg.variances
+        z = torch.randn(n, dim, generator=generator)
+        dirs = random_directions(dim, num_projections, generator)
+        iso = LambdaReg(dim, 1.0)
+        return {
+            "trace": v.sum().item(),
+            "cond": (v.max() / v.min()).item(),
+            "lambda_reg": lreg(z, directions=dirs).item(),
+            "sigreg_whitened": sigreg(z / v.sqrt(), directions=dirs).item(),
+            "kappa1_lambda_reg": iso(
+                z, num_projections, generator=torch.Generator().manual_seed(1)
+            ).item(),
+            "kappa1_sigreg": sigreg(
+                z, num_projections, generator=torch.Generator().manual_seed(1)
+            ).item(),
+        }
 
 
 # --------------------------------------------------------------------------------------
@@ -211,6 +308,39 @@ def sample_pairs(
         j_parts.append(j)
         deficit -= i.numel()
     return torch.cat(i_parts), torch.cat(j_parts)
+
+
+def scale_loss_cases(
+    dim: int, generator: torch.Generator, k: int = 256, q_dim: int = 2, noise: float = 0.3
+) -> pd.Series:
+    """SCALE's ``1 - ρ`` on ``k`` pairs for four latent maps of the same states.
+
+    Draws, in this order, ``q_i, q_j ~ N(0, I_q_dim)``, a ``(dim, q_dim)`` Gaussian matrix whose
+    QR factor gives ``A`` with orthonormal rows (``z = q A`` is an isometry), the two noise
+    batches ``noise · N(0, I_dim)`` and two unrelated batches ``N(0, I_dim)``. Expected values:
+    0 for ``z = q A`` (``||z_i - z_j||² = ||q_i - q_j||²``) and for ``z = 10 q A + 3`` (an
+    increasing affine map of the distances: ρ is blind to scale and shift), between 0 and 1 with
+    noise, and about 1 (ρ ≈ 0) for latents unrelated to q. The rows show what the loss asks for:
+    distances ordered like the state's, not equal to them.
+    """
+    q_i, q_j = (
+        torch.randn(k, q_dim, generator=generator),
+        torch.randn(k, q_dim, generator=generator),
+    )
+    a = torch.linalg.qr(torch.randn(dim, q_dim, generator=generator)).Q.T
+    e_i = noise * torch.randn(k, dim, generator=generator)
+    e_j = noise * torch.randn(k, dim, generator=generator)
+    u_i, u_j = torch.randn(k, dim, generator=generator), torch.randn(k, dim, generator=generator)
+    cases = {
+        "z = q A (distances equal)": (q_i @ a, q_j @ a),
+        "z = 10 q A + 3 (rescaled, shifted)": (10 * q_i @ a + 3, 10 * q_j @ a + 3),
+        "z = q A + noise": (q_i @ a + e_i, q_j @ a + e_j),
+        "z unrelated to q": (u_i, u_j),
+    }
+    return pd.Series(
+        {name: scale_loss(z_i, z_j, q_i, q_j).item() for name, (z_i, z_j) in cases.items()},
+        name="1 - ρ",
+    )
 
 
 # --------------------------------------------------------------------------------------

@@ -26,13 +26,15 @@ section rec-paper-profile).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
+import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from jepa_geometry.profiles import Profile
+from jepa_geometry.profiles import ModelSettings, Profile
 
 ENCODERS: tuple[str, ...] = ("cnn", "vit")
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -41,26 +43,14 @@ ACTION_SMOOTH_DIM = 10  # LeWM's Conv1d(5A -> 10) "smoothed" action width
 
 
 @dataclass(frozen=True)
-class WorldModelConfig:
-    """Everything that fixes the architecture (and so the shape of every weight)."""
+class WorldModelConfig(ModelSettings):
+    """Everything that fixes the architecture (and so the shape of every weight): the profile's
+    ``model`` section (:class:`~jepa_geometry.profiles.ModelSettings`, inherited, not re-typed)
+    plus the three sizes the data fixes."""
 
     image_size: int
     history: int  # predictor context frames (LeWM: 3)
     action_block_dim: int  # frameskip * action_dim (LeWM Two-Room: 5 * 2 = 10)
-    encoder: str
-    embed_dim: int
-    encoder_widths: tuple[int, ...]
-    patch_size: int
-    vit_width: int
-    vit_depth: int
-    vit_heads: int
-    predictor_width: int
-    predictor_depth: int
-    predictor_heads: int
-    predictor_dim_head: int
-    predictor_mlp: int
-    predictor_dropout: float
-    projector_hidden: int
 
     @classmethod
     def from_profile(cls, profile: Profile, action_dim: int) -> WorldModelConfig:
@@ -101,9 +91,12 @@ class WorldModelConfig:
                 )
 
     def as_dict(self) -> dict:
+        """The config as saved in every checkpoint: the data's sizes first, then the model's
+        (the order checkpoints have always been written in, so their bytes do not change)."""
         d = asdict(self)
         d["encoder_widths"] = list(self.encoder_widths)
-        return d
+        first = ("image_size", "history", "action_block_dim")
+        return {**{k: d[k] for k in first}, **{k: v for k, v in d.items() if k not in first}}
 
 
 # --------------------------------------------------------------------------------------
@@ -449,6 +442,19 @@ def describe_parameters(model: WorldModel) -> str:
     return "\n".join(lines)
 
 
+def parameter_table(models: Mapping[str, WorldModel]) -> pd.DataFrame:
+    """Parameters per part (rows: encoder, projector, action_encoder, predictor, pred_proj,
+    then ``total``), one column per named model.
+
+    ``total = sum over parts``, which equals ``num_parameters()`` because every parameter of
+    the model belongs to one of its parts; comparing that total with a published count (LeWM's
+    18,034,478) is how the ``paper`` profile is checked to build the paper's architecture.
+    """
+    sizes = pd.DataFrame({name: m.parameter_counts() for name, m in models.items()})
+    sizes.loc["total"] = sizes.sum()
+    return sizes
+
+
 __all__ = [
     "ENCODERS",
     "WorldModel",
@@ -456,4 +462,5 @@ __all__ = [
     "build_world_model",
     "describe_parameters",
     "encode_frames",
+    "parameter_table",
 ]

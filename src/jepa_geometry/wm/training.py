@@ -26,19 +26,29 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 from torch import nn
 
-from jepa_geometry.artifacts import Artifact, atomic_path, get_or_build, load
+from jepa_geometry.artifacts import (
+    Artifact,
+    atomic_path,
+    get_or_build,
+    load,
+    read_verified,
+    set_aside,
+    write_verified,
+)
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import ClipSampler, dataset_spec, load_dataset
 from jepa_geometry.profiles import Profile, TrainSettings
@@ -52,12 +62,12 @@ CHECKPOINT_FORMAT = 1
 
 
 # --------------------------------------------------------------------------------------
-# The objective of a arm
+# The objective of an arm
 # --------------------------------------------------------------------------------------
 
 
 class Objective(nn.Module):
-    """The loss terms of a arm, with the training-only modules they own.
+    """The loss terms of an arm, with the training-only modules they own.
 
     Holds ΛReg's α (anisowm) and the Aux head (aux); both are trained with the model and
     neither is part of the world model used for planning.
@@ -265,11 +275,8 @@ def train(
     window: dict[str, float] = {}
     window_n = 0
     start = 0
-    if checkpoint is not None and Path(checkpoint).is_file():
-        try:
-            state = torch.load(checkpoint, map_location="cpu", weights_only=False)
-        except Exception as e:
-            raise ValueError(f"checkpoint {checkpoint} is unreadable ({e}); delete it") from e
+    state = _read_resume(Path(checkpoint)) if checkpoint is not None else None
+    if state is not None:
         check_config(state["fingerprint"], fingerprint, f"checkpoint {checkpoint}")
         model.load_state_dict(state["model"])
         objective.load_state_dict(state["objective"])
@@ -294,8 +301,9 @@ def train(
             "window": window,
             "window_n": window_n,
         }
-        with atomic_path(Path(checkpoint)) as tmp:
-            torch.save(state, tmp)
+        buf = io.BytesIO()
+        torch.save(state, buf)
+        write_verified(Path(checkpoint), buf.getvalue())
         if on_checkpoint is not None:
             on_checkpoint(step)
 
@@ -337,6 +345,29 @@ def train(
         bar.close()
     model.eval()
     return TrainResult(log, settings.steps, time.perf_counter() - t0, start)
+
+
+def load_training_state(path: Path) -> dict[str, Any]:
+    """The full training state of a resume checkpoint, verified against its sha256
+    (:class:`~jepa_geometry.artifacts.ArtifactError` if any byte changed)."""
+    return torch.load(io.BytesIO(read_verified(path)), map_location="cpu", weights_only=False)
+
+
+def _read_resume(path: Path) -> dict[str, Any] | None:
+    """The training state saved at ``path``, or None if there is none to trust.
+
+    Resume files carry their sha256 (:func:`~jepa_geometry.artifacts.write_verified`). One that
+    fails verification or does not unpickle is set aside (renamed, never deleted) with a
+    one-line warning, and training restarts from scratch: a corrupted resume file must never
+    become a trusted model.
+    """
+    if not path.is_file():
+        return None
+    try:
+        return load_training_state(path)
+    except Exception as e:  # ArtifactError, or a payload that verifies but does not load
+        set_aside(path, f"resume checkpoint unusable ({e}); training restarts from step 0")
+        return None
 
 
 def _progress(total: int, initial: int, desc: str, enabled: bool):
@@ -506,3 +537,105 @@ def training_log(task: str, arm: str, seed: int, profile: Profile, weights=None)
     """The logged loss terms of a trained model (trains it if missing)."""
     art = train_world_model(task, arm, seed, profile, weights)
     return json.loads((load(art) / LOG_FILE).read_text())
+
+
+# --------------------------------------------------------------------------------------
+# Tables over arms (the book's chapter on the objectives)
+# --------------------------------------------------------------------------------------
+
+LOSS_TERMS: tuple[str, ...] = ("pred", "sigreg", "lambda_reg", "scale", "aux")
+"""The loss terms a training log can hold, in the order the book plots them."""
+
+
+def arm_weights_table(arms: Sequence[str], task: str, sigreg_weight: float) -> pd.DataFrame:
+    """The default weights of each arm on ``task`` (rows: arms; columns: sigreg, scale, aux,
+    kappa in order of first use; NaN where an arm has no such term).
+
+    An arm's loss is ``L_pred + Σ_term weight · term``, so this table is the whole difference
+    between the arms' objectives (:func:`jepa_geometry.wm.arms.arm_weights`).
+    """
+    return pd.DataFrame({m: arm_weights(m, task, sigreg_weight).as_dict() for m in arms}).T
+
+
+def train_one_seed(
+    task: str, arms: Sequence[str], seed: int, profile: Profile, progress: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Train (or find in the cache) one model per arm; return ``(logs, summary)``.
+
+    ``logs`` stacks every arm's ``log.json`` (one row per logged step, an ``arm`` column
+    added; terms an arm lacks are NaN). ``summary`` has one row per arm: training wall time,
+    ``steps/s = fresh steps / wall time`` and the final prediction loss ``L_pred``, read from
+    the artifact's manifest, so a cached model reports the run that built it.
+    """
+    logs, summaries = [], {}
+    for m in arms:
+        art = train_world_model(task, m, seed, profile, progress=progress)
+        s = art.manifest()["summary"]
+        summaries[m] = {
+            "train time (s)": s["train_wall_s"],
+            "steps/s": s["steps_per_s"],
+            "final L_pred": s["final"]["pred"],
+        }
+        log = pd.read_json(art.path / LOG_FILE)
+        log["arm"] = m
+        logs.append(log)
+    return pd.concat(logs, ignore_index=True), pd.DataFrame(summaries).T
+
+
+def loss_terms_long(logs: pd.DataFrame) -> pd.DataFrame:
+    """:func:`train_one_seed`' logs in long form: one row per (step, arm, term) with its ``value``.
+
+    Only the :data:`LOSS_TERMS` present are kept, in that order, and rows whose value is NaN
+    (a term the arm does not train) are dropped, so each arm appears only in the panels of
+    its own terms: ``len = Σ_term #{rows where the term is logged}``.
+    """
+    terms = [t for t in LOSS_TERMS if t in logs]
+    return logs.melt(id_vars=["step", "arm"], value_vars=terms, var_name="term").dropna()
+
+
+def lambda_target_summary(logs: pd.DataFrame) -> pd.DataFrame:
+    """ΛReg's learned target spectrum over training, per arm that has one.
+
+    For each logged row with ``lambda_v`` (``v = D softmax(clip(α, ±½ log κ))``, Σ v = D):
+    ``largest v = max_i v_i``, ``smallest v = min_i v_i`` (their ratio ≤ κ) and ``share of
+    v > 1 = #{i : v_i > 1} / D``, the fraction of coordinates given more than the isotropic
+    variance 1. Rows are arm by arm (sorted by name), in step order; no ΛReg arm gives an
+    empty table with the same columns.
+    """
+    cols = ["arm", "step", "largest v", "smallest v", "share of v > 1"]
+    if "lambda_v" not in logs or not logs["lambda_v"].notna().any():
+        return pd.DataFrame(columns=cols)
+    parts = []
+    for m, g in logs.dropna(subset=["lambda_v"]).groupby("arm"):
+        v = np.stack(g["lambda_v"].to_numpy()).astype(np.float64)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "arm": m,
+                    "step": g["step"].to_numpy(),
+                    "largest v": v.max(1),
+                    "smallest v": v.min(1),
+                    "share of v > 1": (v > 1).sum(1) / v.shape[1],
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)[cols]
+
+
+def measure_one_seed(
+    task: str,
+    arms: Sequence[str],
+    seed: int,
+    profile: Profile,
+    measure: Callable[[WorldModel], float],
+    name: str | None = None,
+) -> pd.Series:
+    """``measure(model)`` of each arm's trained model (trained first if missing), by arm.
+
+    The measure (a probe, a planning score) is passed in because those live in the layers
+    above the world model; this function only pairs each arm with its cached model, so every
+    arm is measured on the same task, seed and profile.
+    """
+    return pd.Series(
+        {m: measure(load_world_model(task, m, seed, profile)) for m in arms}, name=name
+    )

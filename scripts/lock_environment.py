@@ -1,0 +1,60 @@
+"""Resolve the whole environment of pyproject.toml into ``requirements.lock``, with hashes.
+
+    .venv/bin/python scripts/lock_environment.py        # or: make lock
+
+pyproject.toml keeps the direct requirements; this asks pip itself to resolve them (``pip
+install --dry-run --report``: no install, the same resolver and indexes ``make`` uses) and
+writes every package of the result as ``name==version --hash=sha256:...``. ``make`` then
+installs with ``--require-hashes``, so a fresh machine gets exactly these files, and every
+artifact's manifest records the lock's sha256 (``artifacts.provenance``). The lock is for the
+machine kind the book is built on (CPython 3.11, Linux x86_64). Why not pip-tools: pip's own
+report gives the resolution and the hashes, so no further tool is needed for this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCK = ROOT / "requirements.lock"
+EXTRAS = "book,test"
+
+
+def pyproject_digest(root: Path = ROOT) -> str:
+    """sha256 of pyproject.toml, written into the lock's header (what it was resolved from)."""
+    return hashlib.sha256((root / "pyproject.toml").read_bytes()).hexdigest()
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed",
+               "--quiet", "--report", str(report), f"{ROOT}[{EXTRAS}]"]  # fmt: skip
+        subprocess.run(cmd, check=True)
+        install = json.loads(report.read_text())["install"]
+    lines = []
+    for item in sorted(install, key=lambda i: i["metadata"]["name"].lower()):
+        name, version = item["metadata"]["name"], item["metadata"]["version"]
+        if name == "jepa-geometry":
+            continue
+        digest = item["download_info"].get("archive_info", {}).get("hashes", {}).get("sha256")
+        if not digest:
+            raise SystemExit(f"pip reported no sha256 for {name}=={version}; cannot lock it")
+        lines.append(f"{name}=={version} \\\n    --hash=sha256:{digest}")
+    header = [
+        "# The whole environment, resolved from pyproject.toml by scripts/lock_environment.py",
+        f"# (refresh: make lock). pyproject.toml sha256: {pyproject_digest()}",
+        f"# Extras: {EXTRAS}. Platform: CPython 3.11, Linux x86_64.",
+    ]
+    LOCK.write_text("\n".join(header + lines) + "\n")
+    print(f"{LOCK.name}: {len(lines)} packages")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

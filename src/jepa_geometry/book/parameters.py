@@ -1,0 +1,100 @@
+"""What a chapter parameter may be: one rule per parameter name, checked before any work.
+
+A chapter's ``parameters`` cell gives each parameter a default, and the pipeline checks a given
+value against the default's type (:func:`jepa_geometry.book.pipeline.validate_parameters`).
+That says nothing about ranges, names or parameters whose default is ``None``; the rules below
+do, for every chapter alike, so ``trained_seed = -1``, ``trained_task = "foo"``,
+``num_seeds = "abc"`` or ``arms = []`` stop with one line naming the valid values instead of
+failing mid-notebook after figures were written. ``tests/test_book.py`` checks that every
+parameter of every chapter is covered (a default that fixes its type, or a rule here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jepa_geometry.envs import TASKS
+from jepa_geometry.theory.toy2d import REGULARIZERS
+from jepa_geometry.wm.arms import check_arms
+
+
+def _int(v: Any, low: int) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= low
+
+
+def _number(v: Any, low: float, strict: bool) -> bool:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return False
+    return v > low if strict else v >= low
+
+
+def _numbers(v: Any, low: float, strict: bool) -> bool:
+    return isinstance(v, list | tuple) and len(v) > 0 and all(_number(x, low, strict) for x in v)
+
+
+def _arms(v: Any) -> bool:
+    if not isinstance(v, list | tuple) or not v or not all(isinstance(a, str) for a in v):
+        return False
+    try:
+        check_arms(list(v))
+    except ValueError:
+        return False
+    return True
+
+
+def _choices(v: Any, valid: tuple[str, ...]) -> bool:
+    return isinstance(v, list | tuple) and len(v) > 0 and all(x in valid for x in v)
+
+
+_TASK = (f"one of {', '.join(TASKS)}", lambda v: v in TASKS)
+_SEED = ("an integer >= 0", lambda v: _int(v, 0))
+_COUNT = ("an integer >= 1", lambda v: _int(v, 1))
+_POSITIVE = ("a number > 0", lambda v: _number(v, 0, True))
+
+RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "task": _TASK,
+    "trained_task": _TASK,
+    "seed": _SEED,
+    "trained_seed": _SEED,
+    "trained_arm": (
+        "an arm: lewm, scale, aux, anisowm or a sum such as scale+anisowm",
+        lambda v: _arms([v]),
+    ),
+    "arms": ("a non-empty list of distinct arms (lewm, scale, aux, anisowm, or sums)", _arms),
+    "regularizers": (
+        f"a non-empty list of {', '.join(REGULARIZERS)}",
+        lambda v: _choices(v, REGULARIZERS),
+    ),
+    "num_seeds": ("null or an integer >= 1", lambda v: v is None or _int(v, 1)),
+    "kappa": ("null or a number >= 1", lambda v: v is None or _number(v, 1, False)),
+    "noise_levels": (
+        "null or a non-empty list of numbers > 0",
+        lambda v: v is None or _numbers(v, 0, True),
+    ),
+    "state_scales": ("a non-empty list of numbers > 0", lambda v: _numbers(v, 0, True)),
+    "etas": ("a non-empty list of numbers > 0", lambda v: _numbers(v, 0, True)),
+    "kappas": ("a non-empty list of numbers >= 1", lambda v: _numbers(v, 1, False)),
+    "sigma_eigenvalues": (
+        "two numbers > 0, the major one first",
+        lambda v: _numbers(v, 0, True) and len(v) == 2 and v[0] >= v[1],
+    ),
+    "sigma_angle": ("a number of degrees", lambda v: _number(v, float("-inf"), False)),
+    "lam": _POSITIVE,
+    "half_width": _POSITIVE,
+    "goal_offset": _POSITIVE,
+    "strip_frames": _COUNT,
+    "strip_stride": _COUNT,
+    "landscape_examples": _COUNT,
+}
+
+
+def check_parameter(chapter: str, name: str, value: Any) -> None:
+    """Raise ``ValueError`` (one line: the parameter, its valid values, the value given) when
+    ``value`` breaks the rule for ``name``; an empty list is refused for every parameter."""
+    if isinstance(value, list | tuple) and not value:
+        raise ValueError(f"{chapter}: parameter {name!r} must not be an empty list")
+    if name in RULES:
+        what, ok = RULES[name]
+        if not ok(value):
+            raise ValueError(f"{chapter}: parameter {name!r} must be {what}, got {value!r}")

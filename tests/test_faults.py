@@ -1,0 +1,304 @@
+"""Fault injection: kill -9 mid-build, corrupt every kind of artifact, fuzz every CLI option.
+
+What must hold (the project's promise, tested here at a tiny smoke scale):
+
+* an interrupted collect, plan or chapter, rerun, gives exactly what an uninterrupted run gives
+  and leaves no temporary litter (training: ``test_training.py``'s kill tests);
+* a truncated, bit-flipped or deleted payload is never used: it is reported or rebuilt, and a
+  rebuild reproduces the original bytes; a deleted manifest or a foreign file in an artifact's
+  folder stops the rebuild, and the user's file survives (resume checkpoints:
+  ``test_training.py::test_a_corrupted_resume_checkpoint_is_never_trusted``);
+* every bad command-line value stops with one line naming it, before any file is written
+  (chapter parameters: ``test_book.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jepa_geometry.artifacts import ArtifactError, get_or_build
+from jepa_geometry.cli import main
+from jepa_geometry.envs import dataset as D
+from jepa_geometry.planning.protocol import evaluate_arm
+from jepa_geometry.profiles import load_profile
+from jepa_geometry.wm.training import MODEL_FILE, train_world_model
+
+from .conftest import REPO
+
+OVERRIDES = {"data.episodes": 4, "data.heldout_episodes": 2, "train.steps": 6}
+SETS = [x for k, v in OVERRIDES.items() for x in ("--set", f"{k}={v}")]
+CLI = [sys.executable, "-m", "jepa_geometry.cli"]
+
+
+def profile():
+    return load_profile("smoke", OVERRIDES)
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+COLUMNS = ("pixels", "action", "state", "q", "episode", "step", "behaviour_success")
+
+
+def arrays(path: Path) -> str:
+    """A digest of a dataset's arrays (its HDF5 bytes also hold the collection's wall time)."""
+    d = D.read_episodes(path, "tworoom")
+    h = hashlib.sha256()
+    for col in COLUMNS:
+        h.update(np.ascontiguousarray(getattr(d, col)).tobytes())
+    return h.hexdigest()
+
+
+def files_under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A cache with one dataset, one trained model and one planned cell (the reference)."""
+    root = tmp_path_factory.mktemp("world")
+    old = os.environ["JEPA_GEOMETRY_DATA"]
+    os.environ["JEPA_GEOMETRY_DATA"] = str(root)
+    try:
+        prof = profile()
+        data = D.load_dataset("tworoom", prof, workers=1, progress=False)
+        art = train_world_model("tworoom", "lewm", 0, prof, progress=False)
+        plan = evaluate_arm("tworoom", "lewm", 0, prof, progress=False)
+        return {
+            "root": root,
+            "dataset": arrays(data.path),
+            "model": sha(art.path / MODEL_FILE),
+            "plan": plan.episodes,
+        }
+    finally:
+        os.environ["JEPA_GEOMETRY_DATA"] = old
+
+
+@pytest.fixture
+def copy(world, tmp_path, monkeypatch):
+    """A private copy of the reference cache, used as the cache of one test."""
+    root = tmp_path / "data"
+    shutil.copytree(world["root"], root)
+    monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(root))
+    return root
+
+
+def _payload(root: Path, kind: str) -> Path:
+    name = {"datasets": "episodes.h5", "checkpoints": MODEL_FILE, "results": "episodes.parquet"}
+    sub = {"datasets": "tworoom", "checkpoints": "tworoom-lewm", "results": "plan-tworoom"}
+    (folder,) = (root / kind / sub[kind]).iterdir()
+    return folder / name[kind]
+
+
+def _damage(path: Path, how: str) -> None:
+    if how == "truncate":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    elif how == "flip":
+        blob = bytearray(path.read_bytes())
+        mid = len(blob) // 2
+        blob[mid : mid + 8] = bytes(b ^ 0xFF for b in blob[mid : mid + 8])
+        path.write_bytes(bytes(blob))
+    elif how == "delete":
+        path.unlink()
+
+
+def _use(kind: str):
+    """Load the artifact of ``kind`` through the library, as the chapters do."""
+    prof = profile()
+    if kind == "datasets":
+        return D.load_dataset("tworoom", prof, workers=1, progress=False)
+    if kind == "checkpoints":
+        return train_world_model("tworoom", "lewm", 0, prof, progress=False)
+    return evaluate_arm("tworoom", "lewm", 0, prof, progress=False)
+
+
+# ----------------------------------------------------------------------------- corruption
+
+
+@pytest.mark.parametrize("how", ["truncate", "flip", "delete"])
+def test_a_damaged_dataset_is_reported_then_recollected_identically(world, copy, how):
+    path = _payload(copy, "datasets")
+    _damage(path, how)
+    with pytest.raises(D.DatasetError, match="damaged.*--force"):
+        _use("datasets")
+    art = D.dataset_artifact("tworoom", profile())
+    get_or_build(art, lambda d: D.build_dataset("tworoom", profile(), d, 1, False), rebuild=True)
+    assert arrays(path) == world["dataset"]
+
+
+@pytest.mark.parametrize("how", ["truncate", "flip", "delete"])
+def test_a_damaged_checkpoint_is_rebuilt_to_the_same_bytes(world, copy, how):
+    _damage(_payload(copy, "checkpoints"), how)
+    with pytest.warns(UserWarning, match="rebuilding checkpoints/tworoom-lewm"):
+        art = _use("checkpoints")
+    assert sha(art.path / MODEL_FILE) == world["model"]
+
+
+@pytest.mark.parametrize("how", ["truncate", "flip", "delete"])
+def test_a_damaged_planning_result_is_replanned_identically(world, copy, how):
+    _damage(_payload(copy, "results"), how)
+    with pytest.warns(UserWarning, match="rebuilding results/plan-tworoom"):
+        res = _use("results")
+    cols = [c for c in res.episodes.columns if c != "plan_seconds"]  # wall time varies
+    pd.testing.assert_frame_equal(res.episodes[cols], world["plan"][cols])
+
+
+@pytest.mark.parametrize("kind", ["datasets", "checkpoints", "results"])
+def test_a_deleted_manifest_is_reported_not_rebuilt_over(copy, kind):
+    folder = _payload(copy, kind).parent
+    (folder / "manifest.json").unlink()
+    before = files_under(folder)
+    with pytest.raises(ArtifactError, match="holds files but no manifest.json"):
+        _use(kind)
+    assert files_under(folder) == before
+
+
+@pytest.mark.parametrize("kind", ["datasets", "checkpoints", "results"])
+def test_a_foreign_file_survives_and_stops_a_rebuild(copy, kind):
+    path = _payload(copy, kind)
+    (path.parent / "NOTES.txt").write_text("the user's")
+    _use(kind)  # an intact artifact with a foreign file is used as it is
+    _damage(path, "flip")
+    if kind == "datasets":  # a dataset is re-collected only on request
+        art = D.dataset_artifact("tworoom", profile())
+        with pytest.raises(ArtifactError, match="does not list: NOTES.txt; move them out"):
+            get_or_build(art, lambda d: D.build_dataset("tworoom", profile(), d, 1), rebuild=True)
+    else:
+        with pytest.warns(UserWarning), pytest.raises(ArtifactError, match="NOTES.txt; move"):
+            _use(kind)
+    assert (path.parent / "NOTES.txt").read_text() == "the user's"
+
+
+# ----------------------------------------------------------------------------- kill -9
+
+
+def _kill_when(cmd: list[str], root: Path, ready, timeout: float = 120.0) -> None:
+    """Start ``cmd`` (its own process group), SIGKILL the group once ``ready()`` holds."""
+    env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.time() + timeout
+    while not ready() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the command finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _rerun(cmd: list[str], root: Path) -> None:
+    env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
+    res = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_collection_killed_mid_build_resumes_to_the_same_file(world, tmp_path):
+    root = tmp_path / "data"
+    parent = root / "datasets" / "tworoom"
+    cmd = [*CLI, "collect", "--task", "tworoom", "--profile", "smoke", "--workers", "1", *SETS]
+    _kill_when(cmd, root, lambda: parent.is_dir() and any(parent.glob(".tmp-*")))
+    assert not any(p.name != ".locks" for p in parent.iterdir() if not p.name.startswith("."))
+    _rerun(cmd, root)
+    assert arrays(_payload(root, "datasets")) == world["dataset"]
+    assert not list(parent.glob(".tmp-*"))  # the killed build's folder was cleaned up
+
+
+def test_planning_killed_mid_cell_replans_identically(world, tmp_path):
+    root = tmp_path / "data"
+    shutil.copytree(world["root"], root)
+    shutil.rmtree(root / "results")
+    parent = root / "results" / "plan-tworoom"
+    cmd = [*CLI, "plan", "--task", "tworoom", "--arm", "lewm", "--profile", "smoke", *SETS]
+    _kill_when(cmd, root, lambda: parent.is_dir() and any(parent.glob(".tmp-*")))
+    _rerun(cmd, root)
+    table = pd.read_parquet(_payload(root, "results"))
+    ref = world["plan"][table.columns]
+    cols = [c for c in table.columns if c != "plan_seconds"]
+    pd.testing.assert_frame_equal(table[cols].reset_index(drop=True), ref[cols])
+    assert not list(parent.glob(".tmp-*"))
+
+
+def test_a_chapter_killed_mid_run_reruns_to_the_same_notebook(tmp_path):
+    import jupytext  # noqa: F401  (the chapter command needs it; fail clearly if missing)
+    import nbformat
+
+    root = tmp_path / "data"
+    out = tmp_path / "ch02.ipynb"
+    cmd = [*CLI, "chapter", "chapters/ch02_isotropy_regret.md", str(out), "-p", "profile=smoke"]
+    figures = root / "figures" / "smoke"
+    _kill_when(cmd, root, lambda: figures.is_dir() and any(figures.glob("*.png")))
+    assert not out.exists()  # the notebook is written once, at the end
+    _rerun(cmd, root)
+    ref = tmp_path / "ref.ipynb"
+    _rerun([*CLI, "chapter", "chapters/ch02_isotropy_regret.md", str(ref), "-p", "profile=smoke"],
+           tmp_path / "data2")  # fmt: skip
+
+    def texts(p: Path) -> list[str]:
+        nb = nbformat.read(p, as_version=4)
+        return [o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+
+    assert texts(out) == texts(ref)
+
+
+# ----------------------------------------------------------------------------- bad input
+
+BAD_COMMANDS = [
+    ["collect", "--task", "nosuch"],
+    ["collect", "--task", "tworoom", "--workers", "0"],
+    ["collect", "--task", "tworoom", "--workers", "-2"],
+    ["collect", "--task", "tworoom", "--workers", "two"],
+    ["collect", "--task", "tworoom", "--profile", "huge"],
+    ["collect", "--task", "tworoom", "--set", "data.episodes=0"],
+    ["collect", "--task", "tworoom", "--set", "data.nosuch=1"],
+    ["collect", "--task", "tworoom", "--set", "noequals"],
+    ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.steps=0"],
+    ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.steps=-5"],
+    ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.checkpoint_every=0"],
+    ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.steps=abc"],
+    ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.lr=0"],
+    ["train", "--task", "tworoom", "--arm", "nosuch"],
+    ["train", "--task", "tworoom", "--arm", ""],
+    ["train", "--task", "tworoom", "--arm", "lewm", "--seed", "-1"],
+    ["train", "--task", "tworoom", "--arm", "lewm", "--seed", "x"],
+    ["train", "--task", "tworoom", "--arm", "anisowm", "--weight", "kappa=0.5"],
+    ["train", "--task", "tworoom", "--arm", "lewm", "--weight", "scale=0.1"],
+    ["train", "--task", "tworoom", "--arm", "lewm", "--weight", "nosuch=1"],
+    ["plan", "--task", "tworoom", "--arm", "lewm", "--episodes", "0"],
+    ["plan", "--task", "tworoom", "--arm", "lewm", "--episodes", "-3"],
+    ["plan", "--task", "tworoom", "--arm", "lewm", "--budget", "T9"],
+    ["plan", "--task", "tworoom", "--arm", "lewm", "--solver", "adam"],
+    ["plan", "--task", "tworoom", "--arm", "lewm", "--protocol", "code"],
+    ["plan", "--task", "tworoom", "--arm", "lewm", "--temperature", "hot"],
+    ["plan", "--task", "tworoom", "--arm", "lewm", "--set", "eval.episodes=0"],
+    ["plan", "--task", "tworoom", "--arm", "lewm", "--set", "plan.topk_fraction=0"],
+    ["profile", "huge"],
+    ["profile", "smoke", "--set", "model.predictor_dropout=1.5"],
+    ["book", "--profile", "huge"],
+    ["chapter", "chapters/nosuch.md", "out.ipynb"],
+    ["chapter", "chapters/ch01_metric_leverage.md", "out.ipynb", "-p", "trained_seed=-1"],
+]
+
+
+@pytest.mark.parametrize("argv", BAD_COMMANDS, ids=lambda a: " ".join(a)[:60])
+def test_bad_command_line_values_stop_in_one_line_before_any_work(argv, data_root, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as stop:  # argparse's own check
+        code = stop.code
+    err = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert code == 2 and len(err) == 1, err
+    assert not data_root.exists() or files_under(data_root) == [], files_under(data_root)
+    assert not (REPO / "out.ipynb").exists()

@@ -1,0 +1,99 @@
+"""The chapters' tables (jepa_geometry.study.tables), checked against independent computations."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jepa_geometry.planning.solver import budget_tiers
+from jepa_geometry.profiles import load_profile
+from jepa_geometry.study import tables
+from jepa_geometry.study.reference import reference_numbers
+
+
+def success(rows):
+    return pd.DataFrame(
+        [{"protocol": "p", "solver": "cem", "budget": b, "arm": a, "rate": r,
+          "low": r - 0.05, "high": r + 0.05, "seeds": 3} for b, a, r in rows]
+    )  # fmt: skip
+
+
+def test_headroom_is_the_preregistered_window_on_the_baseline():
+    t = success([("T1", "lewm", 0.70), ("T1", "scale", 0.95), ("T5", "lewm", 0.1)])
+    h = tables.headroom(t, "p")
+    assert h["inside"] and h["rate"] == pytest.approx(0.70)
+    assert h["text"] == "lewm, CEM T1: 70.0 [65.0, 75.0] % -> inside the 30-85 % window"
+    assert not tables.headroom(success([("T1", "lewm", 0.86)]), "p")["inside"]
+    assert not tables.headroom(success([("T1", "lewm", 0.29)]), "p")["inside"]
+    with pytest.raises(ValueError, match="no cell p/cem/T1"):
+        tables.headroom(success([("T5", "lewm", 0.5)]), "p")
+
+
+def test_tier_spread_subtracts_the_poorest_tier():
+    t = success([("T1", "lewm", 0.7), ("T5", "lewm", 0.2), ("T1", "scale", 0.8),
+                 ("T5", "scale", 0.1), ("T1", "aux", 0.6)])  # fmt: skip
+    s = tables.tier_spread(t, "p", ["lewm", "scale", "aux"])
+    assert list(s.index) == ["lewm", "scale"]  # aux has no T5 cell
+    np.testing.assert_allclose(s["T1 - T5 (pp)"], [50.0, 70.0])
+
+
+def test_paired_display_formats_the_difference_in_points():
+    paired = pd.DataFrame(
+        [{"protocol": "p", "solver": "cem", "budget": "T1", "arm": "scale", "seeds": 3,
+          "diff": 0.138, "low": 0.073, "high": 0.205, "a_only": 40, "b_only": 12,
+          "p_mcnemar": 1e-4}]
+    )  # fmt: skip
+    out = tables.paired_display(paired, "p")
+    assert out.loc[0, "diff (pp)"] == "13.8 [7.3, 20.5]"
+    with pytest.raises(ValueError, match="no paired rows"):
+        tables.paired_display(paired, "q")
+
+
+def test_hard_subset_counts_each_pair_once():
+    rows = [{"protocol": "p", "arm": "random", "episode": e, "hard": e % 3 == 0, "budget": b}
+            for b in ("T1", "T3") for e in range(10)]  # fmt: skip
+    rows += [{"protocol": "p", "arm": "lewm", "episode": 0, "hard": True, "budget": "T1"}]
+    assert tables.hard_subset_size(pd.DataFrame(rows), "p") == (4, 10)
+
+
+def test_rollout_ratios_against_the_profiles_tiers():
+    laptop, paper = load_profile("laptop"), load_profile("paper")
+    ratios = tables.rollout_ratios(laptop, paper)
+    for tier, (s, i) in budget_tiers(laptop).items():
+        ps, pi = budget_tiers(paper)[tier]
+        assert ratios[tier] == pytest.approx(ps * pi / (s * i))
+
+
+def test_cost_breakdown_total_is_the_sum_of_stages():
+    trained = pd.DataFrame({"train_seconds": [100.0, 120.0, 200.0]})
+    sweep = pd.DataFrame({"eval_seconds": [5.0, 6.0]})
+    timing = pd.DataFrame({"eval_seconds": [10.0, 20.0, 30.0, 40.0]})
+    b = tables.cost_breakdown(90.0, trained, sweep, timing).set_index("stage")
+    assert b.loc["total", "seconds"] == pytest.approx(90 + 420 + 11 + 100)
+    assert b.loc["total", "minutes"] == pytest.approx(621 / 60)
+    assert "median per model: 120 s" in b.index[1]
+
+
+def test_probe_summary_is_mean_and_sd_over_seeds():
+    probes = pd.DataFrame({"arm": ["scale", "lewm", "lewm", "lewm"], "x": [0.5, 0.1, 0.2, 0.6]})
+    out = tables.probe_summary(probes, ["x"])
+    assert list(out.index) == ["lewm", "scale"]  # the book's order, baseline first
+    sd = np.std([0.1, 0.2, 0.6], ddof=1)
+    assert out.loc["lewm", "x"] == f"{0.3:.3f} ± {sd:.3f}"
+    assert out.loc["scale", "x"] == "0.500"  # one seed: no spread to report
+
+
+def test_paper_ranking_table_carries_the_reference_values():
+    t = tables.paper_ranking_table("tworoom")
+    ref = reference_numbers(table="aniso_cost_ordering", task="tworoom")
+    for _, r in ref.iterrows():
+        metric = {"J_enc": "agree_enc", "J_pred": "agree_pred"}[r["cost"]]
+        assert t.loc[(r["paper"], r["arm"]), metric] == pytest.approx(r["value"])
+
+
+def test_landscape_summary_averages_goals_then_seeds():
+    rows = pd.DataFrame({"arm": ["a"] * 4 + ["b"] * 2, "train_seed": [0, 0, 1, 1, 0, 0],
+                         "iou": [0.2, 0.4, 0.6, 0.8, 0.5, 0.5], "spearman": [0.1] * 6})  # fmt: skip
+    s = tables.landscape_summary(rows, ["b", "a"])
+    assert list(s.index) == ["b", "a"]
+    assert s.loc["a", ("iou", "mean")] == pytest.approx(0.5)  # (0.3 + 0.7) / 2
+    assert s.loc["a", ("iou", "min")] == pytest.approx(0.3)
