@@ -1,6 +1,13 @@
 # `make book` builds the book, `make test` runs the tests. Each does its own set-up on a
 # fresh machine: it creates .venv and installs the pinned dependencies first.
 PROFILE ?= laptop
+# data/ (versioned by data.dvc) holds the book's laptop artifacts only; other profiles build
+# into their own cache, so `make book PROFILE=smoke` never changes data/ or data.dvc.
+ifneq ($(PROFILE),laptop)
+export JEPA_GEOMETRY_DATA ?= $(CURDIR)/.cache/data-$(PROFILE)
+endif
+CHAPTERS := $(basename $(notdir $(wildcard chapters/*.md)))
+LAPTOP_REBUILD := about 2 hours on 2 cores (the last full laptop build, README)
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 BIN     := $(VENV)/bin
@@ -10,7 +17,7 @@ export MUJOCO_GL ?= egl
 export DVC_NO_ANALYTICS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test chapters html data-push lint clean-book venv lock
+.PHONY: book test chapter html data-pull data-push lint clean-book venv lock
 
 venv: $(STAMP)
 
@@ -32,9 +39,20 @@ lock:
 
 ## book: execute every chapter with PROFILE (default laptop), build the HTML, version data/
 book: $(STAMP)
+	$(if $(filter laptop,$(PROFILE)),$(MAKE) --no-print-directory data-pull,)
 	$(BIN)/jepa-geometry book --profile $(PROFILE) $(if $(FORCE),--force,)
 	$(MAKE) --no-print-directory html
-	$(MAKE) --no-print-directory data-push
+	$(if $(filter laptop,$(PROFILE)),$(MAKE) --no-print-directory data-push,)
+
+## chapter: re-run one chapter, e.g. make chapter CH=ch02 PARAMS="seed=5 profile=smoke";
+## non-default parameters write to runs/<chapter>/<parameters>/ and never touch the book
+chapter: $(STAMP)
+	$(if $(CH),,$(error CH=<chapter> is required; valid: $(CHAPTERS)))
+	$(BIN)/jepa-geometry chapter $(CH) $(foreach p,$(PARAMS),-p $(p))
+
+## data-pull: fetch the book's artifacts from the DVC remote; say so in one line if it cannot
+data-pull: $(STAMP)
+	@$(BIN)/dvc pull --quiet >/dev/null 2>&1 || echo "book: no reachable DVC remote holds this book's data (dvc pull failed); every artifact will be rebuilt: $(LAPTOP_REBUILD). To fetch instead, point DVC at a remote (README, Data and DVC)."
 
 html: $(STAMP)
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going --quiet

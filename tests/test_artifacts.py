@@ -182,3 +182,24 @@ def test_a_killed_build_s_leftovers_are_removed_by_the_next_build(data_root):
     get_or_build(art, _write)
     left = sorted(p.name for p in parent.iterdir())
     assert left == sorted([art.key, f".tmp-{other.key}-building"])
+
+
+def test_a_read_only_cache_is_reused_and_never_written(tmp_path, monkeypatch):
+    """A chapter run with its own parameters reads the book's cache and writes elsewhere."""
+    book, run = tmp_path / "book-data", tmp_path / "run-data"
+    art = Artifact("checkpoints", "demo", {"n": 40})
+    monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(book))
+    built = get_or_build(art, _write)
+    before = sorted(str(p.relative_to(book)) for p in book.rglob("*"))
+    monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(run))
+    monkeypatch.setenv("JEPA_GEOMETRY_READ_ONLY", str(book))
+    calls = []
+    assert get_or_build(art, lambda t: calls.append(1) or _write(t)) == built and calls == []
+    (built / "a.txt").write_text("damaged")  # a damaged read-only copy: rebuilt in the run
+    with pytest.warns(UserWarning, match="rebuilding"):
+        rebuilt = get_or_build(art, _write)
+    assert rebuilt == run / "checkpoints" / "demo" / art.key and load(art) == rebuilt
+    after = sorted(str(p.relative_to(book)) for p in book.rglob("*"))
+    assert after == before and (built / "a.txt").read_text() == "damaged"
+    other = Artifact("results", "demo", {"n": 41})  # new work lands in the run's cache
+    assert get_or_build(other, _write).is_relative_to(run)

@@ -170,3 +170,38 @@ def test_every_chapter_parameter_has_a_type_or_a_rule():
                 continue
             assert default is not None or name in RULES, f"{source.name}: {name} has no rule"
             check_parameter(source.stem, name, default)  # the defaults obey their own rules
+
+
+def test_chapters_are_found_by_name_prefix_or_any_path(tmp_path, monkeypatch):
+    from jepa_geometry.book.pipeline import resolve_chapter
+
+    assert resolve_chapter("ch02").name == "ch02_isotropy_regret.md"
+    assert resolve_chapter("ch02_isotropy_regret") == resolve_chapter(
+        "chapters/ch02_isotropy_regret.md"
+    )
+    monkeypatch.chdir(REPO / "chapters")
+    assert resolve_chapter("./ch02_isotropy_regret.md") == resolve_chapter("ch02")
+    with pytest.raises(ChapterError, match=r"unknown chapter 'ch0'; valid: ch01_metric_leverage, "):
+        resolve_chapter("ch0")
+
+
+def test_a_run_with_its_own_parameters_gets_its_own_folder():
+    from jepa_geometry.book.pipeline import RUNS_DIR, run_folder
+
+    defaults = {"profile": "laptop", "seed": 0}
+    assert run_folder("ch01", defaults, {}) is None
+    assert run_folder("ch01", defaults, {"profile": "laptop", "seed": 0}) is None  # the book's
+    a = run_folder("ch01", defaults, {"seed": 3, "profile": "smoke"})
+    assert a.parent == REPO / RUNS_DIR / "ch01" and a.name.startswith("profile=smoke,seed=3-")
+    assert a == run_folder("ch01", defaults, {"profile": "smoke", "seed": 3})  # order-free
+    assert a != run_folder("ch01", defaults, {"seed": 4, "profile": "smoke"})
+
+
+def test_make_book_at_smoke_never_touches_the_book_s_data():
+    out = subprocess.run(["make", "-n", "book", "PROFILE=smoke"], cwd=REPO, capture_output=True,
+                         text=True, timeout=60).stdout  # fmt: skip
+    assert "jepa-geometry book --profile smoke" in out
+    assert "dvc add" not in out and "data-push" not in out and "data-pull" not in out
+    laptop = subprocess.run(["make", "-n", "book"], cwd=REPO, capture_output=True, text=True,
+                            timeout=60).stdout  # fmt: skip
+    assert "data-push" in laptop and "data-pull" in laptop

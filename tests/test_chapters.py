@@ -15,6 +15,7 @@ import pytest
 
 from jepa_geometry.book.pipeline import EXECUTED_DIR, chapter_sources, run_chapter
 
+from .browser import check_book, ensure_chromium
 from .conftest import REPO
 
 CHAPTERS = chapter_sources(REPO)
@@ -60,3 +61,34 @@ def test_book_builds_from_executed_chapters(book_copy: Path):
     for c in CHAPTERS:
         html = book_copy / "_build" / "html" / EXECUTED_DIR / f"{c.stem}.html"
         assert html.is_file() and "<img" in html.read_text()
+
+
+@pytest.mark.chapters
+def test_every_page_reads_offline_in_a_browser(book_copy: Path):
+    """Headless Chromium opens every page of the smoke book: no raw TeX (MathJax is served
+    by the book, not a CDN), no broken image, link or fragment, no console error."""
+    html = book_copy / "_build" / "html"
+    if not (html / "index.html").is_file():
+        pytest.skip("the book was not built")
+    ensure_chromium()
+    report = check_book(html)
+    bad = {page: problems for page, problems in report.items() if problems}
+    assert len(report) >= len(CHAPTERS) and not bad, bad
+    assert all((book_copy / "_build" / "screenshots" / f"{p.replace('/', '__')}.png").is_file()
+               for p in report)  # fmt: skip
+
+
+def test_the_browser_check_finds_what_a_reader_would(tmp_path: Path):
+    ensure_chromium()
+    site = tmp_path / "html"
+    site.mkdir()
+    (site / "ok.html").write_text('<html><body><p id="here">fine</p><a href="#here">x</a></body>')
+    (site / "bad.html").write_text(
+        "<html><body><p>\\(\\Sigma^{-1}\\)</p><img src='missing.png'>"
+        "<a href='nowhere.html'>a</a><a href='ok.html#gone'>b</a>"
+        "<script>throw new Error('boom')</script></body></html>"
+    )
+    report = check_book(site)
+    assert report["ok.html"] == []
+    kinds = sorted({p.split(":")[0] for p in report["bad.html"]})
+    assert kinds == ["broken fragment", "broken image", "broken link", "console", "raw TeX"]

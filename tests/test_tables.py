@@ -97,3 +97,26 @@ def test_landscape_summary_averages_goals_then_seeds():
     assert list(s.index) == ["b", "a"]
     assert s.loc["a", ("iou", "mean")] == pytest.approx(0.5)  # (0.3 + 0.7) / 2
     assert s.loc["a", ("iou", "min")] == pytest.approx(0.3)
+
+
+def test_dashboard_cites_the_reference_file_and_the_measuring_section():
+    from jepa_geometry.study.verdict import PROBES, Claim, Evidence
+
+    c1 = Claim("SCALE", "s", "m", "scale", "lewm", reference="scale_pca_variance_share",
+               computed_in=PROBES)  # fmt: skip
+    c2 = Claim("AnisoWM", "t", "m", "anisowm", "lewm", paper_note="figure only")
+    ev = Evidence(0.1, 0.05, 0.15, None, "3 seeds")
+    board = tables.dashboard("tworoom", [(c1, ev), (c2, ev)])
+    ref = reference_numbers(table="scale_pca_variance_share", task="tworoom")
+    assert board.loc[0, "paper's source"] == f"SCALE: {ref['source'].iloc[0]}"
+    assert board.loc[1, "paper's source"] == "no number published (figure only)"
+    assert board.loc[0, "computed in"] == PROBES and board.loc[0, "verdict"] == "reproduced"
+    assert list(board.task) == ["tworoom", "tworoom"]
+    cov = tables.study_coverage(["tworoom"])
+    assert cov.set_index("task").study.to_dict() == {
+        "tworoom": True,
+        "pusht": False,
+        "reacher": False,
+        "cube": False,
+        "pointmaze": False,
+    }

@@ -44,6 +44,7 @@ from filelock import FileLock
 
 KINDS: tuple[str, ...] = ("datasets", "checkpoints", "results", "figures")
 DATA_ENV = "JEPA_GEOMETRY_DATA"
+READ_ONLY_ENV = "JEPA_GEOMETRY_READ_ONLY"  # caches to reuse but never write (os.pathsep list)
 MANIFEST = "manifest.json"
 TMP_PREFIX = ".tmp-"  # temporary build folders: .tmp-<key>-<random>, ignored by DVC
 TMP_FILE_SUFFIX = ".tmp"  # temporary files of atomic writes: .<name>.tmp<random>, ignored too
@@ -73,6 +74,17 @@ def data_root() -> Path:
         return Path(env).resolve()
     root = repo_root()
     return (root / "data") if root else (Path.cwd() / "data").resolve()
+
+
+def read_only_roots() -> list[Path]:
+    """Caches whose artifacts are reused but never written (``$JEPA_GEOMETRY_READ_ONLY``).
+
+    A chapter run with non-default parameters writes to its own run folder and reads the
+    book's cache through this, so an experiment reuses the book's models without ever
+    touching the book's DVC-tracked data (``jepa-geometry chapter``).
+    """
+    raw = os.environ.get(READ_ONLY_ENV, "")
+    return [Path(p).resolve() for p in raw.split(os.pathsep) if p]
 
 
 def key_of(spec: dict[str, Any]) -> str:
@@ -118,8 +130,21 @@ class Artifact:
         return key_of(self.spec)
 
     @property
-    def path(self) -> Path:
+    def write_path(self) -> Path:
+        """Where this artifact is (or would be) built: under the writable cache."""
         return data_root() / self.kind / self.name / self.key
+
+    @property
+    def path(self) -> Path:
+        """Where this artifact is read from: the writable cache if it holds it, else the
+        first read-only cache that does (:func:`read_only_roots`), else :attr:`write_path`."""
+        if (self.write_path / MANIFEST).is_file():
+            return self.write_path
+        for root in read_only_roots():
+            candidate = root / self.kind / self.name / self.key
+            if (candidate / MANIFEST).is_file():
+                return candidate
+        return self.write_path
 
     @property
     def manifest_path(self) -> Path:
@@ -158,17 +183,18 @@ class Artifact:
         return self.manifest_path.is_file()
 
     def foreign_files(self) -> list[str]:
-        """Files in the artifact's folder that its manifest does not list (sorted, relative).
-
-        Without a readable manifest every file is foreign: the cache cannot tell what it wrote.
-        """
-        if not self.path.is_dir():
+        """Files in the artifact's writable folder that its manifest there does not list
+        (sorted, relative). Without a readable manifest every file is foreign: the cache cannot
+        tell what it wrote. (A read-only cache is never written, so it is never checked.)"""
+        folder = self.write_path
+        if not folder.is_dir():
             return []
         try:
-            listed = set(self.manifest().get("files", {})) | {MANIFEST}
-        except ArtifactError:
+            listed = set(json.loads((folder / MANIFEST).read_text()).get("files", {}))
+            listed.add(MANIFEST)
+        except (OSError, json.JSONDecodeError):
             listed = set()
-        present = (str(p.relative_to(self.path)) for p in self.path.rglob("*") if p.is_file())
+        present = (str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
         return sorted(f for f in present if f not in listed)
 
     def lock(self) -> FileLock:
@@ -248,22 +274,23 @@ def get_or_build(
             except ArtifactError as e:
                 warnings.warn(f"rebuilding {art.kind}/{art.name}/{art.key}: {e}", stacklevel=2)
         _refuse_foreign(art)
-        art.path.parent.mkdir(parents=True, exist_ok=True)
+        target = art.write_path
+        target.parent.mkdir(parents=True, exist_ok=True)
         _remove_leftovers(art)
-        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{art.key}-", dir=art.path.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{art.key}-", dir=target.parent))
         try:
             t0 = time.perf_counter()
             extra = build(tmp)
             _finalize(art, tmp, time.perf_counter() - t0, extra)
-            if art.path.exists():
-                old = art.path.with_name(f"{TMP_PREFIX}{art.key}-old-{os.getpid()}")
-                os.replace(art.path, old)
+            if target.exists():
+                old = target.with_name(f"{TMP_PREFIX}{art.key}-old-{os.getpid()}")
+                os.replace(target, old)
                 shutil.rmtree(old)
-            os.replace(tmp, art.path)
+            os.replace(tmp, target)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-    return art.path
+    return target
 
 
 def _refuse_foreign(art: Artifact) -> None:
@@ -271,14 +298,14 @@ def _refuse_foreign(art: Artifact) -> None:
     foreign = art.foreign_files()
     if not foreign:
         return
-    if not art.exists():
+    if not (art.write_path / MANIFEST).is_file():
         raise ArtifactError(
-            f"{art.path} holds files but no {MANIFEST} ({', '.join(foreign[:5])}"
+            f"{art.write_path} holds files but no {MANIFEST} ({', '.join(foreign[:5])}"
             f"{', ...' if len(foreign) > 5 else ''}): the cache did not write them or their "
             "manifest was deleted; move the folder aside (or delete it) and rerun to rebuild"
         )
     raise ArtifactError(
-        f"{art.path} must be rebuilt but holds files its manifest does not list: "
+        f"{art.write_path} must be rebuilt but holds files its manifest does not list: "
         f"{', '.join(foreign)}; move them out of the folder and rerun"
     )
 
@@ -286,9 +313,9 @@ def _refuse_foreign(art: Artifact) -> None:
 def _remove_leftovers(art: Artifact) -> None:
     """Delete what a killed build of *this* artifact left (caller holds its lock): its temporary
     build folders and the half-written temporary files of its resume checkpoint."""
-    for old in art.path.parent.glob(f"{TMP_PREFIX}{art.key}-*"):
+    for old in art.write_path.parent.glob(f"{TMP_PREFIX}{art.key}-*"):
         shutil.rmtree(old, ignore_errors=True)
-    for old in art.path.parent.glob(f".{art.key}.*{TMP_FILE_SUFFIX}*"):
+    for old in art.write_path.parent.glob(f".{art.key}.*{TMP_FILE_SUFFIX}*"):
         old.unlink(missing_ok=True)
 
 

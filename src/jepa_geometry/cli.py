@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from jepa_geometry.artifacts import get_or_build
-from jepa_geometry.book.pipeline import build_book, run_chapter
+from jepa_geometry.book.pipeline import build_book, resolve_chapter, run_chapter, run_experiment
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import FILENAME, build_dataset, dataset_artifact
 from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm, summary_text
@@ -109,12 +109,16 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _cmd_book(args: argparse.Namespace) -> int:
-    build_book(args.profile, force=args.force, only=args.only or None)
+    build_book(args.profile, force=args.force, only=args.only or None, progress=not args.quiet)
     return 0
 
 
 def _cmd_chapter(args: argparse.Namespace) -> int:
-    run = run_chapter(Path(args.source), Path(args.output), dict(args.param or []))
+    params = dict(args.param or [])
+    if args.output:  # an explicit notebook: run there, with the current cache
+        run = run_chapter(resolve_chapter(args.chapter), Path(args.output), params)
+    else:  # the book's run, or a run folder of its own when parameters differ
+        run = run_experiment(args.chapter, params)
     print(f"{run.name}: {run.seconds:.1f} s -> {run.output}")
     return 0
 
@@ -166,11 +170,21 @@ def build_parser() -> argparse.ArgumentParser:
     sb.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
     sb.add_argument("--force", action="store_true", help="re-execute chapters even if unchanged")
     sb.add_argument("--only", nargs="*", metavar="CHAPTER", help="run only these chapters")
+    sb.add_argument("--quiet", action="store_true", help="no progress bars from the chapters")
     sb.set_defaults(func=_cmd_book)
 
-    sh = sub.add_parser("chapter", help="execute one chapter with validated parameters")
-    sh.add_argument("source")
-    sh.add_argument("output")
+    sh = sub.add_parser(
+        "chapter",
+        help="execute one chapter with validated parameters",
+        description=(
+            "Run a chapter (name such as ch02, ch02_isotropy_regret, or its path). Without "
+            "OUTPUT, a run whose parameters differ from the chapter's defaults writes its "
+            "notebook, figures and new artifacts to runs/<chapter>/<parameters>/ and only "
+            "reads the book's cache; with defaults it rebuilds the book's own page."
+        ),
+    )
+    sh.add_argument("chapter", help="chapter name (ch02, ch02_isotropy_regret) or path")
+    sh.add_argument("output", nargs="?", help="write the executed notebook here instead")
     sh.add_argument("-p", "--param", type=_parse_assign, action="append", metavar="NAME=VALUE")
     sh.set_defaults(func=_cmd_chapter)
     return p

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 LANDSCAPE_TASKS: tuple[str, ...] = ("tworoom",)
 

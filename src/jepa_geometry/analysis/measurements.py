@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from jepa_geometry.analysis import landscape, probes, ranking
 from jepa_geometry.artifacts import Artifact, get_or_build

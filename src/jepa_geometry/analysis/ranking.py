@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 import torch
 from scipy.stats import kendalltau
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from jepa_geometry import stats
 from jepa_geometry.wm.model import encode_frames

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import os
+import re
 import sys
 import time
 from collections.abc import Iterable
@@ -23,14 +26,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jupytext
 import yaml
 
-from jepa_geometry.artifacts import atomic_path, repo_root
+from jepa_geometry.artifacts import DATA_ENV, READ_ONLY_ENV, atomic_path, data_root, repo_root
 from jepa_geometry.book.parameters import check_parameter
 from jepa_geometry.book.plots import set_theme
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
 
 EXECUTED_DIR = Path("book") / "chapters"
+RUNS_DIR = Path("runs")  # chapter runs with non-default parameters (git- and DVC-ignored)
 FINGERPRINT_KEY = "jepa_geometry_fingerprint"
 
 
@@ -71,6 +76,42 @@ def chapter_sources(root: Path | None = None) -> list[Path]:
                 raise ChapterError(f"_toc.yml lists {f} but {src} does not exist")
             out.append(src)
     return out
+
+
+def resolve_chapter(name: str | Path, root: Path | None = None) -> Path:
+    """A chapter source from its path (any spelling, from any directory), its name
+    (``ch02_isotropy_regret``) or a unique prefix (``ch02``); otherwise a one-line error
+    listing the valid names."""
+    root = root or _root()
+    sources = chapter_sources(root)
+    path = Path(name)
+    for candidate in (path, root / path):
+        if candidate.suffix == ".md" and candidate.is_file():
+            return candidate.resolve()
+    stem = path.stem if path.suffix == ".md" else str(name)
+    matches = [s for s in sources if s.stem == stem] or [
+        s for s in sources if s.stem.startswith(stem)
+    ]
+    if len(matches) != 1:
+        raise ChapterError(
+            f"unknown chapter {str(name)!r}; valid: {', '.join(s.stem for s in sources)}"
+        )
+    return matches[0]
+
+
+def run_folder(chapter: str, defaults: dict[str, Any], given: dict[str, Any]) -> Path | None:
+    """``runs/<chapter>/<changed parameters>-<hash>/`` for a run whose parameters differ from
+    the chapter's defaults, None for the book's own run (every parameter at its default).
+
+    An experiment writes its notebook, figures and new artifacts there and only *reads* the
+    book's cache, so it can never overwrite the book's figures or its DVC-tracked data.
+    """
+    changed = {k: v for k, v in sorted(given.items()) if defaults.get(k) != v}
+    if not changed:
+        return None
+    slug = re.sub(r"[^A-Za-z0-9=,.+-]", "_", ",".join(f"{k}={v}" for k, v in changed.items()))
+    digest = hashlib.sha256(json.dumps(changed, default=str).encode()).hexdigest()[:8]
+    return _root() / RUNS_DIR / chapter / f"{slug[:60]}-{digest}"
 
 
 def parameters_of(nb: Any) -> dict[str, Any]:
@@ -144,8 +185,6 @@ def setup_chapter(namespace: dict[str, Any], chapter: str) -> Profile:
     declared parameters whose names are dotted profile keys with ``__`` for ``.``
     (``train__steps = 200`` overrides ``train.steps``).
     """
-    import jupytext
-
     root = _root()
     source = root / "chapters" / f"{chapter}.md"
     if not source.is_file():
@@ -196,13 +235,15 @@ def run_chapter(
     *,
     force: bool = True,
     timeout: int | None = None,
+    progress: bool = False,
 ) -> ChapterRun:
     """Execute one MyST chapter with papermill and write the executed notebook to ``output``.
 
     Parameters are validated against the chapter's ``parameters`` cell before execution.
     With ``force=False`` a chapter whose existing output has the same fingerprint is skipped.
+    With ``progress``, the kernel's stderr (the library's progress bars: training steps,
+    planning cells, with their rate and time left) streams to this process's stderr.
     """
-    import jupytext
     import nbformat
     import papermill
 
@@ -231,6 +272,7 @@ def run_chapter(
             kernel_name="python3",
             progress_bar=False,
             execution_timeout=timeout,
+            stderr_file=sys.stderr if progress else None,
         )
     except papermill.PapermillExecutionError as e:
         raise ChapterError(
@@ -249,6 +291,7 @@ def build_book(
     only: Iterable[str] | None = None,
     out_dir: Path | None = None,
     stream=sys.stdout,
+    progress: bool = True,
 ) -> list[ChapterRun]:
     """Run every chapter of the toc with ``profile`` into ``book/chapters/`` (one line each)."""
     if profile not in PROFILES:
@@ -268,9 +311,42 @@ def build_book(
     total = time.perf_counter()
     for i, src in enumerate(sources, 1):
         print(f"[{i}/{len(sources)}] {src.stem} (profile={profile}) ...", file=stream, flush=True)
-        run = run_chapter(src, out_dir / f"{src.stem}.ipynb", {"profile": profile}, force=force)
+        run = run_chapter(
+            src, out_dir / f"{src.stem}.ipynb", {"profile": profile}, force=force,
+            progress=progress,
+        )  # fmt: skip
         status = "cached" if run.skipped else f"{run.seconds:7.1f} s"
         print(f"[{i}/{len(sources)}] {src.stem}: {status}", file=stream, flush=True)
         runs.append(run)
     print(f"all chapters: {time.perf_counter() - total:.1f} s", file=stream, flush=True)
     return runs
+
+
+def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRun:
+    """Run one chapter the way a reader re-runs it (``make chapter``, ``jepa-geometry chapter``).
+
+    With every parameter at its default this is the book's own run: the notebook goes to
+    ``book/chapters/`` and artifacts to the book's cache. Otherwise everything goes to the run
+    folder of :func:`run_folder` (notebook, figures, new artifacts under ``data/`` there), and
+    the book's cache is only read (``$JEPA_GEOMETRY_READ_ONLY``), so cached models are reused.
+    """
+    source = resolve_chapter(chapter)
+    defaults = parameters_of(jupytext.read(source))
+    validate_parameters(source.stem, defaults, parameters)
+    folder = run_folder(source.stem, defaults, parameters)
+    if folder is None:
+        return run_chapter(source, _root() / EXECUTED_DIR / f"{source.stem}.ipynb",
+                           parameters, progress=True)  # fmt: skip
+    saved = {k: os.environ.get(k) for k in (DATA_ENV, READ_ONLY_ENV)}
+    os.environ[READ_ONLY_ENV] = os.pathsep.join(
+        p for p in (str(data_root()), saved[READ_ONLY_ENV]) if p
+    )
+    os.environ[DATA_ENV] = str(folder / "data")
+    try:
+        return run_chapter(source, folder / f"{source.stem}.ipynb", parameters, progress=True)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

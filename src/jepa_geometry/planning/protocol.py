@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from jepa_geometry import stats
 from jepa_geometry.artifacts import Artifact, get_or_build

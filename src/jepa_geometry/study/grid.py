@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from jepa_geometry import stats
 from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm

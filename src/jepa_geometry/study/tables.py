@@ -12,12 +12,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jepa_geometry.envs import TASKS
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval
 from jepa_geometry.study.grid import CELL_KEYS, STUDY_ARMS
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
+from jepa_geometry.study.verdict import verdict_table
 
 RANKING_COLUMNS: dict[str, tuple[str, ...]] = {
     "gaussian": ("tau_pred", "tau_geom", "tau_total", "rollout_error"),  # SCALE's channels
@@ -283,3 +285,34 @@ def landscape_summary(landscape_rows: pd.DataFrame, arms: Sequence[str]) -> pd.D
     Spearman ρ (each model's mean is over its random goals)."""
     per_model = landscape_rows.groupby(["arm", "train_seed"])[["iou", "spearman"]].mean()
     return per_model.groupby("arm").agg(["mean", "min", "max"]).loc[list(arms)]
+
+
+# --- the reproducibility dashboard -----------------------------------------------------------
+
+
+def dashboard(task: str, items: Sequence[tuple[Any, Any]]) -> pd.DataFrame:
+    """Every claim of both papers on ``task``: the paper's value and where it is published,
+    ours with its 95 % interval, the verdict, and the chapter section that measures it.
+
+    ``items`` is :func:`~jepa_geometry.study.verdict.paper_claims` output. The paper's source is
+    read from the reference file (the table the claim cites), never typed here.
+    """
+    table = verdict_table(items)
+    sources = []
+    for claim, _ in items:
+        if claim.reference:
+            ref = reference_numbers(table=claim.reference, task=task)
+            sources.append(f"{ref['paper'].iloc[0]}: {ref['source'].iloc[0]}")
+        else:
+            sources.append("no number published (figure only)" if claim.paper_note else "")
+    table.insert(0, "task", task)
+    table["paper's source"] = sources
+    table["computed in"] = [claim.computed_in for claim, _ in items]
+    cols = ["task", "paper", "claim", "paper's effect", "paper's source", "our effect [95% CI]",
+            "units", "verdict", "computed in"]  # fmt: skip
+    return table[cols]
+
+
+def study_coverage(studied: Sequence[str]) -> pd.DataFrame:
+    """Which of the five tasks have a study in this book yet (the dashboard's scope)."""
+    return pd.DataFrame({"task": list(TASKS), "study": [t in studied for t in TASKS]})

@@ -51,6 +51,8 @@ class Claim:
     paper_note: str = ""  # where the paper's number comes from / why it is not comparable
     unit: str = ""  # display unit of effects, e.g. "pp"
     display_scale: float = 1.0  # effects are shown times this (100 for success in pp)
+    reference: str = ""  # id of the reference-file table holding the paper's numbers, if any
+    computed_in: str = ""  # the chapter and section whose measurements are the evidence
 
     def __post_init__(self) -> None:
         if self.direction not in (1, -1):
@@ -190,6 +192,13 @@ def tier_mean_success(
     return t.groupby(["arm", "train_seed", "episode"])["success"].mean().reset_index()
 
 
+# Where each kind of evidence is measured in the book (chapter, section).
+PLANNING = "chapter 6 (Two-Room planning), section 'Planning every cell'"
+PROBES = "chapter 7 (geometry), section 'Where the variance sits, and what it carries'"
+RANKING = "chapter 7 (geometry), section 'Do imagined costs rank plans like reality?'"
+LANDSCAPE = "chapter 7 (geometry), section 'The shape of the cost around a goal'"
+
+
 def paper_difference(table: str, a: str, b: str, scale: float = 1.0, **filters: str) -> float:
     """``value(a) - value(b)`` of a reference table (mean over matching rows), times ``scale``.
 
@@ -234,7 +243,7 @@ def paper_claims(
 
     def success(a: str, b: str, protocol: str, solver: str, statement: str, paper: str,
                 paper_effect: float | None = None, note: str = "",
-                budgets: Sequence[str] | None = None) -> None:  # fmt: skip
+                budgets: Sequence[str] | None = None, ref: str = "") -> None:  # fmt: skip
         if {a, b} - arms or protocol not in protocols or (protocol, solver) not in budgets_of:
             return
         buds = list(budgets or budgets_of[(protocol, solver)])
@@ -245,92 +254,104 @@ def paper_claims(
         if len(buds) > 1:
             measure += " (mean over tiers)"
         items.append((Claim(paper, statement, measure, a, b, paper_effect=paper_effect,
-                            paper_note=note, unit="pp", display_scale=100.0), ev))  # fmt: skip
+                            paper_note=note, unit="pp", display_scale=100.0, reference=ref,
+                            computed_in=PLANNING), ev))  # fmt: skip
 
     def per_model(a: str, b: str, col: str, statement: str, measure: str, paper: str,
                   direction: int = 1, threshold: float = 0.0,
-                  paper_effect: float | None = None, note: str = "") -> None:  # fmt: skip
+                  paper_effect: float | None = None, note: str = "",
+                  ref: str = "") -> None:  # fmt: skip
         tab = geometry.probes
         if {a, b} - set(tab["arm"]):
             return
         ev = seed_level_evidence(tab, a, b, col)
-        items.append((Claim(paper, statement, measure, a, b, direction, threshold,
-                            paper_effect, note), ev))  # fmt: skip
+        claim = Claim(paper, statement, measure, a, b, direction, threshold, paper_effect, note,
+                      reference=ref, computed_in=PROBES)  # fmt: skip
+        items.append((claim, ev))
 
     def per_unit(tab: pd.DataFrame, unit: str, a: str, b: str, col: str, statement: str,
                  measure: str, paper: str, direction: int = 1,
-                 paper_effect: float | None = None, note: str = "") -> None:  # fmt: skip
+                 paper_effect: float | None = None, note: str = "", ref: str = "",
+                 where: str = "") -> None:  # fmt: skip
         if {a, b} - set(tab["arm"]):
             return
         ev = paired_unit_evidence(tab.dropna(subset=[col]), a, b, col, unit)
         items.append((Claim(paper, statement, measure, a, b, direction,
-                            paper_effect=paper_effect, paper_note=note), ev))  # fmt: skip
+                            paper_effect=paper_effect, paper_note=note, reference=ref,
+                            computed_in=where), ev))  # fmt: skip
 
     ref_cem = _paper("scale_success_per_solver", "scale", "lewm", 0.01, task=task, solver="cem")
     cem_note = "" if ref_cem is None else f"SCALE: {100 * ref_cem:+.1f} pp in the code protocol"
     success("scale", "lewm", main_protocol, "cem", "SCALE plans better than LeWM (CEM)",
-            "SCALE", note=cem_note)  # fmt: skip
+            "SCALE", note=cem_note, ref="scale_success_per_solver")  # fmt: skip
     success("scale", "lewm", code_protocol, "cem", "SCALE plans better than LeWM (CEM)",
-            "SCALE", paper_effect=ref_cem)  # fmt: skip
+            "SCALE", paper_effect=ref_cem, ref="scale_success_per_solver")  # fmt: skip
     ref_icem = _paper("scale_success_per_tier", "scale", "lewm", 0.01, task=task, solver="icem")
     success("scale", "lewm", main_protocol, "icem", "SCALE plans better than LeWM (iCEM)",
             "SCALE", note="" if ref_icem is None else
-            f"SCALE: {100 * ref_icem:+.1f} pp, code protocol, mean over T1-T5")  # fmt: skip
+            f"SCALE: {100 * ref_icem:+.1f} pp, code protocol, mean over T1-T5",
+            ref="scale_success_per_tier")  # fmt: skip
     ref_mppi = _paper("scale_success_mppi_tuned", "scale", "lewm", 0.01, task=task)
     success("scale", "lewm", main_protocol, "mppi", "SCALE plans better than LeWM (MPPI at T*)",
             "SCALE", note="" if ref_mppi is None else
-            f"SCALE: {100 * ref_mppi:+.1f} pp, code protocol")  # fmt: skip
+            f"SCALE: {100 * ref_mppi:+.1f} pp, code protocol",
+            ref="scale_success_mppi_tuned")  # fmt: skip
     ref_aux = _paper("scale_success_per_solver", "scale", "aux", 0.01, task=task, solver="cem")
     success("scale", "aux", main_protocol, "cem",
             "Aux does not plan as well as SCALE (CEM)", "SCALE", note="" if ref_aux is None else
-            f"SCALE: {100 * ref_aux:+.1f} pp, code protocol")  # fmt: skip
+            f"SCALE: {100 * ref_aux:+.1f} pp, code protocol",
+            ref="scale_success_per_solver")  # fmt: skip
 
     g = geometry
     ref = _paper("scale_full_decodability", "aux", "scale", task=task, probe="ridge")
     per_model("aux", "scale", "r2_full_ridge",
               "Aux makes q as decodable as SCALE (within 0.01 R²)",
               "held-out ridge R² of q from the full embedding", "SCALE", threshold=-0.01,
-              note="" if ref is None else f"SCALE: {ref:+.4f}")  # fmt: skip
+              note="" if ref is None else f"SCALE: {ref:+.4f}",
+              ref="scale_full_decodability")  # fmt: skip
     per_model("scale", "lewm", "var_top2", "SCALE moves variance into the top-2 PCs",
               "variance share of the top-2 PCs", "SCALE",
               paper_effect=_paper("scale_pca_variance_share", "scale", "lewm", 0.01,
-                                  task=task, k="2"))  # fmt: skip
+                                  task=task, k="2"), ref="scale_pca_variance_share")  # fmt: skip
     per_model("scale", "lewm", "r2_top2", "SCALE's top-2 PCs carry q (LeWM's do not)",
               "ridge R² of q from the top-2 PCs", "SCALE",
               paper_effect=_paper("scale_topk_pc_probe_r2", "scale", "lewm", task=task,
-                                  k="2"))  # fmt: skip
+                                  k="2"), ref="scale_topk_pc_probe_r2")  # fmt: skip
     per_model("scale", "aux", "r2_top2", "Decodability is not geometry: Aux's top-2 PCs do not "
               "carry q as SCALE's do", "ridge R² of q from the top-2 PCs", "SCALE",
               paper_effect=_paper("scale_topk_pc_probe_r2", "scale", "aux", task=task,
-                                  k="2"))  # fmt: skip
+                                  k="2"), ref="scale_topk_pc_probe_r2")  # fmt: skip
     per_model("scale", "lewm", "ratio_p90_over_p10",
               "SCALE makes latent distances closer to isometric in q",
               "distance-ratio dispersion P90/P10 of ||dz||/||dq||", "SCALE", direction=-1,
               paper_effect=_paper("scale_distance_ratio_dispersion", "scale", "lewm",
-                                  task=task))  # fmt: skip
+                                  task=task), ref="scale_distance_ratio_dispersion")  # fmt: skip
     rk = g.ranking[g.ranking["source"] == "gaussian"]
     for col, channel, text in (("tau_geom", "geometry", "the geometry channel"),
                                ("tau_pred", "predictor", "the predictor channel")):  # fmt: skip
         per_unit(rk, "start", "scale", "lewm", col, f"SCALE improves {text} of the ranking",
                  f"Kendall τ ({col}), 20 starts x 64 random candidates", "SCALE",
                  paper_effect=_paper("scale_rollout_ranking", "scale", "lewm", task=task,
-                                     channel=channel))  # fmt: skip
+                                     channel=channel), ref="scale_rollout_ranking",
+                 where=RANKING)  # fmt: skip
     per_unit(rk, "start", "scale", "lewm", "rollout_error", "SCALE lowers the rollout error",
              "rollout error / scale, 20 starts x 64 random candidates", "SCALE", direction=-1,
-             paper_effect=_paper("scale_rollout_error", "scale", "lewm", task=task))  # fmt: skip
+             paper_effect=_paper("scale_rollout_error", "scale", "lewm", task=task),
+             ref="scale_rollout_error", where=RANKING)  # fmt: skip
 
     ref_an = _paper("aniso_success", "anisowm", "lewm", 0.01, task=task)
     success("anisowm", "lewm", main_protocol, "cem", "AnisoWM plans better than LeWM (CEM)",
-            "AnisoWM", paper_effect=ref_an, budgets=["T1"])  # fmt: skip
+            "AnisoWM", paper_effect=ref_an, budgets=["T1"], ref="aniso_success")  # fmt: skip
     rd = g.ranking[g.ranking["source"] == "dataset"]
     for col, cost in (("agree_enc", "J_enc"), ("agree_pred", "J_pred")):
         per_unit(rd, "start", "anisowm", "lewm", col,
                  f"AnisoWM orders outcomes better by {cost}",
                  f"cost-ordering agreement of {cost}, recorded action sequences", "AnisoWM",
                  paper_effect=_paper("aniso_cost_ordering", "anisowm", "lewm", task=task,
-                                     cost=cost))  # fmt: skip
+                                     cost=cost), ref="aniso_cost_ordering",
+                 where=RANKING)  # fmt: skip
     per_unit(g.landscape, "goal_index", "anisowm", "lewm", "spearman",
              "AnisoWM's cost follows physical distance more closely (Figure 4)",
              "Spearman ρ(latent cost, distance) over the position grid, random goals",
-             "AnisoWM", note="figure only, no number")  # fmt: skip
+             "AnisoWM", note="figure only, no number", where=LANDSCAPE)  # fmt: skip
     return items

@@ -408,7 +408,7 @@ def toy_sweep(
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     bad = [r for r in regularizers if r not in REGULARIZERS]
     if bad:

@@ -478,7 +478,7 @@ def train_world_model(
     """
     art = world_model_artifact(task, arm, seed, profile, weights)
     w = arm_weights(arm, task, profile.train.sigreg_weight, weights)
-    resume = art.path.parent / f".{art.key}.resume.pt"
+    resume = art.write_path.parent / f".{art.key}.resume.pt"
 
     def build(tmp: Path) -> dict[str, Any]:
 

@@ -1,0 +1,109 @@
+"""The browser check: open every page of a built book in headless Chromium, as a reader would.
+
+Debian's ``chromium`` and ``chromium-driver`` drive it (Selenium, pointed at the system
+chromedriver so nothing is downloaded). A page fails on raw TeX in its visible text (MathJax
+did not typeset it, e.g. because it was to come from a CDN), an image that did not load, a
+local link or ``#fragment`` that leads nowhere, or a JavaScript error or failed request in the
+console. A screenshot of every page is kept under ``<build>/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac\{|\\mathrm\{")
+SKIP = {"genindex.html", "search.html"}
+
+
+def ensure_chromium() -> None:
+    """Install Debian's chromium and chromium-driver when they are missing (saying so)."""
+    if CHROMIUM.exists() and CHROMEDRIVER.exists():
+        return
+    apt = shutil.which("apt-get")
+    if apt is None:
+        raise RuntimeError("the browser check needs Debian's chromium and chromium-driver")
+    print("browser check: installing Debian's chromium and chromium-driver (apt-get)")
+    env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    subprocess.run([apt, "update", "-qq"], check=True, env=env, capture_output=True)
+    subprocess.run([apt, "install", "-y", "-qq", "chromium", "chromium-driver"], check=True,
+                   env=env, capture_output=True)  # fmt: skip
+
+
+def _driver():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = str(CHROMIUM)
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600",
+                "--disable-dev-shm-usage"):  # fmt: skip
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
+
+
+def _ids(page: Path, cache: dict[Path, set[str]]) -> set[str]:
+    if page not in cache:
+        cache[page] = set(re.findall(r'\bid="([^"]+)"', page.read_text(errors="replace")))
+    return cache[page]
+
+
+def check_book(html_root: Path) -> dict[str, list[str]]:
+    """Problems per page (empty lists: the page reads well). Keeps a screenshot per page."""
+    html_root = Path(html_root)
+    shots = html_root.parent / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    pages = sorted(p for p in html_root.rglob("*.html")
+                   if "_static" not in p.parts and p.name not in SKIP)  # fmt: skip
+    ids: dict[Path, set[str]] = {}
+    report: dict[str, list[str]] = {}
+    driver = _driver()
+    try:
+        for page in pages:
+            rel = str(page.relative_to(html_root))
+            problems: list[str] = []
+            driver.get(page.as_uri())
+            here = Path(unquote(urlsplit(driver.current_url).path))  # after any redirect
+            driver.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "if (window.MathJax && MathJax.startup && MathJax.startup.promise)"
+                "  MathJax.startup.promise.then(() => done(true), () => done(false));"
+                "else done(true);"
+            )
+            text = driver.execute_script("return document.body.innerText")
+            for m in RAW_TEX.finditer(text):
+                problems.append(f"raw TeX: ...{text[max(0, m.start() - 30) : m.end() + 30]!r}...")
+                break
+            broken = driver.execute_script(
+                "return [...document.images].filter(i => !(i.complete && i.naturalWidth > 0))"
+                ".map(i => i.getAttribute('src'))"
+            )
+            problems += [f"broken image: {src}" for src in broken]
+            hrefs = driver.execute_script(
+                "return [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))"
+            )
+            for href in hrefs:
+                parts = urlsplit(href)
+                if parts.scheme or href.startswith("//") or href.startswith("mailto:"):
+                    continue
+                target = (here.parent / unquote(parts.path)).resolve() if parts.path else here
+                if target.is_dir():
+                    target = target / "index.html"
+                if not target.is_file():
+                    problems.append(f"broken link: {href}")
+                elif parts.fragment and target.suffix == ".html":
+                    if unquote(parts.fragment) not in _ids(target, ids):
+                        problems.append(f"broken fragment: {href}")
+            for entry in driver.get_log("browser"):
+                if entry["level"] == "SEVERE":
+                    problems.append(f"console: {entry['message'][:200]}")
+            driver.save_screenshot(str(shots / (rel.replace("/", "__") + ".png")))
+            report[rel] = problems
+    finally:
+        driver.quit()
+    return report
