@@ -1,0 +1,199 @@
+"""Tests that can fail for the code that decides verdicts.
+
+A mutation check of the earlier suite found plausible bugs that no test caught: a paired
+interval bootstrapped along the wrong axis, or pooled so that training seeds are ignored; one
+claim's direction flipped; SCALE's within-clip pair sampler never drawing the last clip. Each
+test here fails under one of those mutations: intervals against normal theory for the
+two-stage bootstrap, every claim's direction and the paper-effect scaling on a synthetic study
+where one arm is better on every measure, and the sampler's coverage and proportions.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from jepa_geometry import stats
+from jepa_geometry.study import verdict as V
+from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.wm.losses import sample_pairs
+
+
+def two_stage_sd(d: np.ndarray) -> float:
+    """Standard deviation of the grand mean under resampling seeds and (shared) pairs.
+
+    With d[s, e] = mu + a_s + b_e + c_se (effects centred), the mean over S resampled seeds
+    and N resampled pairs has variance var(a)/S + var(b)/N + var(c)/(S N) (population
+    variances): independent of the bootstrap code, from the decomposition alone.
+    """
+    s, n = d.shape
+    mu = d.mean()
+    a = d.mean(axis=1) - mu
+    b = d.mean(axis=0) - mu
+    c = d - mu - a[:, None] - b[None, :]
+    return float(np.sqrt((a**2).mean() / s + (b**2).mean() / n + (c**2).mean() / (s * n)))
+
+
+def paired_outcomes(seed_rates: list[float], pairs: int = 300):
+    """Arm a succeeds with the given rate on each training seed, b with 0.5; shared pairs
+    (pair difficulty shared by every seed, so pairs matter as much as seeds)."""
+    rng = np.random.default_rng(0)
+    hard = rng.uniform(size=pairs)
+    b = np.stack([(hard < 0.5) for _ in seed_rates]).astype(float)
+    a = np.stack([(hard < r) ^ (rng.uniform(size=pairs) < 0.1) for r in seed_rates]).astype(float)
+    return a, b
+
+
+@pytest.fixture
+def seeds_that_differ() -> tuple[np.ndarray, np.ndarray]:
+    """Arm a beats b by about 40, 0 and 20 points on three training seeds, 300 shared pairs."""
+    return paired_outcomes([0.9, 0.5, 0.7])
+
+
+@pytest.mark.parametrize("rates", [[0.9, 0.5, 0.7], [0.7, 0.7, 0.7]], ids=["seeds", "pairs"])
+def test_paired_interval_matches_normal_theory_of_the_two_stage_bootstrap(rates):
+    """Seeds that differ (the seed term dominates) and seeds that agree (the pair term does):
+    resampling only one of the two axes, or pooling seeds as pairs, misses one of the cases."""
+    a, b = paired_outcomes(rates)
+    d = stats.paired_difference(a, b, n_boot=4000)
+    assert (d.high - d.low) / 2 == pytest.approx(1.96 * two_stage_sd(a - b), rel=0.12)
+
+
+def test_paired_unit_evidence_uses_the_same_two_stage_interval(seeds_that_differ):
+    a, b = seeds_that_differ
+    rows = [
+        {"arm": arm, "train_seed": s, "episode": e, "success": x[s, e]}
+        for arm, x in (("a", a), ("b", b)) for s in range(3) for e in range(a.shape[1])
+    ]  # fmt: skip
+    ev = V.paired_unit_evidence(pd.DataFrame(rows), "a", "b", "success", "episode")
+    assert ev.effect == pytest.approx((a - b).mean())
+    assert (ev.high - ev.low) / 2 == pytest.approx(1.96 * two_stage_sd(a - b), rel=0.12)
+    assert ev.units == "3 seeds x 300 pairs"
+
+
+# ------------------------------------------------------------------ claims on a synthetic study
+
+ARMS = ("lewm", "scale", "aux", "anisowm")
+SEEDS = (0, 1, 2)
+# every measure where "better" means larger, except the two where the claim is "smaller"
+BETTER = {"var_top2": 1, "r2_top2": 1, "r2_full_ridge": 1, "ratio_p90_over_p10": -1,
+          "tau_geom": 1, "tau_pred": 1, "rollout_error": -1, "agree_enc": 1, "agree_pred": 1,
+          "spearman": 1}  # fmt: skip
+
+
+def synthetic_study(winner: str) -> tuple[pd.DataFrame, types.SimpleNamespace]:
+    """Episodes and geometry where ``winner`` is clearly better than every other arm on every
+    measure, and the others are equal (Aux's full-embedding R² equals SCALE's)."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for protocol in ("goal100_budget150", "goal25_budget50"):
+        for solver, budgets in (("cem", ("T1", "T2")), ("icem", ("T1",)), ("mppi", ("T1",))):
+            for budget in budgets:
+                for arm in ARMS:
+                    p = 0.9 if arm == winner else 0.3
+                    for s in SEEDS:
+                        ok = rng.uniform(size=120) < p
+                        rows += [{"protocol": protocol, "solver": solver, "budget": budget,
+                                  "arm": arm, "train_seed": s, "episode": e,
+                                  "success": float(ok[e])} for e in range(120)]  # fmt: skip
+    episodes = pd.DataFrame(rows)
+
+    def value(col: str, arm: str, noise: np.ndarray) -> np.ndarray:
+        base = 1.0 + (BETTER[col] * 0.5 if arm == winner else 0.0)
+        return base + 0.01 * noise
+
+    probes = pd.DataFrame([
+        {"arm": arm, "train_seed": s,
+         **{c: float(value(c, arm, rng.standard_normal(1))[0]) for c in
+            ("var_top2", "r2_top2", "ratio_p90_over_p10")},
+         "r2_full_ridge": 0.99}
+        for arm in ARMS for s in SEEDS
+    ])  # fmt: skip
+    ranking = pd.DataFrame([
+        {"arm": arm, "train_seed": s, "source": src, "start": k,
+         **{c: float(value(c, arm, rng.standard_normal(1))[0]) for c in cols}}
+        for arm in ARMS for s in SEEDS for k in range(20)
+        for src, cols in (("gaussian", ("tau_geom", "tau_pred", "rollout_error")),
+                          ("dataset", ("agree_enc", "agree_pred")))
+    ])  # fmt: skip
+    landscape = pd.DataFrame([
+        {"arm": arm, "train_seed": s, "goal_index": g,
+         "spearman": float(value("spearman", arm, rng.standard_normal(1))[0])}
+        for arm in ARMS for s in SEEDS for g in range(30)
+    ])  # fmt: skip
+    return episodes, types.SimpleNamespace(probes=probes, ranking=ranking, landscape=landscape)
+
+
+def test_every_claim_of_the_winning_arm_is_reproduced_and_no_other():
+    """A flipped direction in any claim turns its verdict to 'not reproduced' here."""
+    for winner, paper in (("scale", "SCALE"), ("anisowm", "AnisoWM")):
+        episodes, geo = synthetic_study(winner)
+        items = V.paper_claims("tworoom", episodes, geo)
+        ours = [(c, e) for c, e in items if c.a == winner and c.b == "lewm"]
+        assert len(ours) >= (9 if winner == "scale" else 4)
+        for claim, ev in ours:
+            assert claim.paper == paper
+            assert V.verdict(claim, ev) == "reproduced", (claim.statement, claim.measure, ev)
+
+
+def test_claims_about_the_wrong_winner_are_not_reproduced():
+    episodes, geo = synthetic_study("lewm")  # the baseline wins everywhere
+    items = V.paper_claims("tworoom", episodes, geo)
+    verdicts = {V.verdict(c, e) for c, e in items if c.b == "lewm"}
+    assert verdicts == {"not reproduced"}
+
+
+def test_aux_decodability_claim_is_a_margin_not_a_difference():
+    """'Aux as decodable as SCALE within 0.01 R²': equal R² reproduces it, 0.05 lower does not."""
+    episodes, geo = synthetic_study("scale")
+    (claim, ev), = [(c, e) for c, e in V.paper_claims("tworoom", episodes, geo)
+                    if c.measure.startswith("held-out ridge R²")]  # fmt: skip
+    assert (claim.a, claim.b, claim.threshold, claim.direction) == ("aux", "scale", -0.01, 1)
+    assert V.verdict(claim, ev) == "reproduced"
+    geo.probes.loc[geo.probes.arm == "aux", "r2_full_ridge"] -= 0.05
+    (claim, ev), = [(c, e) for c, e in V.paper_claims("tworoom", episodes, geo)
+                    if c.measure.startswith("held-out ridge R²")]  # fmt: skip
+    assert V.verdict(claim, ev) == "not reproduced"
+
+
+def test_paper_effects_are_the_reference_values_in_our_units():
+    episodes, geo = synthetic_study("scale")
+    items = {(c.statement, c.measure): c for c, _ in V.paper_claims("tworoom", episodes, geo)}
+    ref = reference_numbers(table="scale_success_per_solver", task="tworoom", solver="cem")
+    want = (ref[ref.arm == "scale"].value.mean() - ref[ref.arm == "lewm"].value.mean()) / 100
+    code = [c for (s, m), c in items.items()
+            if s == "SCALE plans better than LeWM (CEM)" and "goal25_budget50" in m]  # fmt: skip
+    assert len(code) == 1 and code[0].paper_effect == pytest.approx(want)
+    pca = reference_numbers(table="scale_pca_variance_share", task="tworoom", k="2")
+    var = [c for (s, _), c in items.items() if s == "SCALE moves variance into the top-2 PCs"]
+    diff = pca[pca.arm == "scale"].value.mean() - pca[pca.arm == "lewm"].value.mean()
+    assert var[0].paper_effect == pytest.approx(diff / 100)  # percent -> fraction
+
+
+# ------------------------------------------------------------------ SCALE's pair sampler
+
+
+def test_within_clip_pairs_cover_every_clip_uniformly_and_in_proportion():
+    b, frames, k = 6, 4, 6000
+    episode = torch.arange(b)  # every clip its own episode: no cross pair is ever rejected
+    i, j = sample_pairs(episode, frames, k, torch.Generator().manual_seed(0))
+    assert len(i) == len(j) == k
+    within = (i // frames) == (j // frames)
+    assert int(within.sum()) == k // 2  # int(K * 0.5) within, the rest across clips
+    wi, wj = i[within], j[within]
+    assert bool(((wi % frames) < (wj % frames)).all())  # ordered frame pairs t < t'
+    counts = torch.bincount(wi // frames, minlength=b).numpy()
+    expected = (k // 2) / b
+    assert counts.min() > expected - 4 * np.sqrt(expected)  # every clip, the last one too
+    assert counts.max() < expected + 4 * np.sqrt(expected)
+    pairs = torch.bincount((wi % frames) * frames + (wj % frames), minlength=frames**2)
+    used = pairs[pairs > 0].numpy()
+    assert len(used) == frames * (frames - 1) // 2  # every ordered pair (t, t') is drawn
+    ci, cj = i[~within], j[~within]
+    assert bool(
+        (episode.repeat_interleave(frames)[ci] != episode.repeat_interleave(frames)[cj]).all()
+    )
