@@ -16,27 +16,69 @@ def _claim(**kw):
 
 
 @pytest.mark.parametrize(
-    ("low", "high", "direction", "paper", "expected"),
+    ("low", "high", "direction", "min_effect", "expected"),
     [
-        (0.01, 0.2, 1, None, "reproduced"),
-        (-0.2, -0.01, 1, None, "not reproduced"),
-        (-0.05, 0.05, 1, None, "inconclusive"),
-        (-0.05, 0.05, 1, 0.10, "not reproduced"),  # paper's effect ruled out
-        (-0.05, 0.05, 1, 0.03, "inconclusive"),  # paper's effect still possible
-        (-0.2, -0.01, -1, None, "reproduced"),  # "a smaller" claims
-        (0.01, 0.2, -1, None, "not reproduced"),
-        (-0.05, 0.05, -1, -0.10, "not reproduced"),
+        (0.01, 0.2, 1, 0.0, "reproduced"),
+        (0.01, 0.2, 1, 0.05, "inconclusive"),  # above 0, but not surely above what matters
+        (0.06, 0.3, 1, 0.03, "reproduced"),
+        (-0.2, -0.01, 1, 0.0, "contradicted"),
+        (-0.02, 0.02, 1, 0.03, "not detected at this scale"),  # rules out 3 points
+        (-0.05, 0.05, 1, 0.03, "inconclusive"),
+        (-0.2, -0.01, -1, 0.0, "reproduced"),  # "a smaller" claims
+        (0.01, 0.2, -1, 0.0, "contradicted"),
+        (-0.02, 0.02, -1, 0.03, "not detected at this scale"),
     ],
 )
-def test_verdict_rule(low, high, direction, paper, expected):
+def test_verdict_rule(low, high, direction, min_effect, expected):
     ev = V.Evidence((low + high) / 2, low, high, None, "u")
-    assert V.verdict(_claim(direction=direction, paper_effect=paper), ev) == expected
+    assert V.verdict(_claim(direction=direction, min_effect=min_effect), ev) == expected
+
+
+def test_the_paper_s_magnitude_decides_nothing():
+    ev = V.Evidence(0.0, -0.05, 0.05, None, "u")
+    assert V.verdict(_claim(paper_effect=0.10), ev) == V.verdict(_claim(), ev) == "inconclusive"
 
 
 def test_non_inferiority_margin():
     c = _claim(threshold=-0.01)
     assert V.verdict(c, V.Evidence(-0.002, -0.005, 0.001, None, "u")) == "reproduced"
-    assert V.verdict(c, V.Evidence(-0.03, -0.04, -0.02, None, "u")) == "not reproduced"
+    assert V.verdict(c, V.Evidence(-0.03, -0.04, -0.02, None, "u")) == "contradicted"
+
+
+def test_one_sided_p_is_the_normal_tail_beyond_what_matters():
+    ev = V.Evidence(0.1, 0.1 - 1.959964 * 0.02, 0.1 + 1.959964 * 0.02, None, "u")  # se 0.02
+    assert V.one_sided_p(_claim(min_effect=0.06), ev) == pytest.approx(sps.norm.sf(2.0))
+    assert V.one_sided_p(_claim(direction=-1), ev) == pytest.approx(sps.norm.sf(-5.0))
+    assert V.one_sided_p(_claim(), V.Evidence(0.1, -np.inf, np.inf, None, "u")) == 1.0
+
+
+def test_holm_against_the_step_down_definition():
+    p = np.array([0.01, 0.04, 0.03, 0.005])
+    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 -> 0.02, 0.03, 0.06, 0.04 -> running max
+    np.testing.assert_allclose(V.holm(p), [0.03, 0.06, 0.06, 0.02])
+    assert V.holm([0.5]).tolist() == [0.5] and (V.holm([0.4, 0.6]) <= 1).all()
+
+
+def test_many_claims_need_more_than_a_single_interval_excluding_zero():
+    """Twenty claims each with p ~ 0.02 alone: 'reproduced' one by one, not as a family."""
+    ev = V.Evidence(0.041, 0.001, 0.081, None, "u")  # p one-sided ~ 0.022
+    items = [(_claim(statement=f"c{i}"), ev) for i in range(20)]
+    assert V.verdict(*items[0]) == "reproduced"
+    table = V.verdict_table(items)
+    assert set(table.verdict) == {"inconclusive"} and (table["p (Holm)"] > 0.05).all()
+
+
+def test_preconditions_are_measured_from_the_models():
+    import types
+
+    spectra = pd.DataFrame({"arm": "lewm", "train_seed": 0, "pc": np.arange(1, 65),
+                            "share": np.full(64, 1 / 64)})  # fmt: skip
+    lam = {("anisowm", 0): {"cond": 1.4}, ("anisowm", 1): {"cond": 1.6}}
+    pre = V.preconditions(types.SimpleNamespace(spectra=spectra, lambda_spectra=lam), kappa=2.0)
+    rows = pre.set_index("precondition")
+    assert bool(rows.loc["LeWM near-isotropic", "holds"])  # exactly isotropic: ratio 1
+    assert not bool(rows.loc["Λ selected", "holds"])  # mean cond 1.5 < 0.9 x 2
+    assert "1.50" in rows.loc["Λ selected", "measured"]
 
 
 def test_bad_claim_and_evidence():

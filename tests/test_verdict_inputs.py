@@ -129,7 +129,7 @@ def synthetic_study(winner: str) -> tuple[pd.DataFrame, types.SimpleNamespace]:
 
 
 def test_every_claim_of_the_winning_arm_is_reproduced_and_no_other():
-    """A flipped direction in any claim turns its verdict to 'not reproduced' here."""
+    """A flipped direction in any claim turns its verdict to 'contradicted' here."""
     for winner, paper in (("scale", "SCALE"), ("anisowm", "AnisoWM")):
         episodes, geo = synthetic_study(winner)
         items = V.paper_claims("tworoom", episodes, geo)
@@ -144,11 +144,12 @@ def test_claims_about_the_wrong_winner_are_not_reproduced():
     episodes, geo = synthetic_study("lewm")  # the baseline wins everywhere
     items = V.paper_claims("tworoom", episodes, geo)
     verdicts = {V.verdict(c, e) for c, e in items if c.b == "lewm"}
-    assert verdicts == {"not reproduced"}
+    assert verdicts == {"contradicted"}
 
 
 def test_aux_decodability_claim_is_a_margin_not_a_difference():
-    """'Aux as decodable as SCALE within 0.01 R²': equal R² reproduces it, 0.05 lower does not."""
+    """'Aux as decodable as SCALE within 0.01 R²': equal R² reproduces it, 0.05 lower
+    contradicts it."""
     episodes, geo = synthetic_study("scale")
     (claim, ev), = [(c, e) for c, e in V.paper_claims("tworoom", episodes, geo)
                     if c.measure.startswith("held-out ridge R²")]  # fmt: skip
@@ -157,7 +158,7 @@ def test_aux_decodability_claim_is_a_margin_not_a_difference():
     geo.probes.loc[geo.probes.arm == "aux", "r2_full_ridge"] -= 0.05
     (claim, ev), = [(c, e) for c, e in V.paper_claims("tworoom", episodes, geo)
                     if c.measure.startswith("held-out ridge R²")]  # fmt: skip
-    assert V.verdict(claim, ev) == "not reproduced"
+    assert V.verdict(claim, ev) == "contradicted"
 
 
 def test_paper_effects_are_the_reference_values_in_our_units():

@@ -309,7 +309,7 @@ def dashboard(task: str, items: Sequence[tuple[Any, Any]]) -> pd.DataFrame:
     table["paper's source"] = sources
     table["computed in"] = [claim.computed_in for claim, _ in items]
     cols = ["task", "paper", "claim", "paper's effect", "paper's source", "our effect [95% CI]",
-            "units", "verdict", "computed in"]  # fmt: skip
+            "min effect", "p (Holm)", "units", "requires", "verdict", "computed in"]  # fmt: skip
     return table[cols]
 
 
