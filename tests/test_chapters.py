@@ -60,7 +60,9 @@ def test_book_builds_from_executed_chapters(book_copy: Path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     for c in CHAPTERS:
         html = book_copy / "_build" / "html" / EXECUTED_DIR / f"{c.stem}.html"
-        assert html.is_file() and "<img" in html.read_text()
+        assert html.is_file()
+        if "savefig(" in c.read_text():  # a chapter that draws figures shows them
+            assert "<img" in html.read_text()
 
 
 @pytest.mark.chapters
