@@ -120,3 +120,20 @@ def test_dashboard_cites_the_reference_file_and_the_measuring_section():
         "cube": False,
         "pointmaze": False,
     }
+
+
+def test_small_read_outs_of_the_chapters():
+    sweep = pd.DataFrame({"temperature": [1.0, 1.0, 2.0, 2.0, 4.0, 4.0],
+                          "budget": ["T1", "T3"] * 3,
+                          "success": [0.5, 0.2, 0.6, 0.1, 0.3, 0.1]})  # fmt: skip
+    wide = tables.sweep_table(sweep)
+    assert wide.loc[2.0, "T1"] == 0.6 and list(wide.columns) == ["T1", "T3"]
+    choice = tables.temperature_choice(sweep, chosen=1.0, scaled_paper=1.0)
+    assert choice == {"ties": 2, "same_as_paper": True}  # 1.0 and 2.0 both sum to 0.7
+    paired = pd.DataFrame([{"protocol": "p", "solver": "cem", "budget": "T1", "arm": "scale",
+                            "diff": 0.1}])  # fmt: skip
+    assert tables.paired_cell(paired, "p", "cem", "T1", "scale")["diff"] == 0.1
+    with pytest.raises(ValueError, match="no paired row for aux in p/cem/T1"):
+        tables.paired_cell(paired, "p", "cem", "T1", "aux")
+    probes = pd.DataFrame({"arm": ["a", "a", "b"], "train_seed": [0, 1, 0], "x": [1.0, 3.0, 5.0]})
+    assert tables.probe_means(probes).loc["a", "x"] == 2.0

@@ -316,3 +316,36 @@ def dashboard(task: str, items: Sequence[tuple[Any, Any]]) -> pd.DataFrame:
 def study_coverage(studied: Sequence[str]) -> pd.DataFrame:
     """Which of the five tasks have a study in this book yet (the dashboard's scope)."""
     return pd.DataFrame({"task": list(TASKS), "study": [t in studied for t in TASKS]})
+
+
+# --- small read-outs the chapters' takeaways quote -------------------------------------------
+
+
+def sweep_table(sweep: pd.DataFrame) -> pd.DataFrame:
+    """The MPPI temperature sweep as temperature x budget tier of success rates."""
+    return sweep.pivot(index="temperature", columns="budget", values="success")
+
+
+def temperature_choice(sweep: pd.DataFrame, chosen: float, scaled_paper: float) -> dict[str, Any]:
+    """How the sweep chose T*: how many temperatures tie at the best summed success (ties go to
+    the lowest), and whether T* equals SCALE's T* rescaled to this embedding width."""
+    total = sweep_table(sweep).sum(axis=1)
+    return {
+        "ties": int((total == total.max()).sum()),
+        "same_as_paper": bool(abs(chosen - scaled_paper) < 1e-9),
+    }
+
+
+def paired_cell(paired: pd.DataFrame, protocol: str, solver: str, budget: str, arm: str):
+    """One row of :func:`~jepa_geometry.study.grid.paired_table` (an arm minus the baseline in
+    one cell); a one-line error naming the cell when it was not planned."""
+    rows = paired[(paired.protocol == protocol) & (paired.solver == solver)
+                  & (paired.budget == budget) & (paired.arm == arm)]  # fmt: skip
+    if len(rows) != 1:
+        raise ValueError(f"no paired row for {arm} in {protocol}/{solver}/{budget}")
+    return rows.iloc[0]
+
+
+def probe_means(probes: pd.DataFrame) -> pd.DataFrame:
+    """Per arm, the mean over training seeds of every probe measure."""
+    return probes.groupby("arm").mean(numeric_only=True)
