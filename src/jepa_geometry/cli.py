@@ -68,7 +68,8 @@ def _profile_of(args: argparse.Namespace):
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
-    print(yaml.safe_dump(_profile_of(args).to_dict(), sort_keys=False), end="")
+    profile = load_profile(args.name, dict(args.set or []))
+    print(yaml.safe_dump(profile.to_dict(), sort_keys=False), end="")
     return 0
 
 
@@ -140,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("profile", help="print a validated run profile")
     sp.add_argument("name", choices=PROFILES)
     sp.add_argument("--set", type=_parse_assign, action="append", metavar="KEY=VALUE")
-    sp.set_defaults(func=_cmd_profile, profile=None)
+    sp.set_defaults(func=_cmd_profile)
 
     sc = sub.add_parser("collect", help="collect the offline dataset of a task (cached)")
     sc.add_argument("--task", required=True, choices=(*TASKS, "all"), help="task, or 'all'")
@@ -192,8 +193,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "profile":
-        args.profile = args.name
     try:
         return args.func(args)
     except (ProfileError, ValueError, RuntimeError) as e:

@@ -253,6 +253,15 @@ class Task(ABC):
             )
         return a
 
+    def _qpos_qvel(self, data: Any) -> np.ndarray:
+        """A MuJoCo scene's state as one vector ``[qpos, qvel]`` (float64)."""
+        return np.concatenate([data.qpos, data.qvel]).astype(np.float64)
+
+    def _set_qpos_qvel(self, state: np.ndarray, nq: int, nv: int) -> None:
+        """Restore a :meth:`_qpos_qvel` vector through the gym env's ``set_state(qpos, qvel)``."""
+        s = self._check_state(state, nq + nv)
+        self.env.set_state(s[:nq].copy(), s[nq:].copy())
+
     def _check_state(self, state: np.ndarray, dim: int) -> np.ndarray:
         s = np.asarray(state, dtype=np.float64)
         if s.shape != (dim,):

@@ -61,12 +61,10 @@ class PointMazeTask(Task):
         return xy + self._goal_rng.uniform(-1.0, 1.0, size=2)
 
     def get_state(self) -> np.ndarray:
-        d = self.env.data
-        return np.concatenate([d.qpos, d.qvel]).astype(np.float64)
+        return self._qpos_qvel(self.env.data)
 
     def set_state(self, state: np.ndarray) -> None:
-        s = self._check_state(state, 4)
-        self.env.set_state(s[:2].copy(), s[2:].copy())
+        self._set_qpos_qvel(state, 2, 2)
 
     def step(self, action: np.ndarray) -> None:
         self.env.step(np.clip(self._check_action(action), -1.0, 1.0))

@@ -50,12 +50,10 @@ class ReacherTask(Task):
         self._goal = np.array([g.uniform(-np.pi, np.pi), g.uniform(-ELBOW_LIMIT, ELBOW_LIMIT)])
 
     def get_state(self) -> np.ndarray:
-        d = self.physics.data
-        return np.concatenate([d.qpos, d.qvel]).astype(np.float64)
+        return self._qpos_qvel(self.physics.data)
 
     def set_state(self, state: np.ndarray) -> None:
-        s = self._check_state(state, 4)
-        self.env.set_state(s[:2].copy(), s[2:].copy())
+        self._set_qpos_qvel(state, 2, 2)
 
     def step(self, action: np.ndarray) -> None:
         self.env.step(self._check_action(action))
