@@ -4,6 +4,7 @@
     jepa-geometry collect --task tworoom               # collect (or find) a dataset
     jepa-geometry train --task tworoom --arm scale  # train (or find) one world model
     jepa-geometry plan --task tworoom --arm scale --solver icem --budget T3
+    jepa-geometry study tworoom --workers 2            # build a task's whole study (cached)
     jepa-geometry book --profile smoke                 # execute every chapter into book/chapters/
     jepa-geometry chapter chapters/ch01_metric_leverage.md out.ipynb -p profile smoke
 
@@ -28,9 +29,12 @@ from jepa_geometry.artifacts import get_or_build
 from jepa_geometry.book.pipeline import build_book, resolve_chapter, run_chapter, run_experiment
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import FILENAME, build_dataset, dataset_artifact
+from jepa_geometry.jobs import default_workers
 from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm, summary_text
 from jepa_geometry.planning.solver import SOLVERS, TIERS
 from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, ProfileError, load_profile
+from jepa_geometry.study.build import build_study
+from jepa_geometry.study.spec import available_studies, load_study
 from jepa_geometry.wm.training import MODEL_FILE, train_world_model
 
 
@@ -109,6 +113,14 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_study(args: argparse.Namespace) -> int:
+    spec = load_study(args.task)
+    stages = build_study(spec, _profile_of(args), args.workers, progress=not args.quiet)
+    print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
+    print(f"total: {stages.seconds.sum() / 60:.1f} min with {args.workers} workers")
+    return 0
+
+
 def _cmd_book(args: argparse.Namespace) -> int:
     build_book(args.profile, force=args.force, only=args.only or None, progress=not args.quiet)
     return 0
@@ -166,6 +178,18 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--episodes", type=_positive_int, default=None,
                     help="start/goal pairs (default: the profile's)")  # fmt: skip
     pl.set_defaults(func=_cmd_plan)
+
+    sy = sub.add_parser(
+        "study", help="build every dataset, model and planning cell of a task's study (cached)"
+    )
+    sy.add_argument("task", choices=available_studies())
+    sy.add_argument(
+        "--workers", type=_positive_int, default=default_workers(),
+        help="parallel single-threaded jobs (default: one per core); results do not depend on it",
+    )  # fmt: skip
+    sy.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_profile(sy)
+    sy.set_defaults(func=_cmd_study)
 
     sb = sub.add_parser("book", help="execute every chapter with papermill into book/chapters/")
     sb.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)

@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("profiles", "presets", "artifacts", "stats", "layers"),  # foundations
+    ("profiles", "presets", "artifacts", "stats", "jobs", "layers"),  # foundations
     ("envs",),  # the five tasks on stable-worldmodel, datasets
     ("wm",),  # the world model, the loss terms, arms, training
     ("planning",),  # latent goal cost, solvers, the goal-reaching protocol

@@ -83,6 +83,9 @@ class TrainSettings:
     sigreg_weight: float  # lambda_sig (LeWM: 0.09)
     sigreg_projections: int  # M, random directions per call (LeWM: 1024)
     pairs_per_batch: int  # K, SCALE pairs per step
+    # Arithmetic of the model's forward and backward: "bf16" (torch.autocast, weights and loss
+    # terms in fp32, as LeWM's Lightning training) or "fp32".
+    precision: str
 
 
 @dataclass(frozen=True)
@@ -259,6 +262,12 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
 }
 
 
+# The valid values of every string setting that is not a name of something else.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "train.precision": ("bf16", "fp32"),
+}
+
+
 def _leaves(value: Any) -> list[Any]:
     if isinstance(value, dict):
         return [x for v in value.values() for x in _leaves(v)]
@@ -268,7 +277,15 @@ def _leaves(value: Any) -> list[Any]:
 
 
 def check_limits(profile: Profile) -> None:
-    """Raise :class:`ProfileError` (one line) for the first value outside :data:`LIMITS`."""
+    """Raise :class:`ProfileError` (one line) for the first value outside :data:`LIMITS` or
+    :data:`CHOICES`."""
+    for key, valid in CHOICES.items():
+        section, name = key.split(".")
+        value = getattr(getattr(profile, section), name)
+        if value not in valid:
+            raise ProfileError(
+                f"profile {profile.name!r}: {key} must be one of {', '.join(valid)}, got {value!r}"
+            )
     for key, (low, high, open_low) in LIMITS.items():
         section, name = key.split(".")
         value = getattr(getattr(profile, section), name)

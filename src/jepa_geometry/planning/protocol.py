@@ -54,6 +54,7 @@ from jepa_geometry import stats
 from jepa_geometry.artifacts import Artifact, get_or_build
 from jepa_geometry.envs import make_task
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
+from jepa_geometry.jobs import JOB_THREADS, single_threaded
 from jepa_geometry.planning.solver import Planner, SolverSpec, plan_seed, solver_spec
 from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.training import load_world_model, world_model_artifact
@@ -306,6 +307,7 @@ def evaluate_planner(
     seed: int,
     episode_batch: int = EPISODE_BATCH,
     progress: bool = True,
+    skip_finished: bool = True,
 ) -> pd.DataFrame:
     """Plan and execute every episode of ``episodes``; one row per episode.
 
@@ -313,6 +315,9 @@ def evaluate_planner(
     one batched solver call seeded by (``seed``, round, chunk): a chunk is skipped once all its
     episodes succeeded, and every other episode keeps the same sampling noise under every world
     model. (Batches beyond ~25 episodes do not plan faster on 2 CPU cores; 200 are slower.)
+    Within a chunk only unfinished episodes are rendered and rolled out; ``skip_finished=False``
+    rolls out the finished ones too, as before the throughput work (the same plans for every
+    unfinished episode, at more cost: ``benchmarks/bench_throughput.py`` compares the two).
 
     Columns: the pair columns of :class:`EpisodeSet` plus ``success``, ``steps`` (env steps
     executed), ``final_distance``, ``min_distance`` (``Task.goal_distance`` units), ``plans``
@@ -346,11 +351,19 @@ def evaluate_planner(
             steps = min(proto.plan_steps, proto.budget - r * proto.plan_steps)
             for c, rows in enumerate(chunks):
                 bar.update(1)
-                todo = rows[~runner.success[rows]]
+                active = ~runner.success[rows]
+                todo = rows[active]
                 if len(todo) == 0:
                     continue
-                z_now = _encode(model, runner.observe(rows))[:, None]
-                plan = planner.plan(z_now, z_goal[rows], seed=plan_seed(seed, r, c))
+                # Only unfinished episodes are rendered, encoded and rolled out; the finished
+                # ones keep their place in the chunk (zeros), so the solver's noise per
+                # episode is the same as when the whole chunk is planned (LatentGoalCost).
+                z_now = torch.zeros(len(rows), 1, z_goal.shape[1])
+                z_now[torch.as_tensor(active)] = _encode(model, runner.observe(todo))[:, None]
+                plan = planner.plan(
+                    z_now, z_goal[rows], seed=plan_seed(seed, r, c),
+                    active=active if skip_finished else None,
+                )  # fmt: skip
                 plans[todo] += 1
                 seconds[todo] += plan.seconds / len(rows)
                 raw = data.unzscore_action(planner.env_actions(plan.actions)[:, :steps])
@@ -462,6 +475,7 @@ def evaluate_arm(
             "checkpoint": ckpt.key,
             "solver": spec.as_dict(),
             "episode_batch": EPISODE_BATCH,
+            "torch_threads": JOB_THREADS,
         },
     )
     rand_art = Artifact("results", f"random-{task}", {**set_spec, "policy": "uniform"})
@@ -478,9 +492,10 @@ def evaluate_arm(
         env, data, eps = context()
         model = load_world_model(task, arm, train_seed, profile, weights)
         t0 = time.perf_counter()
-        table = evaluate_planner(env, model, data, eps, spec, seed, progress=progress)
+        with single_threaded():  # the same plans on any machine (jepa_geometry.jobs)
+            table = evaluate_planner(env, model, data, eps, spec, seed, progress=progress)
         table.to_parquet(tmp / "episodes.parquet", index=False)
-        return {"eval_seconds": time.perf_counter() - t0}
+        return {"eval_seconds": time.perf_counter() - t0, "torch_threads": JOB_THREADS}
 
     def build_random(tmp) -> None:
         env, _, eps = context()

@@ -35,8 +35,8 @@ What this module adds to those solvers, thinly:
   measured with ``time.perf_counter`` instead.
 
 All episodes of a call are planned in one solver call (swm's ``batch_size`` = number of
-episodes), so a plan costs ``iterations`` batched rollouts of ``episodes × samples``
-candidates.
+episodes), so a plan costs ``iterations`` batched rollouts of ``active episodes × samples``
+candidates (episodes already at their goal are not rolled out: :class:`LatentGoalCost`).
 """
 
 from __future__ import annotations
@@ -192,6 +192,13 @@ class LatentGoalCost(nn.Module):
     candidates: ``z_context`` (B, S, h, D) and ``z_goal`` (B, S, D). Candidates are
     (B, S, H, action_block_dim). Encoding once per plan, outside the solver, keeps the
     encoder out of the ``iterations × samples`` inner loop.
+
+    An optional ``active`` (B, S) bool entry marks the episodes whose plan will be executed:
+    the others (episodes that already reached their goal) are not rolled out and get cost 0.
+    swm's solvers treat the B episodes independently (sampling noise is drawn for all B from
+    one generator, elites and refits are per episode), so skipping them leaves every active
+    episode's plan exactly as it would have been, and keeps the noise paired across world
+    models, at a fraction of the rollouts.
     """
 
     def __init__(self, model: RolloutModel) -> None:
@@ -202,6 +209,13 @@ class LatentGoalCost(nn.Module):
         z_ctx, z_goal = info_dict["z_context"], info_dict["z_goal"]
         b, s = action_candidates.shape[:2]
         h, d = z_ctx.shape[2:]
+        if "active" in info_dict:
+            rows = info_dict["active"][:, 0].nonzero().flatten()
+            cost = action_candidates.new_zeros(b, s)
+            if len(rows):
+                sub = {"z_context": z_ctx[rows], "z_goal": z_goal[rows]}
+                cost[rows] = self.criterion(sub, action_candidates[rows])
+            return cost
         blocks = action_candidates.reshape(b * s, *action_candidates.shape[2:])
         z_pred = self.model.rollout(z_ctx.reshape(b * s, h, d), blocks)
         return (z_pred[:, -1] - z_goal.reshape(b * s, d)).pow(2).sum(-1).reshape(b, s)
@@ -275,8 +289,19 @@ class Planner:
         self.solver.configure(action_space=space, n_envs=n, config=cfg)
 
     @torch.no_grad()
-    def plan(self, z_context: torch.Tensor, z_goal: torch.Tensor, seed: int) -> Plan:
-        """Plan for N episodes at once from context (N, h, D) and goal (N, D) embeddings."""
+    def plan(
+        self,
+        z_context: torch.Tensor,
+        z_goal: torch.Tensor,
+        seed: int,
+        active: np.ndarray | torch.Tensor | None = None,
+    ) -> Plan:
+        """Plan for N episodes at once from context (N, h, D) and goal (N, D) embeddings.
+
+        ``active`` (N,) bool, if given, marks the episodes whose plans are needed; the others
+        are not rolled out (see :class:`LatentGoalCost`) and their returned plan and cost are
+        meaningless. The active episodes' plans equal those of a call without ``active``.
+        """
         d = self.model.embed_dim
         if z_context.ndim != 3 or z_context.shape[-1] != d:
             raise PlanningError(f"z_context must be (N, h, {d}), got {tuple(z_context.shape)}")
@@ -288,6 +313,11 @@ class Planner:
         self._configure(n)
         self.solver.torch_gen.manual_seed(int(seed))
         info = {"z_context": z_context.float(), "z_goal": z_goal.float()}
+        if active is not None:
+            active = torch.as_tensor(np.asarray(active, dtype=bool))
+            if active.shape != (n,):
+                raise PlanningError(f"active must be ({n},) bool, got {tuple(active.shape)}")
+            info["active"] = active
         t0 = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):  # swm prints "<solver> solve time"
             out = self.solver.solve(info)

@@ -126,6 +126,37 @@ def mppi_sweep_temperatures(profile: Profile) -> list[float]:
     return [t * profile.model.embed_dim / MPPI_T_STAR_DIM for t in MPPI_SWEEP_192]
 
 
+def mppi_sweep_jobs(
+    task: str,
+    profile: Profile,
+    protocol: str = "goal100_budget150",
+    budgets: Sequence[str] = ("T1", "T3"),
+    episodes: int | None = None,
+    temperatures: Sequence[float] | None = None,
+) -> list[dict]:
+    """The :func:`~jepa_geometry.planning.protocol.evaluate_arm` calls of the MPPI sweep (one
+    keyword dict per temperature x budget), in the order :func:`select_mppi_temperature`
+    tabulates them; ``build_study`` runs the same calls in parallel."""
+    sweep = _with_eval_seed(profile, profile.seeds.eval + SWEEP_SEED_OFFSET)
+    temps = list(temperatures or mppi_sweep_temperatures(profile))
+    n = max(profile.eval.episodes // 2, 1) if episodes is None else episodes
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise StudyError(f"episodes must be an integer >= 1 (or None), got {n!r}")
+    tiers = budget_tiers(profile)
+    bad = [b for b in budgets if b not in tiers]
+    if bad:
+        raise StudyError(f"unknown budget(s) {bad}; valid: {', '.join(tiers)}")
+    return [
+        {
+            "task": task, "arm": BASELINE, "train_seed": profile.seeds.train[0],
+            "profile": sweep, "solver": "mppi", "budget": b, "protocol": protocol,
+            "temperature": float(t), "episodes": n,
+        }
+        for t in temps
+        for b in budgets
+    ]  # fmt: skip
+
+
 def select_mppi_temperature(
     task: str,
     profile: Profile,
@@ -144,28 +175,15 @@ def select_mppi_temperature(
     Returns ``(T*, table)`` with one row per (temperature, budget): success, pairs, and the
     wall time of the evaluation that built it.
     """
-    sweep = _with_eval_seed(profile, profile.seeds.eval + SWEEP_SEED_OFFSET)
-    temps = list(temperatures or mppi_sweep_temperatures(profile))
-    n = max(profile.eval.episodes // 2, 1) if episodes is None else episodes
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise StudyError(f"episodes must be an integer >= 1 (or None), got {n!r}")
-    tiers = budget_tiers(profile)
-    bad = [b for b in budgets if b not in tiers]
-    if bad:
-        raise StudyError(f"unknown budget(s) {bad}; valid: {', '.join(tiers)}")
-    seed = profile.seeds.train[0]
     rows = []
-    jobs = [(t, b) for t in temps for b in budgets]
-    for t, b in tqdm(jobs, desc="MPPI temperature sweep", disable=not progress):
-        res = evaluate_arm(
-            task, BASELINE, seed, sweep, solver="mppi", budget=b, protocol=protocol,
-            temperature=float(t), episodes=n, progress=False,
-        )  # fmt: skip
+    jobs = mppi_sweep_jobs(task, profile, protocol, budgets, episodes, temperatures)
+    for job in tqdm(jobs, desc="MPPI temperature sweep", disable=not progress):
+        res = evaluate_arm(**job, progress=False)
         succ = res.episodes["success"].to_numpy()
         rows.append(
             {
-                "temperature": float(t),
-                "budget": b,
+                "temperature": job["temperature"],
+                "budget": job["budget"],
                 "success": float(succ.mean()),
                 "n": len(succ),
                 "eval_seconds": res.eval_seconds,
@@ -284,6 +302,21 @@ class PlanningGrid:
     timing: pd.DataFrame
 
 
+def grid_parts(spec: StudySpec, profile: Profile) -> list[tuple[list[Cell], list[int]]]:
+    """The study's cells, each group with the training seeds it is planned with.
+
+    Under the main protocol CEM plans with every training seed at every tier, iCEM and MPPI
+    with ``spec.solver_seeds``; the other protocols plan every cell with
+    ``spec.secondary_seeds``.
+    """
+    first = plan_cells(spec.protocols[:1])
+    parts = [([c for c in first if c.solver == "cem"], list(profile.seeds.train))]
+    parts.append(([c for c in first if c.solver != "cem"], spec.seeds("solver_seeds", profile)))
+    if len(spec.protocols) > 1:
+        parts.append((plan_cells(spec.protocols[1:]), spec.seeds("secondary_seeds", profile)))
+    return parts
+
+
 def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> PlanningGrid:
     """The whole planning study of ``spec``: MPPI temperature on its main protocol, then every
     cell.
@@ -293,11 +326,7 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
     saturates on Two-Room) plan every cell with ``spec.secondary_seeds``. Both bound the cost
     on a laptop; SCALE's own per-solver tables use one training seed.
     """
-    first = plan_cells(spec.protocols[:1])
-    jobs = [([c for c in first if c.solver == "cem"], list(profile.seeds.train))]
-    jobs.append(([c for c in first if c.solver != "cem"], spec.seeds("solver_seeds", profile)))
-    if len(spec.protocols) > 1:
-        jobs.append((plan_cells(spec.protocols[1:]), spec.seeds("secondary_seeds", profile)))
+    jobs = grid_parts(spec, profile)
     temperature, sweep = select_mppi_temperature(
         spec.task, profile, protocol=spec.main_protocol, progress=progress
     )

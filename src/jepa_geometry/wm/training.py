@@ -51,6 +51,7 @@ from jepa_geometry.artifacts import (
 )
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import ClipSampler, dataset_spec, load_dataset
+from jepa_geometry.jobs import JOB_THREADS, single_threaded
 from jepa_geometry.profiles import Profile, TrainSettings
 from jepa_geometry.wm.arms import ObjectiveWeights, arm_name, arm_weights, parse_arm
 from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
@@ -89,6 +90,7 @@ class Objective(nn.Module):
         self.weights = weights
         self.q_dim = q_dim
         self.num_projections, self.num_pairs = num_projections, num_pairs
+        self.last_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None  # z, ẑ (detached)
         missing = [
             c for c in ("scale", "aux") if c in self.components and getattr(weights, c) is None
         ]
@@ -103,10 +105,25 @@ class Objective(nn.Module):
             torch.manual_seed(derive_seed(seed, "objective-init"))
             self.aux_head = AuxHead(embed_dim, q_dim) if "aux" in self.components else None
 
-    def forward(self, model: WorldModel, batch: Batch, generator: torch.Generator) -> dict:
-        """All loss terms of one batch; ``loss`` is their weighted sum."""
-        z = model.encode(batch["pixels"])  # (B, T, D)
-        z_hat = model.predict(z[:, :-1], batch["actions"][:, :-1])
+    def forward(
+        self,
+        model: WorldModel,
+        batch: Batch,
+        generator: torch.Generator,
+        precision: str = "fp32",
+    ) -> dict:
+        """All loss terms of one batch; ``loss`` is their weighted sum.
+
+        With ``precision="bf16"`` the world model's forward (and so its backward) runs under
+        ``torch.autocast(bfloat16)``, as LeWM trains; the weights stay fp32 and every loss term
+        is computed in fp32 from the fp32 copies of z and ẑ, so SIGReg's characteristic
+        function and SCALE's Pearson correlation keep full precision.
+        """
+        with torch.autocast(model.pixel_mean.device.type, torch.bfloat16, precision == "bf16"):
+            z = model.encode(batch["pixels"])  # (B, T, D)
+            z_hat = model.predict(z[:, :-1], batch["actions"][:, :-1])
+        z, z_hat = z.float(), z_hat.float()
+        self.last_embeddings = (z.detach(), z_hat.detach())  # for embedding_diagnostics
         terms = {"pred": ((z_hat - z[:, 1:]) ** 2).mean()}
         zt = z.transpose(0, 1)  # (T, B, D): SIGReg per time step over the batch
         w = self.weights
@@ -127,6 +144,49 @@ class Objective(nn.Module):
             loss = loss + w.aux * terms["aux"]
         terms["loss"] = loss
         return terms
+
+
+DIAGNOSTICS: tuple[str, ...] = (
+    "top2_share", "top8_share", "cond_lambda", "corr_v_var_z", "corr_v_rel_err",
+)  # fmt: skip
+"""The embedding diagnostics a training log row holds (the ΛReg ones only for ΛReg arms)."""
+
+
+def _corr(a: torch.Tensor, b: torch.Tensor) -> float:
+    a, b = a - a.mean(), b - b.mean()
+    return float((a * b).sum() / (a.norm() * b.norm()).clamp_min(1e-12))
+
+
+@torch.no_grad()
+def embedding_diagnostics(
+    z: torch.Tensor, z_hat: torch.Tensor, v: torch.Tensor | None = None
+) -> dict[str, float]:
+    """Whether the embedding is isotropic and, for ΛReg, whether Λ follows the encoder.
+
+    From one batch's embeddings ``z`` (B, T, D) and teacher-forced predictions ``z_hat``
+    (B, T-1, D), with λ_1 ≥ … ≥ λ_D the eigenvalues of the covariance of z over all B·T
+    frames:
+
+    * ``top2_share``, ``top8_share`` = Σ_{j≤k} λ_j / Σ_j λ_j (isotropic: k / D);
+    * with ΛReg's target variances ``v`` (D,): ``cond_lambda`` = max v / min v (at most κ);
+      ``corr_v_var_z`` = corr_i(v_i, Var z_i); ``corr_v_rel_err`` = corr_i(v_i, e_i / Var z_i)
+      with e_i the mean squared prediction error of coordinate i. AnisoWM's theory wants Λ to
+      give more variance where the model predicts well (relative to the coordinate's spread),
+      so the last correlation should be negative once Λ has been selected (issue #13).
+    """
+    zf = z.reshape(-1, z.shape[-1]).double()
+    zf = zf - zf.mean(0)
+    eig = torch.linalg.eigvalsh(zf.T @ zf / max(len(zf) - 1, 1)).flip(0).clamp_min(0)
+    total = eig.sum().clamp_min(1e-12)
+    out = {f"top{k}_share": float(eig[:k].sum() / total) for k in (2, 8)}
+    if v is not None:
+        v = v.detach().double()
+        var = zf.var(0).clamp_min(1e-12)
+        err = (z_hat - z[:, 1:]).double().pow(2).reshape(-1, z.shape[-1]).mean(0)
+        out["cond_lambda"] = float(v.max() / v.min())
+        out["corr_v_var_z"] = _corr(v, var)
+        out["corr_v_rel_err"] = _corr(v, err / var)
+    return out
 
 
 def check_batch(batch: Batch, model: WorldModel, q_dim: int) -> None:
@@ -254,8 +314,9 @@ def train(
     written there atomically every ``checkpoint_every`` steps and at the end, and an existing
     checkpoint is resumed from -- after checking it belongs to the same model, arm, weights,
     q dimension, settings and seed. ``on_checkpoint(step)`` is called after each write.
-    Loss terms are averaged over ``log_every`` steps and logged with the LR, the gradient norm
-    and, for ΛReg, the target variances v.
+    Loss terms are averaged over ``log_every`` steps and logged with the LR, the gradient norm,
+    :func:`embedding_diagnostics` of the logging step's batch and, for ΛReg, the target
+    variances v.
     """
     decayed = list(model.parameters()) + [
         p for n, p in objective.named_parameters() if not n.startswith("lambda_reg.")
@@ -317,7 +378,7 @@ def train(
             batch = next(it)
             if step == start:
                 check_batch(batch, model, objective.q_dim)
-            terms = objective(model, batch, gen)
+            terms = objective(model, batch, gen, settings.precision)
             opt.zero_grad(set_to_none=True)
             terms["loss"].backward()
             grad_norm = torch.nn.utils.clip_grad_norm_(params, settings.grad_clip)
@@ -331,8 +392,11 @@ def train(
             done = step + 1
             if done % settings.log_every == 0 or done == settings.steps:
                 row = {"step": done, "lr": lr, **{k: v / window_n for k, v in window.items()}}
+                v = None
                 if objective.lambda_reg is not None:
-                    row["lambda_v"] = objective.lambda_reg.variances.detach().tolist()
+                    v = objective.lambda_reg.variances.detach()
+                    row["lambda_v"] = v.tolist()
+                row.update(embedding_diagnostics(*objective.last_embeddings, v))
                 log.append(row)
                 window, window_n = {}, 0
                 bar.set_postfix(loss=f"{row['loss']:.4f}", pred=f"{row['pred']:.4f}")
@@ -432,6 +496,7 @@ def world_model_artifact(
         "model": profile.section("model"),
         "train": profile.section("train"),
         "format": CHECKPOINT_FORMAT,
+        "torch_threads": JOB_THREADS,
     }
     return Artifact("checkpoints", f"{task}-{arm_name(arm)}", spec)
 
@@ -475,6 +540,9 @@ def train_world_model(
     Interrupted runs resume from ``.<key>.resume.pt`` next to the artifact. The artifact holds
     ``model.pt`` (config, weights, metadata) and ``log.json`` (the loss terms every
     ``log_every`` steps); its manifest carries a summary (final terms, wall time, steps/s).
+    Training runs single-threaded (:func:`jepa_geometry.jobs.single_threaded`), so the weights
+    do not depend on the machine's core count; parallelism is across models
+    (:func:`jepa_geometry.study.build.build_study`).
     """
     art = world_model_artifact(task, arm, seed, profile, weights)
     w = arm_weights(arm, task, profile.train.sigreg_weight, weights)
@@ -493,15 +561,16 @@ def train_world_model(
             profile.train.pairs_per_batch,
             seed,
         )
-        result = train(
-            model,
-            objective,
-            clip_batches(ds, profile, seed),
-            profile.train,
-            seed,
-            checkpoint=resume,
-            progress=progress,
-        )
+        with single_threaded():  # the same bits on any machine (jepa_geometry.jobs)
+            result = train(
+                model,
+                objective,
+                clip_batches(ds, profile, seed),
+                profile.train,
+                seed,
+                checkpoint=resume,
+                progress=progress,
+            )
         meta = {"task": task, "method": arm_name(arm), "weights": w.as_dict(), "seed": seed}
         meta.update(q_dim=int(ds.q.shape[1]), action_dim=int(ds.action.shape[1]))
         save_model(tmp / MODEL_FILE, model, meta)
@@ -515,6 +584,7 @@ def train_world_model(
                 "train_wall_s": round(result.wall_s, 2),
                 "steps_per_s": round(fresh / max(result.wall_s, 1e-9), 2),
                 "resumed_from": result.resumed_from,
+                "torch_threads": JOB_THREADS,
             }
         }
 

@@ -1,0 +1,120 @@
+"""Build a task's whole study into the cache, many jobs at once.
+
+The chapters read a study through serial, cached calls (``study.grid.train_arms``,
+``study.grid.planning_grid``); on an empty cache those calls would build
+every model and cell one after the other. :func:`build_study` builds the same artifacts first,
+``workers`` single-threaded jobs at a time (:mod:`jepa_geometry.jobs`), in four stages:
+
+1. the dataset (its collector has its own worker processes);
+2. every (arm, training seed) model;
+3. the MPPI temperature sweep and every CEM / iCEM cell, longest first;
+4. the MPPI cells, once the sweep has fixed the temperature.
+
+Every job is an ordinary cached build, so the numbers are those a serial run produces (each
+job runs with one thread either way), an interrupted build resumes, and two jobs that need the
+same artifact (the random floor of a cell's pairs) build it once.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pandas as pd
+
+from jepa_geometry.envs.dataset import load_dataset
+from jepa_geometry.jobs import check_workers, run_parallel
+from jepa_geometry.planning.protocol import evaluate_arm
+from jepa_geometry.planning.solver import budget_tiers
+from jepa_geometry.profiles import Profile
+from jepa_geometry.study.grid import (
+    check_study_arms,
+    grid_parts,
+    mppi_sweep_jobs,
+    select_mppi_temperature,
+)
+from jepa_geometry.study.spec import StudySpec
+from jepa_geometry.wm.training import train_world_model
+
+
+def _train(task: str, arm: str, seed: int, profile: Profile) -> float:
+    """One model (a process-pool job); its training wall time as recorded in the manifest."""
+    art = train_world_model(task, arm, seed, profile, progress=False)
+    return float(art.manifest()["summary"]["train_wall_s"])
+
+
+def _evaluate(kwargs: dict[str, Any]) -> float:
+    """One planning cell (a process-pool job); its planning wall time."""
+    return evaluate_arm(**kwargs, progress=False).eval_seconds
+
+
+def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> list[dict]:
+    """The ``evaluate_arm`` keyword dicts of every cell of the study's grid.
+
+    ``temperature=None`` lists the CEM and iCEM cells (which need no temperature); a number
+    lists the MPPI cells at that temperature. Sorted by rollouts per plan, largest first, so
+    the longest jobs start first and the pool ends with short ones.
+    """
+    tiers = budget_tiers(profile)
+    jobs = []
+    for cells, seeds in grid_parts(spec, profile):
+        for seed in seeds:
+            for arm in check_study_arms(spec.arms):
+                for c in cells:
+                    if (c.solver == "mppi") != (temperature is not None):
+                        continue
+                    jobs.append(
+                        {
+                            "task": spec.task, "arm": arm, "train_seed": seed,
+                            "profile": profile, "solver": c.solver, "budget": c.budget,
+                            "protocol": c.protocol, "temperature": temperature,
+                        }
+                    )  # fmt: skip
+    return sorted(jobs, key=lambda j: -tiers[j["budget"]][0] * tiers[j["budget"]][1])
+
+
+def build_study(
+    spec: StudySpec, profile: Profile, workers: int, progress: bool = True
+) -> pd.DataFrame:
+    """Build every dataset, model and planning cell of ``spec`` (cached ones are reused).
+
+    Returns one row per stage: ``stage``, ``jobs``, ``seconds`` (wall time of the stage in this
+    call; near 0 when everything was cached) and ``workers``.
+    """
+    workers = check_workers(workers)
+    rows = []
+
+    def stage(name: str, n: int, run) -> Any:
+        t0 = time.perf_counter()
+        out = run()
+        rows.append(
+            {"stage": name, "jobs": n, "seconds": time.perf_counter() - t0, "workers": workers}
+        )
+        return out
+
+    stage("dataset", 1, lambda: load_dataset(spec.task, profile, progress=progress))
+    models = [
+        (spec.task, m, s, profile) for s in profile.seeds.train for m in check_study_arms(spec.arms)
+    ]
+    stage(
+        "models", len(models),
+        lambda: run_parallel(_train, models, workers, f"train {spec.task}", progress),
+    )  # fmt: skip
+    sweep = mppi_sweep_jobs(spec.task, profile, protocol=spec.main_protocol)
+    first = [(j,) for j in sweep + cell_jobs(spec, profile, None)]
+    stage(
+        "MPPI sweep + CEM/iCEM cells", len(first),
+        lambda: run_parallel(_evaluate, first, workers, f"plan {spec.task}", progress),
+    )  # fmt: skip
+    temperature, _ = select_mppi_temperature(
+        spec.task, profile, protocol=spec.main_protocol, progress=False
+    )
+    mppi = [(j,) for j in cell_jobs(spec, profile, temperature)]
+    stage(
+        "MPPI cells", len(mppi),
+        lambda: run_parallel(_evaluate, mppi, workers, f"plan {spec.task} MPPI", progress),
+    )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+__all__ = ["build_study", "cell_jobs"]
