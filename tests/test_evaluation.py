@@ -299,3 +299,16 @@ def test_pair_difficulty_counts_pairs_and_solved_at_start():
     out = pair_difficulty(task, data, goal_offset=2)
     # pairs: (0,2), (1,3) in episode 0 (distance 2, not solved); two in episode 1 (distance 0).
     assert out == {"pairs": 4, "solved at start": 0.5, "median start-goal distance": 1.0}
+
+
+def test_skipping_finished_episodes_changes_no_result(toy) -> None:
+    """Finished episodes are neither rendered nor rolled out; every result column is the same
+    as when whole chunks are planned (only the planning time may differ)."""
+    task, data, eps = toy
+    kw = dict(seed=0, episode_batch=8, progress=False)
+    spec = _spec(samples=20, iterations=3)
+    fast = ev.evaluate_planner(task, ExactModel(0.7), data, eps, spec, **kw)
+    slow = ev.evaluate_planner(task, ExactModel(0.7), data, eps, spec, skip_finished=False, **kw)
+    cols = [c for c in fast if c != "plan_seconds"]
+    pd.testing.assert_frame_equal(fast[cols], slow[cols])
+    assert 0 < fast.success.mean() < 1 and (fast.plans > 1).any()  # some finish early, some not

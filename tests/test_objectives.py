@@ -293,3 +293,71 @@ def test_scale_loss_cases_against_numpy_pearson():
     assert cases["z = q A + noise"] == pytest.approx(1 - np.corrcoef(x, y)[0, 1], abs=1e-4)
     assert 0.02 < cases["z = q A + noise"] < 0.5
     assert abs(cases["z unrelated to q"] - 1) < 0.25  # ρ ≈ 0 up to sampling error (~0.06)
+
+
+@pytest.mark.parametrize("bound", ["clamp", "tanh", "project"])
+def test_lambdareg_bounds_keep_trace_and_condition(bound):
+    torch.manual_seed(4)
+    reg = LambdaReg(16, 3.0, bound)
+    with torch.no_grad():
+        reg.alpha.copy_(torch.randn(16) * 4)
+    reg.project_()
+    v = reg.variances
+    assert v.sum().item() == pytest.approx(16.0, rel=1e-6)
+    assert (v.max() / v.min()).item() <= 3.0 * (1 + 1e-6)
+    one = LambdaReg(5, 1.0, bound)
+    with torch.no_grad():
+        one.alpha.copy_(torch.randn(5))
+    assert torch.allclose(one.variances, torch.ones(5))  # κ = 1 is isotropic for every bound
+
+
+def test_tanh_bound_keeps_a_gradient_where_the_clamp_has_none():
+    half = 0.5 * math.log(2.0)
+    grads = {}
+    for bound in ("clamp", "tanh"):
+        reg = LambdaReg(2, 2.0, bound)
+        with torch.no_grad():
+            reg.alpha.copy_(torch.tensor([3 * half, -3 * half]))  # both outside the box
+        reg.variances[0].backward()
+        grads[bound] = reg.alpha.grad
+    assert torch.equal(grads["clamp"], torch.zeros(2))
+    # closed form: v_0 = 2 σ(b_0 - b_1), b = h tanh(α / h): dv_0/dα_0 = 2 σ(1-σ) sech²(3)
+    b = half * math.tanh(3.0)
+    s = 1 / (1 + math.exp(-2 * b))
+    expected = 2 * s * (1 - s) / math.cosh(3.0) ** 2
+    assert grads["tanh"][0].item() == pytest.approx(expected, rel=1e-5)
+    assert grads["tanh"][1].item() == pytest.approx(-expected, rel=1e-5)
+
+
+def test_projection_recentres_without_changing_v_inside_the_box():
+    reg = LambdaReg(4, 4.0, "project")
+    with torch.no_grad():
+        reg.alpha.copy_(torch.tensor([0.3, 0.1, -0.2, 0.2]) + 0.25)  # shifted, inside after
+    before = reg.variances.detach().clone()
+    reg.project_()
+    assert reg.alpha.mean().abs().item() < 1e-7
+    assert torch.allclose(reg.variances, before, atol=1e-6)  # softmax is shift-invariant
+    with torch.no_grad():
+        reg.alpha.copy_(torch.tensor([5.0, -5.0, 0.0, 0.0]))
+    reg.project_()
+    assert reg.alpha.abs().max().item() == pytest.approx(0.5 * math.log(4.0))
+    with pytest.raises(ValueError, match="bound must be one of clamp, tanh, project"):
+        LambdaReg(4, 2.0, "soft")
+
+
+def test_lambdareg_variants_are_validated_weights_of_lambdareg_arms_only():
+    w = arm_weights(
+        "anisowm", "tworoom", 0.09, {"bound": "tanh", "alpha_lr": 30, "alpha_warmup": 100}
+    )
+    assert (w.bound, w.alpha_lr, w.alpha_warmup, w.kappa) == ("tanh", 30.0, 100.0, 2.0)
+    published = arm_weights("scale+anisowm", "tworoom", 0.09)
+    assert (published.bound, published.alpha_lr, published.alpha_warmup) == (None, None, None)
+    assert "bound" not in published.as_dict()  # unset variants leave the artifact key alone
+    with pytest.raises(ValueError, match="arm 'lewm' has no 'bound' term"):
+        arm_weights("lewm", "tworoom", 0.09, {"bound": "tanh"})
+    with pytest.raises(ValueError, match="bound must be one of clamp, tanh, project, got 'soft'"):
+        arm_weights("anisowm", "tworoom", 0.09, {"bound": "soft"})
+    with pytest.raises(ValueError, match="alpha_lr must be a number > 0"):
+        arm_weights("anisowm", "tworoom", 0.09, {"alpha_lr": 0})
+    with pytest.raises(ValueError, match="whole number of steps"):
+        arm_weights("anisowm", "tworoom", 0.09, {"alpha_warmup": 2.5})

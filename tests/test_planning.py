@@ -201,3 +201,50 @@ def test_bad_input_fails_early_with_valid_choices() -> None:
         planner.plan(torch.zeros(2, 1, 7), torch.zeros(2, 8), 0)
     with pytest.raises(PlanningError, match=r"z_goal must be \(2, 8\)"):
         planner.plan(torch.zeros(2, 1, 8), torch.zeros(3, 8), 0)
+
+
+class CountingDynamics(LinearDynamics):
+    """LinearDynamics that records how many candidates each rollout received."""
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.rolled: list[int] = []
+
+    def rollout(self, z_context: torch.Tensor, action_blocks: torch.Tensor) -> torch.Tensor:
+        self.rolled.append(len(action_blocks))
+        return super().rollout(z_context, action_blocks)
+
+
+@pytest.mark.parametrize("solver", ["cem", "icem", "mppi"])
+def test_inactive_episodes_are_not_rolled_out_and_change_no_active_plan(solver: str) -> None:
+    """Skipping finished episodes must leave every active episode's plan bit-identical (the
+    solver treats episodes independently and draws the same noise) and roll out only the
+    active episodes' candidates."""
+    g = torch.Generator().manual_seed(5)
+    z0, zg = torch.randn(6, 1, 4, generator=g), torch.randn(6, 4, generator=g)
+    active = np.array([True, False, True, True, False, True])
+    spec = _spec(solver, 30, 4)
+    full_model, part_model = CountingDynamics(4, 2, seed=1), CountingDynamics(4, 2, seed=1)
+    full = Planner(full_model, spec, action_dim=2, frameskip=1).plan(z0, zg, seed=11)
+    part = Planner(part_model, spec, action_dim=2, frameskip=1).plan(z0, zg, seed=11, active=active)
+    assert torch.equal(full.actions[active], part.actions[active])
+    assert torch.equal(full.cost[active], part.cost[active])
+    # the solver's 4 iterations roll out 4 of 6 episodes x 30 samples (the final re-scoring
+    # of the returned plans is one candidate per episode)
+    assert part_model.rolled[:4] == [4 * 30] * 4 and full_model.rolled[:4] == [6 * 30] * 4
+    with pytest.raises(PlanningError, match="active must be"):
+        Planner(part_model, spec, action_dim=2, frameskip=1).plan(z0, zg, seed=1, active=active[:3])
+
+
+def test_cost_of_inactive_rows_is_zero_and_active_rows_unchanged() -> None:
+    model = LinearDynamics(dim=6, block=4)
+    g = torch.Generator().manual_seed(0)
+    z0, zg = torch.randn(3, 1, 6, generator=g), torch.randn(3, 6, generator=g)
+    cand = torch.randn(3, 7, 5, 4, generator=g)
+    info = {"z_context": z0[:, None].expand(3, 7, 1, 6), "z_goal": zg[:, None].expand(3, 7, 6)}
+    full = LatentGoalCost(model).get_cost(info, cand)
+    mask = torch.tensor([False, True, False])[:, None].expand(3, 7)
+    part = LatentGoalCost(model).get_cost({**info, "active": mask}, cand)
+    assert torch.equal(part[1], full[1]) and (part[[0, 2]] == 0).all()
+    none = LatentGoalCost(model).get_cost({**info, "active": torch.zeros(3, 7, dtype=bool)}, cand)
+    assert (none == 0).all()

@@ -54,6 +54,11 @@ def test_override_applies_and_is_typed():
         load_profile("smoke", {"train.steps": True})
     with pytest.raises(ProfileError, match="expected 2 items"):
         load_profile("smoke", {"plan.tiers": {"T1": [1, 2, 3]}})
+    assert load_profile("smoke", {"train.precision": "fp32"}).train.precision == "fp32"
+    with pytest.raises(
+        ProfileError, match=r"train\.precision must be one of bf16, fp32, got 'fp16'"
+    ):
+        load_profile("smoke", {"train.precision": "fp16"})
 
 
 def test_profile_is_frozen_and_serialisable():

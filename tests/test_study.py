@@ -118,3 +118,45 @@ def test_lambda_table_and_figure_read_every_lambdareg_model():
     assert len(fig.axes[0].lines) == 3  # two models and the mean line
     with pytest.raises(ValueError, match="no ΛReg spectra"):
         plot_lambda_spectra({})
+
+
+def test_cell_jobs_list_every_cell_of_the_grid_longest_first():
+    from jepa_geometry.planning.solver import budget_tiers
+    from jepa_geometry.study.build import cell_jobs
+    from jepa_geometry.study.spec import load_study
+
+    spec, prof = load_study("tworoom"), jg.load_profile("laptop")
+    plain, mppi = cell_jobs(spec, prof, None), cell_jobs(spec, prof, 5.0)
+    # independent count: 5 arms x (CEM 5 tiers x 3 seeds + iCEM/MPPI 2 tiers x 1 seed under the
+    # main protocol, all 9 cells x 1 seed under the secondary one)
+    assert len(plain) + len(mppi) == 5 * (5 * 3 + 4 + 9) == 140
+    assert {j["solver"] for j in mppi} == {"mppi"} and all(j["temperature"] == 5.0 for j in mppi)
+    assert all(j["temperature"] is None and j["solver"] != "mppi" for j in plain)
+    tiers = budget_tiers(prof)
+    cost = [tiers[j["budget"]][0] * tiers[j["budget"]][1] for j in plain]
+    assert cost == sorted(cost, reverse=True)
+    keys = {(j["arm"], j["train_seed"], j["protocol"], j["solver"], j["budget"]) for j in plain}
+    assert len(keys) == len(plain)  # no cell twice
+
+
+def test_build_study_fills_the_cache_the_serial_grid_reads(data_root):
+    """Two workers build a small study; the chapters' serial calls then build nothing, and
+    build_times reads every stage back from the manifests."""
+    import dataclasses
+
+    from jepa_geometry.study.build import build_study, build_times
+    from jepa_geometry.study.spec import load_study
+
+    spec = dataclasses.replace(load_study("tworoom"), arms=("lewm", "scale"))
+    prof = jg.load_profile("smoke", {"train.steps": 4})
+    stages = build_study(spec, prof, workers=2, progress=False)
+    assert list(stages.stage) == ["dataset", "models", "MPPI sweep + CEM/iCEM cells", "MPPI cells"]
+    manifests = sorted(data_root.rglob("manifest.json"))
+    grid = study.planning_grid(spec, prof, progress=False)
+    assert sorted(data_root.rglob("manifest.json")) == manifests  # nothing rebuilt
+    assert len(grid.timing) == 2 * (5 + 4 + 9)  # one seed in smoke: every cell once per arm
+    times = build_times(spec, prof).set_index("stage")
+    sweep = len(study.mppi_sweep_jobs("tworoom", prof))
+    assert list(times.jobs) == [1, 2, sweep + 2 * 14, 2 * 4, 1 + 2 + sweep + 2 * 18]
+    assert (times.job_seconds > 0).all() and (times.wall_seconds >= 0).all()
+    assert times.loc["total", "wall_seconds"] >= times.loc["models", "wall_seconds"]

@@ -63,14 +63,58 @@ def test_rollout_ratios_against_the_profiles_tiers():
         assert ratios[tier] == pytest.approx(ps * pi / (s * i))
 
 
-def test_cost_breakdown_total_is_the_sum_of_stages():
-    trained = pd.DataFrame({"train_seconds": [100.0, 120.0, 200.0]})
-    sweep = pd.DataFrame({"eval_seconds": [5.0, 6.0]})
-    timing = pd.DataFrame({"eval_seconds": [10.0, 20.0, 30.0, 40.0]})
-    b = tables.cost_breakdown(90.0, trained, sweep, timing).set_index("stage")
-    assert b.loc["total", "seconds"] == pytest.approx(90 + 420 + 11 + 100)
-    assert b.loc["total", "minutes"] == pytest.approx(621 / 60)
-    assert "median per model: 120 s" in b.index[1]
+def _cell_table(rates: dict[str, float], seeds: int = 3, pairs: int = 200, seed: int = 0):
+    """A tidy per-episode table of the recorded Two-Room cell with given success rates."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for arm, p in rates.items():
+        for s in range(seeds):
+            ok = rng.random(pairs) < p
+            rows += [{"protocol": "goal100_budget150", "solver": "cem", "budget": "T1",
+                      "arm": arm, "train_seed": s, "episode": e, "success": bool(ok[e])}
+                     for e in range(pairs)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_previous_build_check_recomputes_the_chapters_intervals():
+    from jepa_geometry.study import grid
+    from jepa_geometry.study.regression import previous_build_check
+
+    eps = _cell_table({"lewm": 0.71, "scale": 0.85})
+    check = previous_build_check(eps, "tworoom", "laptop").set_index("quantity")
+    # independent route: the chapter's own success and paired tables
+    rate = grid.success_table(eps).set_index("arm")
+    paired = grid.paired_table(eps).set_index("arm")
+    for arm in ("lewm", "scale"):
+        row = check.loc[f"{arm} success"]
+        assert (row["this build"], row["low"], row["high"]) == pytest.approx(
+            (rate.loc[arm, "rate"], rate.loc[arm, "low"], rate.loc[arm, "high"])
+        )
+    d = check.loc["scale - lewm"]
+    assert (d["this build"], d["low"], d["high"]) == pytest.approx(
+        (paired.loc["scale", "diff"], paired.loc["scale", "low"], paired.loc["scale", "high"])
+    )
+    assert check["inside"].all()  # 0.71 / 0.85 / +0.14 sit inside the recorded intervals
+    assert "3 of 3 quantities lie inside" in tables.previous_build_sentence(check.reset_index())
+    moved = previous_build_check(_cell_table({"lewm": 0.5, "scale": 0.85}), "tworoom", "laptop")
+    assert list(moved["inside"]) == [False, True, False]
+    text = tables.previous_build_sentence(moved)
+    assert "1 of 3" in text and "lewm success" in text and "results changed" in text
+    assert previous_build_check(eps, "tworoom", "smoke").empty  # no record for that profile
+    assert "nothing to compare" in tables.previous_build_sentence(
+        previous_build_check(eps, "tworoom", "smoke")
+    )
+
+
+def test_previous_build_check_refuses_a_build_of_another_size():
+    from jepa_geometry.study.regression import RegressionError, previous_build_check
+
+    with pytest.raises(RegressionError, match="3 seeds x 200 pairs"):
+        previous_build_check(_cell_table({"lewm": 0.7, "scale": 0.8}, seeds=1), "tworoom", "laptop")
+    with pytest.raises(RegressionError, match=r"arms \['scale'\]"):
+        previous_build_check(_cell_table({"lewm": 0.7}), "tworoom", "laptop")
+    with pytest.raises(RegressionError, match="no previous build recorded for task 'reacher'"):
+        previous_build_check(_cell_table({"lewm": 0.7}), "reacher", "laptop")
 
 
 def test_probe_summary_is_mean_and_sd_over_seeds():

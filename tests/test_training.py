@@ -18,8 +18,10 @@ from jepa_geometry.wm.arms import arm_weights
 from jepa_geometry.wm.losses import sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model
 from jepa_geometry.wm.training import (
+    DIAGNOSTICS,
     Objective,
     check_batch,
+    embedding_diagnostics,
     load_training_state,
     lr_factor,
     train,
@@ -495,3 +497,81 @@ def test_train_one_seed_and_measure_one_seed_on_smoke_tworoom():
         params = dict(WorldModel(WorldModelConfig(**blob["config"])).named_parameters())
         saved = sum(blob["state"][k].double().sum() for k in params)
         assert sums[m] == pytest.approx(float(saved), rel=1e-12)
+
+
+# ------------------------------------------------------------------ precision and diagnostics
+
+
+def test_bf16_precision_autocasts_the_model_but_not_the_loss_terms():
+    prof, model, obj, src = make_run("scale+aux+anisowm")
+    batch = next(src(0))
+    model.train()
+    fp32 = obj(model, batch, torch.Generator().manual_seed(5), "fp32")
+    z32 = obj.last_embeddings[0]
+    bf16 = obj(model, batch, torch.Generator().manual_seed(5), "bf16")
+    z16 = obj.last_embeddings[0]
+    assert z16.dtype == torch.float32 and all(t.dtype == torch.float32 for t in bf16.values())
+    assert not torch.equal(z16, z32)  # the model really ran in bf16 ...
+    assert torch.allclose(z16, z32, atol=0.1)  # ... at bf16's precision (8 mantissa bits)
+    for k in fp32:
+        assert bf16[k].item() == pytest.approx(fp32[k].item(), rel=0.05, abs=1e-3), k
+    bf16["loss"].backward()
+    assert all(p.grad is None or p.grad.dtype == torch.float32 for p in model.parameters())
+
+
+def test_embedding_diagnostics_against_closed_forms():
+    g = torch.Generator().manual_seed(0)
+    d = 16
+    scales = torch.ones(d)
+    scales[:2] = 3.0  # two coordinates with 9x the variance
+    z = torch.randn(4000, 2, d, generator=g) * scales
+    iso = embedding_diagnostics(torch.randn(4000, 2, d, generator=g), torch.zeros(4000, 1, d))
+    # population shares: isotropic k/D; here (9+9)/(18+14) for the top 2
+    assert iso["top2_share"] == pytest.approx(2 / d, rel=0.15)
+    assert iso["top8_share"] == pytest.approx(8 / d, rel=0.05)
+    assert set(iso) == {"top2_share", "top8_share"}  # no ΛReg entries without v
+    aniso = embedding_diagnostics(z, z[:, 1:] + 0.1 * torch.randn(4000, 1, d, generator=g), None)
+    assert aniso["top2_share"] == pytest.approx(18 / 32, rel=0.05)
+    # v proportional to Var z: corr +1; relative error 0.01 / Var z: corr(v, rel err) < 0
+    v = scales**2 * d / (scales**2).sum()
+    z_hat = z[:, 1:] + 0.1 * torch.randn(4000, 1, d, generator=g)
+    diag = embedding_diagnostics(z, z_hat, v)
+    assert diag["cond_lambda"] == pytest.approx(9.0)
+    assert diag["corr_v_var_z"] == pytest.approx(1.0, abs=0.01)
+    assert diag["corr_v_rel_err"] < -0.9
+
+
+def test_training_log_rows_carry_the_diagnostics():
+    prof, model, obj, src = make_run("anisowm")
+    res = train(model, obj, src, tiny_profile(steps=4, log_every=2).train, seed=0, progress=False)
+    for row in res.log:
+        assert set(DIAGNOSTICS) <= set(row)
+        assert 1.0 <= row["cond_lambda"] <= obj.weights.kappa + 1e-9
+        assert 2 / model.embed_dim <= row["top2_share"] <= row["top8_share"] <= 1.0
+
+
+def test_alpha_warmup_freezes_lambda_and_alpha_lr_scales_its_first_step():
+    def alpha_after(steps: int, **weights) -> torch.Tensor:
+        prof, model, obj, src = make_run("anisowm", **weights)
+        train(model, obj, src, tiny_profile(steps=steps).train, seed=0, progress=False)
+        return obj.lambda_reg.alpha.detach().clone()
+
+    assert torch.equal(alpha_after(3, alpha_warmup=3), torch.zeros(16))  # still Λ = I
+    assert not torch.equal(alpha_after(4, alpha_warmup=3), torch.zeros(16))
+    # Adam's first step moves each coordinate by lr_0 · sign(g) (|g| >> eps), lr_0 = lr/warmup:
+    # ten times the learning rate, ten times the step, whatever the gradient.
+    one, ten = alpha_after(1), alpha_after(1, alpha_lr=10)
+    lr0 = tiny_profile().train.lr / tiny_profile().train.warmup_steps
+    moved = one.abs() > 0.5 * lr0
+    assert moved.sum() >= 12
+    assert torch.allclose(one[moved].abs(), torch.full_like(one[moved], lr0), rtol=1e-3)
+    assert torch.allclose(ten[moved].abs(), torch.full_like(one[moved], 10 * lr0), rtol=1e-3)
+
+
+def test_projected_alpha_never_leaves_the_box():
+    prof, model, obj, src = make_run("anisowm", bound="project", alpha_lr=300)
+    res = train(model, obj, src, tiny_profile(steps=6, log_every=1).train, seed=0, progress=False)
+    half = 0.5 * math.log(obj.weights.kappa)
+    assert obj.lambda_reg.alpha.abs().max().item() <= half + 1e-6
+    assert abs(obj.lambda_reg.alpha.mean().item()) < 1e-6
+    assert res.log[-1]["cond_lambda"] > 1.0

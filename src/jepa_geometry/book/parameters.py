@@ -67,6 +67,7 @@ RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
         lambda v: _choices(v, REGULARIZERS),
     ),
     "num_seeds": ("null or an integer >= 1", lambda v: v is None or _int(v, 1)),
+    "workers": ("null or an integer >= 1", lambda v: v is None or _int(v, 1)),
     "kappa": ("null or a number >= 1", lambda v: v is None or _number(v, 1, False)),
     "noise_levels": (
         "null or a non-empty list of numbers > 0",

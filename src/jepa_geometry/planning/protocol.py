@@ -434,6 +434,66 @@ def episode_set_spec(task: str, profile: Profile, protocol: Protocol, n: int, se
     }
 
 
+def _cell(
+    task: str,
+    arm: str,
+    train_seed: int,
+    profile: Profile,
+    solver: str,
+    budget: str,
+    protocol: str,
+    temperature: float | None,
+    episodes: int | None,
+    weights: dict[str, float] | None,
+) -> tuple[Protocol, int, SolverSpec, Artifact, Artifact]:
+    """Protocol, pair count, solver spec and the two cached artifacts of one planning cell."""
+    proto = make_protocol(profile, protocol)
+    n = profile.eval.episodes if episodes is None else episodes
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise EvaluationError(
+            f"episodes must be an integer >= 1 (or None: the profile's), got {n!r}"
+        )
+    spec = solver_spec(solver, budget, profile, temperature=temperature, task=task)
+    set_spec = episode_set_spec(task, profile, proto, n, profile.seeds.eval)
+    ckpt = world_model_artifact(task, arm, train_seed, profile, weights)
+    plan_art = Artifact(
+        "results",
+        f"plan-{task}",
+        {
+            **set_spec,
+            "method": arm,  # key name kept from before the arm rename
+            "train_seed": train_seed,
+            "weights": weights,
+            "checkpoint": ckpt.key,
+            "solver": spec.as_dict(),
+            "episode_batch": EPISODE_BATCH,
+            "torch_threads": JOB_THREADS,
+        },
+    )
+    rand_art = Artifact("results", f"random-{task}", {**set_spec, "policy": "uniform"})
+    return proto, n, spec, plan_art, rand_art
+
+
+def cell_artifacts(
+    task: str,
+    arm: str,
+    train_seed: int,
+    profile: Profile,
+    *,
+    solver: str = "cem",
+    budget: str = "T1",
+    protocol: str = "profile",
+    temperature: float | None = None,
+    episodes: int | None = None,
+    weights: dict[str, float] | None = None,
+) -> tuple[Artifact, Artifact]:
+    """The two cached results of :func:`evaluate_arm` with the same arguments (built or not):
+    the arm's per-episode table and the random floor of the same pairs."""
+    return _cell(
+        task, arm, train_seed, profile, solver, budget, protocol, temperature, episodes, weights
+    )[3:]
+
+
 def evaluate_arm(
     task: str,
     arm: str,
@@ -454,31 +514,10 @@ def evaluate_arm(
     ``results/random-<task>/<key>/episodes.parquet`` for the floor (shared by all arms).
     """
 
-    proto = make_protocol(profile, protocol)
-    n = profile.eval.episodes if episodes is None else episodes
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise EvaluationError(
-            f"episodes must be an integer >= 1 (or None: the profile's), got {n!r}"
-        )
-    seed = profile.seeds.eval
-    spec = solver_spec(solver, budget, profile, temperature=temperature, task=task)
-    set_spec = episode_set_spec(task, profile, proto, n, seed)
-    ckpt = world_model_artifact(task, arm, train_seed, profile, weights)
-    plan_art = Artifact(
-        "results",
-        f"plan-{task}",
-        {
-            **set_spec,
-            "method": arm,  # key name kept from before the arm rename
-            "train_seed": train_seed,
-            "weights": weights,
-            "checkpoint": ckpt.key,
-            "solver": spec.as_dict(),
-            "episode_batch": EPISODE_BATCH,
-            "torch_threads": JOB_THREADS,
-        },
+    proto, n, spec, plan_art, rand_art = _cell(
+        task, arm, train_seed, profile, solver, budget, protocol, temperature, episodes, weights
     )
-    rand_art = Artifact("results", f"random-{task}", {**set_spec, "policy": "uniform"})
+    seed = profile.seeds.eval
     state: dict[str, Any] = {}
 
     def context() -> tuple[Any, Any, EpisodeSet]:

@@ -18,13 +18,14 @@ same artifact (the random floor of a cell's pairs) build it once.
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
 
-from jepa_geometry.envs.dataset import load_dataset
+from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, run_parallel
-from jepa_geometry.planning.protocol import evaluate_arm
+from jepa_geometry.planning.protocol import cell_artifacts, evaluate_arm
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.grid import (
@@ -34,7 +35,7 @@ from jepa_geometry.study.grid import (
     select_mppi_temperature,
 )
 from jepa_geometry.study.spec import StudySpec
-from jepa_geometry.wm.training import train_world_model
+from jepa_geometry.wm.training import train_world_model, world_model_artifact
 
 
 def _train(task: str, arm: str, seed: int, profile: Profile) -> float:
@@ -71,6 +72,72 @@ def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> l
                         }
                     )  # fmt: skip
     return sorted(jobs, key=lambda j: -tiers[j["budget"]][0] * tiers[j["budget"]][1])
+
+
+def _span(manifests: list[dict]) -> tuple[float, float, float]:
+    """(first start, last end, summed build seconds) of built artifacts, in epoch seconds."""
+    ends = [datetime.strptime(m["created"], "%Y-%m-%dT%H:%M:%S%z").timestamp() for m in manifests]
+    walls = [float(m["wall_time_s"]) for m in manifests]
+    starts = [e - w for e, w in zip(ends, walls, strict=True)]
+    return min(starts), max(ends), sum(walls)
+
+
+def build_times(spec: StudySpec, profile: Profile) -> pd.DataFrame:
+    """How long each stage of :func:`build_study` took when the cache was filled, from the
+    manifests of the artifacts it built (so a warm rerun reports the original build).
+
+    Per stage: ``jobs``; ``job_seconds`` = Σ build wall times of its artifacts (the work);
+    ``wall_seconds`` = last end - first start, where an artifact's start is its manifest's
+    ``created`` time minus its build wall time (the elapsed time; smaller than the work when
+    jobs ran in parallel, larger if the stage was interrupted and resumed later); and a
+    ``total`` row spanning the first start to the last end. Missing artifacts raise
+    :class:`~jepa_geometry.artifacts.ArtifactError`: build the study first. Times have the
+    manifests' one-second resolution.
+    """
+    task = spec.task
+    models = [
+        world_model_artifact(task, m, s, profile).manifest()
+        for s in profile.seeds.train
+        for m in check_study_arms(spec.arms)
+    ]
+
+    def cells(jobs: list[dict]) -> list[dict]:
+        out = []
+        for j in jobs:
+            kw = {k: v for k, v in j.items() if k not in ("task", "arm", "train_seed", "profile")}
+            arts = cell_artifacts(task, j["arm"], j["train_seed"], j["profile"], **kw)
+            out += [a.manifest() for a in arts]
+        return out
+
+    sweep = mppi_sweep_jobs(task, profile, protocol=spec.main_protocol)
+    temperature, _ = select_mppi_temperature(
+        task, profile, protocol=spec.main_protocol, progress=False
+    )
+    stages = {
+        "dataset": [dataset_artifact(task, profile).manifest()],
+        "models": models,
+        "MPPI sweep + CEM/iCEM cells": cells(sweep + cell_jobs(spec, profile, None)),
+        "MPPI cells": cells(cell_jobs(spec, profile, temperature)),
+    }
+    rows, spans = [], []
+    for name, manifests in stages.items():
+        first, last, work = _span(manifests)
+        spans.append((first, last))
+        jobs = len(manifests) if name in ("dataset", "models") else len(manifests) // 2
+        rows.append(
+            {"stage": name, "jobs": jobs, "job_seconds": work, "wall_seconds": last - first}
+        )
+    rows.append(
+        {
+            "stage": "total",
+            "jobs": sum(r["jobs"] for r in rows),
+            "job_seconds": sum(r["job_seconds"] for r in rows),
+            "wall_seconds": max(e for _, e in spans) - min(s for s, _ in spans),
+        }
+    )
+    out = pd.DataFrame(rows)
+    out["wall_minutes"] = out.wall_seconds / 60
+    return out
 
 
 def build_study(
@@ -117,4 +184,4 @@ def build_study(
     return pd.DataFrame(rows)
 
 
-__all__ = ["build_study", "cell_jobs"]
+__all__ = ["build_study", "build_times", "cell_jobs"]

@@ -222,24 +222,23 @@ def rollout_ratios(profile: Profile, paper: Profile) -> dict[str, float]:
     return {t: theirs[t][0] * theirs[t][1] / (s * i) for t, (s, i) in ours.items()}
 
 
-def cost_breakdown(
-    collect_seconds: float, trained: pd.DataFrame, sweep: pd.DataFrame, timing: pd.DataFrame
-) -> pd.DataFrame:
-    """Wall time of each stage of a task's planning study, from the manifests of the runs that
-    built it (so a warm rerun reports the original build times), with a total row."""
-    rows = [
-        {"stage": "data collection", "count": 1, "seconds": float(collect_seconds)},
-        {"stage": f"training (median per model: {trained.train_seconds.median():.0f} s)",
-         "count": len(trained), "seconds": float(trained.train_seconds.sum())},
-        {"stage": "MPPI temperature sweep", "count": len(sweep),
-         "seconds": float(sweep.eval_seconds.sum())},
-        {"stage": "planning, all cells", "count": len(timing),
-         "seconds": float(timing.eval_seconds.sum())},
-    ]  # fmt: skip
-    rows.append({"stage": "total", "count": np.nan, "seconds": sum(r["seconds"] for r in rows)})
-    out = pd.DataFrame(rows)
-    out["minutes"] = out.seconds / 60
-    return out
+def previous_build_sentence(check: pd.DataFrame) -> str:
+    """One sentence on :func:`~jepa_geometry.study.regression.previous_build_check`'s table:
+    how many quantities landed inside the previous build's intervals, naming any that did not
+    with both estimates."""
+    if check.empty:
+        return "no earlier build of this profile is recorded, so there is nothing to compare."
+    inside = int(check["inside"].sum())
+    head = f"{inside} of {len(check)} quantities lie inside the previous build's 95 % intervals"
+    out = check[~check["inside"]]
+    if out.empty:
+        return head + ": by the criterion fixed in advance, the results did not change."
+    named = "; ".join(
+        f"{r['quantity']}: {r['this build']:.3f} now against {r['previous']:.3f} "
+        f"[{r['previous low']:.3f}, {r['previous high']:.3f}]"
+        for _, r in out.iterrows()
+    )
+    return f"{head}; outside: {named}. By the criterion fixed in advance, the results changed."
 
 
 # --- geometry tables (chapter 7) ------------------------------------------------------------

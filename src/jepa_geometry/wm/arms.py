@@ -20,7 +20,13 @@ LAMBDAREG_ARMS: tuple[str, ...] = ("anisowm", "scale+anisowm")
 
 SCALE_WEIGHT = {"tworoom": 0.1, "pusht": 0.1, "reacher": 0.15, "cube": 0.1, "pointmaze": 0.1}
 AUX_WEIGHT = {"tworoom": 0.1, "pusht": 0.3, "reacher": 0.4, "cube": 0.1, "pointmaze": 0.1}
-WEIGHT_NAMES: tuple[str, ...] = ("sigreg", "scale", "aux", "kappa")
+WEIGHT_NAMES: tuple[str, ...] = (
+    "sigreg", "scale", "aux", "kappa", "bound", "alpha_lr", "alpha_warmup",
+)  # fmt: skip
+LAMBDAREG_BOUNDS: tuple[str, ...] = ("clamp", "tanh", "project")
+"""How ΛReg keeps cond Λ <= κ (:class:`~jepa_geometry.wm.losses.LambdaReg`); ``clamp`` is the
+published form, the others are our declared variants (book: rec-lambdareg-variants)."""
+LAMBDAREG_SETTINGS: tuple[str, ...] = ("bound", "alpha_lr", "alpha_warmup")
 
 
 def parse_arm(arm: str) -> tuple[str, ...]:
@@ -54,6 +60,10 @@ class ObjectiveWeights:
     scale: float | None = None  # SCALE's λ
     aux: float | None = None  # Aux's w
     kappa: float | None = None  # ΛReg's condition bound
+    # ΛReg variants where AnisoWM is silent (None: the published form, clamp, x1, no warm-up)
+    bound: str | None = None  # one of LAMBDAREG_BOUNDS
+    alpha_lr: float | None = None  # α's learning rate as a multiple of the model's
+    alpha_warmup: float | None = None  # optimizer steps with α frozen (Λ = I)
 
     def as_dict(self) -> dict[str, float]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -65,8 +75,10 @@ def arm_weights(
     """The papers' default weights for ``arm`` on ``task``, with optional overrides.
 
     Defaults: λ_sig 0.09; SCALE λ 0.1 (Reacher 0.15); Aux w 0.3 / 0.4 / 0.1 / 0.1 / 0.1 for
-    Push-T / Reacher / Cube / Two-Room / PointMaze; κ = 2. An override of a term the arm
-    does not use, or of an unknown name, is an error rather than silently ignored.
+    Push-T / Reacher / Cube / Two-Room / PointMaze; κ = 2. ΛReg arms also take the declared
+    variants ``bound`` (:data:`LAMBDAREG_BOUNDS`), ``alpha_lr`` and ``alpha_warmup``, unset by
+    default (the published form). An override of a term the arm does not use, or of an unknown
+    name, is an error rather than silently ignored.
     """
     comps = parse_arm(arm)
     if task not in TASKS:
@@ -78,13 +90,24 @@ def arm_weights(
     for name, value in (overrides or {}).items():
         if name not in WEIGHT_NAMES:
             raise ValueError(f"unknown weight {name!r}; valid: {', '.join(WEIGHT_NAMES)}")
-        if w[name] is None:
+        if w.get(name) is None and not (name in LAMBDAREG_SETTINGS and "anisowm" in comps):
             used = [k for k, v in w.items() if v is not None]
             raise ValueError(
                 f"arm {arm_name(arm)!r} has no {name!r} term; its weights: {', '.join(used)}"
             )
-        if not isinstance(value, int | float) or value < 0:
+        if name == "bound":
+            if value not in LAMBDAREG_BOUNDS:
+                raise ValueError(
+                    f"ΛReg bound must be one of {', '.join(LAMBDAREG_BOUNDS)}, got {value!r}"
+                )
+            w[name] = value
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise ValueError(f"weight {name!r} must be a number >= 0, got {value!r}")
+        if name == "alpha_lr" and value <= 0:
+            raise ValueError(f"alpha_lr must be a number > 0, got {value!r}")
+        if name == "alpha_warmup" and value != int(value):
+            raise ValueError(f"alpha_warmup must be a whole number of steps, got {value!r}")
         w[name] = float(value)
     if w["kappa"] is not None and w["kappa"] < 1:
         raise ValueError(f"kappa must be >= 1 (1 = isotropic), got {w['kappa']}")

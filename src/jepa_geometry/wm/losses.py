@@ -22,6 +22,8 @@ import pandas as pd
 import torch
 from torch import nn
 
+from jepa_geometry.wm.arms import LAMBDAREG_BOUNDS
+
 # --------------------------------------------------------------------------------------
 # SIGReg (LeWM / LeJEPA)
 # --------------------------------------------------------------------------------------
@@ -98,31 +100,59 @@ def sigreg(
 class LambdaReg(nn.Module):
     """AnisoWM's learnable diagonal target ``Λ = diag(v)`` for SIGReg.
 
-        v = D * softmax(clip(α, -½ log κ, ½ log κ)),   α initialised at 0 (Λ = I),
+        v = D * softmax(b(α)),   α initialised at 0 (Λ = I),   b keeps α in [-½ log κ, ½ log κ]
 
-    so ``tr Λ = D`` always and ``cond Λ = v_max / v_min = e^{α_max - α_min} ≤ κ``. The
-    penalty is ``sigreg(z / sqrt(v))``: z is whitened by the target before the isotropic
-    test, so SIGReg is minimised by ``z ~ N(0, Λ)``. ``α`` appears in no other term, so Λ
-    is learned from this penalty alone; with ``κ = 1`` the clip pins ``v = 1`` and the
-    penalty is exactly ``sigreg(z)``. The clip is a hard clamp (the paper's exact form is
-    not public: a clamp is consistent with its note that allocation keeps changing after
-    the bound is reached, since unsaturated coordinates still move).
+    so ``tr Λ = D`` always and ``cond Λ = v_max / v_min = e^{b_max - b_min} ≤ κ``. The penalty
+    is ``sigreg(z / sqrt(v))``: z is whitened by the target before the isotropic test, so
+    SIGReg is minimised by ``z ~ N(0, Λ)``. ``α`` appears in no other term, so Λ is learned
+    from this penalty alone; with ``κ = 1`` the bound pins ``v = 1`` and the penalty is
+    exactly ``sigreg(z)``.
+
+    ``bound`` says how the box is enforced (the paper's exact form is not public):
+
+    * ``clamp`` (default, the published description): ``b(α) = clip(α, ±½ log κ)``. Outside
+      the box α gets no gradient while Adam's momentum keeps pushing it, so coordinates can
+      ratchet to the bound and stay there.
+    * ``tanh``: ``b(α) = ½ log κ · tanh(α / (½ log κ))``, a smooth bound whose gradient never
+      vanishes (ours).
+    * ``project``: ``b(α) = α``, and after every optimizer step α is re-centred (softmax is
+      shift-invariant, so v does not change) and clipped into the box (:meth:`project_`),
+      so α never leaves it and no momentum accumulates outside (ours).
     """
 
-    def __init__(self, dim: int, kappa: float) -> None:
+    def __init__(self, dim: int, kappa: float, bound: str = "clamp") -> None:
         super().__init__()
         if dim < 1:
             raise ValueError(f"dim must be >= 1, got {dim}")
         if not (isinstance(kappa, int | float) and math.isfinite(kappa) and kappa >= 1):
             raise ValueError(f"kappa must be a finite number >= 1 (1 = isotropic), got {kappa!r}")
-        self.dim, self.kappa = dim, float(kappa)
+        if bound not in LAMBDAREG_BOUNDS:
+            raise ValueError(f"bound must be one of {', '.join(LAMBDAREG_BOUNDS)}, got {bound!r}")
+        self.dim, self.kappa, self.bound = dim, float(kappa), bound
         self.alpha = nn.Parameter(torch.zeros(dim))
+
+    @property
+    def half_width(self) -> float:
+        return 0.5 * math.log(self.kappa)
 
     @property
     def variances(self) -> torch.Tensor:
         """The target variances v (differentiable in α)."""
-        half = 0.5 * math.log(self.kappa)
-        return self.dim * torch.softmax(self.alpha.clamp(-half, half), dim=0)
+        half = self.half_width
+        if self.bound == "tanh":
+            b = half * torch.tanh(self.alpha / half) if half > 0 else self.alpha * 0
+        elif self.bound == "clamp":
+            b = self.alpha.clamp(-half, half)
+        else:  # project: α is kept inside the box by project_()
+            b = self.alpha.clamp(-half, half)  # the identity after project_(); guards κ = 1
+        return self.dim * torch.softmax(b, dim=0)
+
+    @torch.no_grad()
+    def project_(self) -> None:
+        """For ``bound="project"``: re-centre α and clip it into the box (call after each
+        optimizer step); a no-op for the other bounds."""
+        if self.bound == "project":
+            self.alpha.sub_(self.alpha.mean()).clamp_(-self.half_width, self.half_width)
 
     def forward(
         self,

@@ -99,7 +99,9 @@ class Objective(nn.Module):
         if missing:
             raise ValueError(f"arm {self.arm!r} needs weights {missing}; got {weights}")
         self.lambda_reg = (
-            LambdaReg(embed_dim, weights.kappa) if "anisowm" in self.components else None
+            LambdaReg(embed_dim, weights.kappa, weights.bound or "clamp")
+            if "anisowm" in self.components
+            else None
         )
         with torch.random.fork_rng(devices=[]):  # the Aux head's init depends on the seed only
             torch.manual_seed(derive_seed(seed, "objective-init"))
@@ -314,6 +316,9 @@ def train(
     written there atomically every ``checkpoint_every`` steps and at the end, and an existing
     checkpoint is resumed from -- after checking it belongs to the same model, arm, weights,
     q dimension, settings and seed. ``on_checkpoint(step)`` is called after each write.
+    ΛReg's declared variants (``objective.weights``): α's learning rate is ``alpha_lr`` times
+    the model's, α gets no gradient for the first ``alpha_warmup`` steps (so Adam's moments
+    stay zero and α stays 0), and ``bound="project"`` projects α after every step.
     Loss terms are averaged over ``log_every`` steps and logged with the LR, the gradient norm,
     :func:`embedding_diagnostics` of the logging step's batch and, for ΛReg, the target
     variances v.
@@ -322,8 +327,16 @@ def train(
         p for n, p in objective.named_parameters() if not n.startswith("lambda_reg.")
     ]
     groups = [{"params": decayed, "weight_decay": settings.weight_decay}]
+    w = objective.weights
+    alpha_warmup = int(w.alpha_warmup or 0)
     if objective.lambda_reg is not None:
-        groups.append({"params": list(objective.lambda_reg.parameters()), "weight_decay": 0.0})
+        groups.append(
+            {
+                "params": list(objective.lambda_reg.parameters()),
+                "weight_decay": 0.0,
+                "lr": settings.lr * (w.alpha_lr or 1.0),
+            }
+        )
     params = [p for g in groups for p in g["params"]]  # all clipped together, as in LeWM
     opt = torch.optim.AdamW(groups, lr=settings.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -381,10 +394,14 @@ def train(
             terms = objective(model, batch, gen, settings.precision)
             opt.zero_grad(set_to_none=True)
             terms["loss"].backward()
+            if step < alpha_warmup:  # Λ = I until the global scale of z has settled
+                objective.lambda_reg.alpha.grad = None
             grad_norm = torch.nn.utils.clip_grad_norm_(params, settings.grad_clip)
             lr = opt.param_groups[0]["lr"]
             opt.step()
             sched.step()
+            if objective.lambda_reg is not None:
+                objective.lambda_reg.project_()
             for k, v in terms.items():
                 window[k] = window.get(k, 0.0) + float(v.detach())
             window["grad_norm"] = window.get("grad_norm", 0.0) + float(grad_norm)

@@ -1,0 +1,96 @@
+"""Was Λ selected? ΛReg's declared variants, compared by a rule fixed before any evaluation.
+
+AnisoWM does not say how its bound on cond Λ is enforced, nor how fast α learns. At laptop
+scale the published form (a hard clamp, α at the model's learning rate) ends with Λ near
+isotropic, and a review measured why (issue #13): early in training the step on α follows the
+global scale of z, not the encoder's per-coordinate variances, and the clamp ratchets. The
+variants below are ours, each one change where the paper is silent
+(book: ``book/reconstructions.md``, section rec-lambdareg-variants).
+
+**The rule** (written before any variant was trained, and never looking at evaluation pairs):
+train every variant of the ``anisowm`` arm with the first training seed; read the embedding
+diagnostics of the last :data:`LAST_ROWS` training-log rows (training batches only,
+:func:`~jepa_geometry.wm.training.embedding_diagnostics`); among the variants whose mean
+``corr_v_rel_err`` is negative (Λ gives more variance where the model predicts well, as the
+theory wants), choose the largest mean ``cond_lambda``; ties go to the earlier variant in
+:data:`LAMBDAREG_VARIANTS`; if no variant qualifies, keep the published form and say that Λ was
+not selected at this scale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from jepa_geometry.jobs import run_parallel
+from jepa_geometry.profiles import Profile
+from jepa_geometry.wm.training import train_world_model, training_log
+
+ARM = "anisowm"
+LAST_ROWS = 3  # log rows averaged (steps 1200-1300 of the laptop profile's 1300)
+LAMBDAREG_VARIANTS: dict[str, dict[str, Any]] = {
+    "published": {},
+    "alpha lr x30": {"alpha_lr": 30},
+    "tanh, alpha lr x30": {"bound": "tanh", "alpha_lr": 30},
+    "project, alpha lr x30": {"bound": "project", "alpha_lr": 30},
+    "warm-up 200, tanh, alpha lr x30": {"bound": "tanh", "alpha_lr": 30, "alpha_warmup": 200},
+}
+
+
+def _train(task: str, weights: dict[str, Any], seed: int, profile: Profile) -> None:
+    train_world_model(task, ARM, seed, profile, weights or None, progress=False)
+
+
+def variant_table(
+    task: str,
+    profile: Profile,
+    variants: Mapping[str, Mapping[str, Any]] = LAMBDAREG_VARIANTS,
+    workers: int = 1,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Train (or find cached) every variant of ``anisowm`` with the first training seed and
+    return one row per variant: its settings, the mean of each ΛReg diagnostic over the last
+    :data:`LAST_ROWS` log rows, and the final prediction loss."""
+    seed = profile.seeds.train[0]
+    jobs = [(task, dict(w), seed, profile) for w in variants.values()]
+    run_parallel(_train, jobs, workers, f"ΛReg variants {task}", progress)
+    rows = []
+    for name, w in variants.items():
+        log = pd.DataFrame(training_log(task, ARM, seed, profile, dict(w) or None))
+        tail = log.tail(LAST_ROWS)
+        rows.append(
+            {
+                "variant": name,
+                "settings": ", ".join(f"{k}={v}" for k, v in w.items()) or "clamp, x1",
+                "cond_lambda": float(tail["cond_lambda"].mean()),
+                "corr_v_var_z": float(tail["corr_v_var_z"].mean()),
+                "corr_v_rel_err": float(tail["corr_v_rel_err"].mean()),
+                "top8_share": float(tail["top8_share"].mean()),
+                "pred": float(tail["pred"].mean()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def choose_variant(table: pd.DataFrame) -> tuple[str, str]:
+    """The rule of this module's docstring on :func:`variant_table`'s output:
+    ``(variant name, one-sentence reason)``."""
+    if table.empty:
+        raise ValueError("no variants to choose from")
+    ok = table[table["corr_v_rel_err"] < 0]
+    if ok.empty:
+        first = table.iloc[0]["variant"]
+        return first, (
+            "no variant ends with corr(v, relative error) < 0, so Λ was not selected at this "
+            f"scale; the rule keeps {first!r}"
+        )
+    best = ok.loc[ok["cond_lambda"].idxmax()]  # idxmax: the first of equal maxima
+    return best["variant"], (
+        f"{len(ok)} of {len(table)} variants end with corr(v, relative error) < 0; of those "
+        f"{best['variant']!r} has the largest cond Λ ({best['cond_lambda']:.2f})"
+    )
+
+
+__all__ = ["LAMBDAREG_VARIANTS", "LAST_ROWS", "choose_variant", "variant_table"]
