@@ -70,3 +70,20 @@ def test_cumulative_leverage_ends_at_the_whole_cost():
     lev = pd.DataFrame({"pc": [1, 2, 3], "leverage_share": [0.5, 0.3, 0.2]})
     y = plot_cumulative_leverage(lev, "t").axes[0].lines[0].get_ydata()
     np.testing.assert_allclose(y, [0.5, 0.8, 1.0])
+
+
+def test_training_diagnostics_figure_draws_one_line_per_model_and_the_references():
+    from jepa_geometry.book.plots import plot_training_diagnostics
+
+    rows = [
+        {"arm": a, "train_seed": s, "step": t, "diagnostic": d, "value": 0.1 * t + s}
+        for a in ("lewm", "anisowm") for s in (0, 1) for t in (1, 2, 3)
+        for d in (("top8_share",) if a == "lewm" else
+                  ("top8_share", "cond_lambda", "corr_v_var_z", "corr_v_rel_err"))
+    ]  # fmt: skip
+    fig = plot_training_diagnostics(pd.DataFrame(rows), kappa=2.0, embed_dim=64)
+    cond, _, _, top8 = fig.axes[:4]
+    assert len(cond.lines) == 2 + 1  # two anisowm seeds + the κ line
+    assert len(top8.lines) == 4 + 1  # every model + the isotropic share
+    assert cond.lines[-1].get_ydata()[0] == 2.0 and top8.lines[-1].get_ydata()[0] == 8 / 64
+    assert _png(fig)  # renders

@@ -181,3 +181,21 @@ def test_small_read_outs_of_the_chapters():
         tables.paired_cell(paired, "p", "cem", "T1", "aux")
     probes = pd.DataFrame({"arm": ["a", "a", "b"], "train_seed": [0, 1, 0], "x": [1.0, 3.0, 5.0]})
     assert tables.probe_means(probes).loc["a", "x"] == 2.0
+
+
+def test_final_diagnostics_averages_the_last_rows_of_each_model_then_seeds():
+    rows = []
+    for seed, offset in ((0, 0.0), (1, 0.2)):
+        for step, value in ((50, 9.0), (100, 1.0), (150, 2.0), (200, 3.0)):
+            rows.append({"arm": "anisowm", "train_seed": seed, "step": step,
+                         "diagnostic": "cond_lambda", "value": value + offset})  # fmt: skip
+    rows.append({"arm": "lewm", "train_seed": 0, "step": 200, "diagnostic": "top8_share",
+                 "value": 0.2})  # fmt: skip
+    out = tables.final_diagnostics(pd.DataFrame(rows), last=3)
+    # seed 0: mean(1, 2, 3) = 2; seed 1: 2.2 -> 2.1 ± sd(2, 2.2); step 50 (9.0) is dropped
+    assert out.loc["anisowm", "cond_lambda"] == f"{2.1:.3f} ± {np.std([2.0, 2.2], ddof=1):.3f}"
+    assert out.loc["lewm", "top8_share"] == "0.200" and out.loc["lewm", "cond_lambda"] == ""
+    assert list(out.index) == ["lewm", "anisowm"] and list(out.columns) == [
+        "top8_share",
+        "cond_lambda",
+    ]

@@ -261,3 +261,29 @@ def test_plot_cost_landscape_marks_the_planners():
     np.testing.assert_allclose(ax.patches[0].get_xy(), start - 1.0)
     assert ax.get_title() == "t"
     plt.close(fig)
+
+
+def test_lambda_budget_arms_change_one_thing_each(tmp_path, monkeypatch):
+    """The α-lr and longer-training arms differ from the sweep's ΛReg run in exactly the
+    stated setting, the first arm is the sweep's run itself, and the table averages seeds."""
+    import dataclasses
+
+    from jepa_geometry.theory import toy2d
+
+    monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path))
+    base = dataclasses.replace(toy2d.ToyConfig(), steps=20, hidden=8, batch_size=32)
+    tasks = {"starts": 2, "angles": 4, "radius": 1.5, "seed": 0}
+    runs = toy2d.lambda_budget_runs(base, 0.3, [0, 1], tasks, progress=False)
+    assert list(runs.arm) == [a for a in toy2d.LAMBDA_BUDGETS for _ in (0, 1)]
+    sweep = toy2d.toy_sweep(base, [0.3], [0, 1], ["lambdareg"], tasks, progress=False)
+    first = runs[runs.arm == "ΛReg, as trained above"].drop(columns="arm").reset_index(drop=True)
+    assert first.drop(columns="train_seconds").equals(sweep.drop(columns="train_seconds"))
+    assert (runs.target_cond <= base.kappa + 1e-6).all()
+    table = toy2d.lambda_budget_table(runs, reference=0.35)
+    row = table.set_index("arm").loc["ΛReg, 4x steps"]
+    assert row["target_cond"] == pytest.approx(
+        runs[runs.arm == "ΛReg, 4x steps"].target_cond.mean()
+    )
+    assert row["regret / Σ⁻¹ reference"] == pytest.approx(row["normalized_regret"] / 0.35)
+    with pytest.raises(ValueError, match="alpha_lr must be > 0"):
+        toy2d.ToyConfig(alpha_lr=0)

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -21,6 +23,7 @@ from jepa_geometry.wm.training import (
     DIAGNOSTICS,
     Objective,
     check_batch,
+    diagnostics_long,
     embedding_diagnostics,
     load_training_state,
     lr_factor,
@@ -575,3 +578,18 @@ def test_projected_alpha_never_leaves_the_box():
     assert obj.lambda_reg.alpha.abs().max().item() <= half + 1e-6
     assert abs(obj.lambda_reg.alpha.mean().item()) < 1e-6
     assert res.log[-1]["cond_lambda"] > 1.0
+
+
+def test_diagnostics_long_keeps_each_logged_diagnostic_once():
+    logs = pd.DataFrame(
+        {"step": [50, 100, 50, 100], "arm": ["lewm", "lewm", "anisowm", "anisowm"],
+         "top8_share": [0.2, 0.3, 0.25, 0.35], "cond_lambda": [np.nan, np.nan, 1.1, 1.3],
+         "pred": [1.0, 0.5, 1.0, 0.5]}
+    )  # fmt: skip
+    out = diagnostics_long(logs, seed=4)
+    assert len(out) == 4 + 2 and (out.train_seed == 4).all()
+    assert set(out.diagnostic) == {"top8_share", "cond_lambda"}  # no loss terms
+    assert out[(out.arm == "anisowm") & (out.diagnostic == "cond_lambda")].value.tolist() == [
+        1.1,
+        1.3,
+    ]

@@ -513,3 +513,39 @@ def plot_lambda_target_spectrum(summary: pd.DataFrame) -> plt.Figure:
     ax.set(xlabel="step", ylabel="target variance", title="ΛReg target spectrum during training")
     ax.legend(fontsize=8)
     return fig
+
+
+DIAGNOSTIC_PANELS: tuple[tuple[str, str], ...] = (
+    ("cond_lambda", "cond Λ (ΛReg arms; bound κ)"),
+    ("corr_v_var_z", "corr(v, Var z)"),
+    ("corr_v_rel_err", "corr(v, relative prediction error)"),
+    ("top8_share", "top-8 share of the embedding's variance"),
+)
+
+
+def plot_training_diagnostics(
+    diagnostics: pd.DataFrame, kappa: float, embed_dim: int
+) -> plt.Figure:
+    """Was Λ selected, and is the embedding isotropic? The diagnostics of every model over
+    training (:func:`jepa_geometry.study.tables.training_diagnostics`), one line per
+    (arm, seed), one colour per arm; reference lines: κ, 0 for the correlations, and the
+    isotropic top-8 share 8 / D."""
+    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
+    arms = list(dict.fromkeys(diagnostics["arm"]))
+    colors = dict(zip(arms, sns.color_palette("tab10", len(arms)), strict=True))
+    refs = {"cond_lambda": kappa, "corr_v_var_z": 0.0, "corr_v_rel_err": 0.0,
+            "top8_share": 8 / embed_dim}  # fmt: skip
+    for ax, (name, title) in zip(axes, DIAGNOSTIC_PANELS, strict=True):
+        d = diagnostics[diagnostics["diagnostic"] == name]
+        for (m, s), g in d.groupby(["arm", "train_seed"], sort=False):
+            ax.plot(g["step"], g["value"], color=colors[m], lw=1,
+                    label=m if s == d[d["arm"] == m]["train_seed"].min() else None)  # fmt: skip
+        ax.axhline(refs[name], color="0.4", lw=0.8, ls="--")
+        ax.set(xlabel="training step", title=title)
+        if d.empty:
+            ax.text(0.5, 0.5, "no ΛReg arm", ha="center", transform=ax.transAxes)
+    handles, labels = axes[-1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(arms), fontsize=8,
+               bbox_to_anchor=(0.5, -0.06))  # fmt: skip
+    fig.tight_layout()
+    return fig

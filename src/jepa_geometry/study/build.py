@@ -90,7 +90,8 @@ def build_times(spec: StudySpec, profile: Profile) -> pd.DataFrame:
     ``wall_seconds`` = last end - first start, where an artifact's start is its manifest's
     ``created`` time minus its build wall time (the elapsed time; smaller than the work when
     jobs ran in parallel, larger if the stage was interrupted and resumed later); and a
-    ``total`` row spanning the first start to the last end. Missing artifacts raise
+    ``total`` row spanning the first start to the last end. A random floor, shared by the
+    cells planned on its pairs, counts in the stage that first needs it. Missing artifacts raise
     :class:`~jepa_geometry.artifacts.ArtifactError`: build the study first. Times have the
     manifests' one-second resolution.
     """
@@ -101,29 +102,37 @@ def build_times(spec: StudySpec, profile: Profile) -> pd.DataFrame:
         for m in check_study_arms(spec.arms)
     ]
 
+    seen: set[str] = set()  # a random floor is shared by cells: count it where first built
+
     def cells(jobs: list[dict]) -> list[dict]:
         out = []
         for j in jobs:
             kw = {k: v for k, v in j.items() if k not in ("task", "arm", "train_seed", "profile")}
-            arts = cell_artifacts(task, j["arm"], j["train_seed"], j["profile"], **kw)
-            out += [a.manifest() for a in arts]
+            for art in cell_artifacts(task, j["arm"], j["train_seed"], j["profile"], **kw):
+                if art.key not in seen:
+                    seen.add(art.key)
+                    out.append(art.manifest())
         return out
 
     sweep = mppi_sweep_jobs(task, profile, protocol=spec.main_protocol)
     temperature, _ = select_mppi_temperature(
         task, profile, protocol=spec.main_protocol, progress=False
     )
+    plain = sweep + cell_jobs(spec, profile, None)
+    mppi = cell_jobs(spec, profile, temperature)
     stages = {
         "dataset": [dataset_artifact(task, profile).manifest()],
         "models": models,
-        "MPPI sweep + CEM/iCEM cells": cells(sweep + cell_jobs(spec, profile, None)),
-        "MPPI cells": cells(cell_jobs(spec, profile, temperature)),
+        "MPPI sweep + CEM/iCEM cells": cells(plain),
+        "MPPI cells": cells(mppi),
     }
     rows, spans = [], []
     for name, manifests in stages.items():
         first, last, work = _span(manifests)
         spans.append((first, last))
-        jobs = len(manifests) if name in ("dataset", "models") else len(manifests) // 2
+        jobs = {"MPPI sweep + CEM/iCEM cells": len(plain), "MPPI cells": len(mppi)}.get(
+            name, len(manifests)
+        )
         rows.append(
             {"stage": name, "jobs": jobs, "job_seconds": work, "wall_seconds": last - first}
         )

@@ -24,7 +24,9 @@ from typing import Any
 
 import pandas as pd
 
+from jepa_geometry import stats
 from jepa_geometry.jobs import run_parallel
+from jepa_geometry.planning.protocol import evaluate_arm
 from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.training import train_world_model, training_log
 
@@ -93,4 +95,65 @@ def choose_variant(table: pd.DataFrame) -> tuple[str, str]:
     )
 
 
-__all__ = ["LAMBDAREG_VARIANTS", "LAST_ROWS", "choose_variant", "variant_table"]
+def _plan(kwargs: dict[str, Any]) -> None:
+    evaluate_arm(**kwargs, progress=False)
+
+
+def variant_planning(
+    task: str,
+    profile: Profile,
+    variant: str,
+    cell: tuple[str, str, str] = ("goal100_budget150", "cem", "T1"),
+    workers: int = 1,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Planning success of the chosen ΛReg variant of ``anisowm`` beside the published form and
+    ``lewm``, in one cell (default: the main protocol's CEM T1), every training seed.
+
+    Rows: ``variant - lewm``, ``published - lewm`` and ``variant - published``, each a paired
+    difference over (seed, pair) units with its bootstrap 95 % interval and McNemar p-value
+    (:func:`jepa_geometry.stats.paired_difference`); the variant's models are trained first if
+    missing. With ``variant == "published"`` only the middle row is returned.
+    """
+    if variant not in LAMBDAREG_VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; valid: {', '.join(LAMBDAREG_VARIANTS)}")
+    protocol, solver, budget = cell
+    runs = {"lewm": ("lewm", None), "published": (ARM, None)}
+    if variant != "published":
+        runs["variant"] = (ARM, dict(LAMBDAREG_VARIANTS[variant]))
+    jobs = [
+        ({"task": task, "arm": arm, "train_seed": s, "profile": profile, "solver": solver,
+          "budget": budget, "protocol": protocol, "weights": w},)
+        for arm, w in runs.values()
+        for s in profile.seeds.train
+    ]  # fmt: skip
+    run_parallel(_train, [(task, w or {}, s, profile) for arm, w in runs.values() if arm == ARM
+                          for s in profile.seeds.train], workers, "ΛReg variant models",
+                 progress)  # fmt: skip
+    run_parallel(_plan, jobs, workers, f"plan {task} {solver} {budget}", progress)
+    success = {}
+    for name, (arm, w) in runs.items():
+        tabs = [
+            evaluate_arm(task, arm, s, profile, solver=solver, budget=budget, protocol=protocol,
+                         weights=w, progress=False).episodes
+            for s in profile.seeds.train
+        ]  # fmt: skip
+        success[name] = stats.success_matrix(pd.concat(tabs, ignore_index=True))
+    pairs = [("variant", "lewm"), ("published", "lewm"), ("variant", "published")]
+    rows = []
+    for a, b in pairs:
+        if a in success and b in success:
+            m_a, m_b = success[a], success[b]
+            d = stats.paired_difference(m_a if len(m_a) > 1 else m_a[0],
+                                        m_b if len(m_b) > 1 else m_b[0])  # fmt: skip
+            label = {"variant": variant, "published": "published", "lewm": "lewm"}
+            rows.append({"comparison": f"{label[a]} - {label[b]}",
+                         "rate": float(m_a.mean()), "baseline rate": float(m_b.mean()),
+                         "diff": d.diff, "low": d.low, "high": d.high,
+                         "p_mcnemar": d.p_mcnemar})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+__all__ = [
+    "LAMBDAREG_VARIANTS", "LAST_ROWS", "choose_variant", "variant_planning", "variant_table",
+]  # fmt: skip

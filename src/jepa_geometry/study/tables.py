@@ -20,6 +20,7 @@ from jepa_geometry.study.grid import CELL_KEYS, STUDY_ARMS
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.verdict import verdict_table
+from jepa_geometry.wm.training import DIAGNOSTICS, diagnostics_long, training_log
 
 RANKING_COLUMNS: dict[str, tuple[str, ...]] = {
     "gaussian": ("tau_pred", "tau_geom", "tau_total", "rollout_error"),  # SCALE's channels
@@ -76,6 +77,39 @@ def lambda_table(lambda_spectra: dict) -> pd.DataFrame:
         for (m, s), sp in sorted(lambda_spectra.items())
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["arm", "train_seed", "above_mean", "D", "cond"])
+
+
+def training_diagnostics(task: str, arms: Sequence[str], profile: Profile) -> pd.DataFrame:
+    """Every logged embedding diagnostic of every (arm, training seed) model, long form: one
+    row per (arm, train_seed, step, diagnostic) with its ``value``
+    (:func:`~jepa_geometry.wm.training.embedding_diagnostics`; ΛReg's only for ΛReg arms).
+    Models missing from the cache are trained first."""
+    parts = []
+    for s in profile.seeds.train:
+        logs = [pd.DataFrame(training_log(task, m, s, profile)).assign(arm=m) for m in arms]
+        parts.append(diagnostics_long(pd.concat(logs, ignore_index=True), s))
+    return pd.concat(parts, ignore_index=True)
+
+
+def final_diagnostics(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
+    """Per arm and diagnostic: the mean over seeds of each model's mean over its ``last``
+    logged steps, ``± sd`` across seeds, as text (rows in the book's arm order, columns in
+    :data:`~jepa_geometry.wm.training.DIAGNOSTICS` order; empty where an arm has none)."""
+    order = diagnostics.groupby(["arm", "train_seed", "diagnostic"])["step"]
+    keep = order.rank(method="first", ascending=False) <= last
+    per_model = (
+        diagnostics[keep].groupby(["arm", "diagnostic", "train_seed"])["value"].mean().reset_index()
+    )
+    agg = per_model.groupby(["arm", "diagnostic"])["value"].agg(["mean", "std"])
+    text = {
+        (m, d): f"{r['mean']:.3f}" + ("" if np.isnan(r["std"]) else f" ± {r['std']:.3f}")
+        for (m, d), r in agg.iterrows()
+    }
+    arms = arm_order(list(per_model["arm"].unique()))
+    cols = [d for d in DIAGNOSTICS if d in set(per_model["diagnostic"])]
+    return pd.DataFrame(
+        [[text.get((m, d), "") for d in cols] for m in arms], index=arms, columns=cols
+    )
 
 
 # --- success and planning tables (chapter 6) ---------------------------------------------

@@ -34,6 +34,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,6 +42,7 @@ import torch
 from torch import nn
 
 from jepa_geometry.artifacts import Artifact, get_or_build
+from jepa_geometry.jobs import run_parallel, single_threaded
 from jepa_geometry.stats import bootstrap_interval
 from jepa_geometry.theory.linear_gaussian import (
     box_argmin,
@@ -77,6 +79,7 @@ class ToyConfig:
     lr: float = 3e-3
     sigreg_weight: float = 0.09  # λ_sig (LeWM's value)
     projections: int = 16  # SIGReg directions per step, fresh each step (D = 2 needs few)
+    alpha_lr: float = 1.0  # ΛReg's α learning rate as a multiple of lr (1: the published form)
 
     def __post_init__(self) -> None:
         if self.regularizer not in REGULARIZERS:
@@ -85,6 +88,8 @@ class ToyConfig:
             )
         if self.noise < 0 or self.half_width <= 0 or self.steps < 1 or self.hidden < 1:
             raise ValueError(f"invalid toy settings: {self}")
+        if not self.alpha_lr > 0:
+            raise ValueError(f"alpha_lr must be > 0, got {self.alpha_lr}")
         if not self.kappa >= 1:
             raise ValueError(f"kappa must be >= 1, got {self.kappa}")
         if abs(self.warp) * np.linalg.norm(WARP_MATRIX, 2) >= 1:
@@ -151,8 +156,10 @@ def train_toy(cfg: ToyConfig, seed: int) -> tuple[ToyWorldModel, LambdaReg | Non
     gen = torch.Generator().manual_seed(seed)
     model = ToyWorldModel(cfg.hidden)
     lreg = LambdaReg(2, cfg.kappa) if cfg.regularizer == "lambdareg" else None
-    params = list(model.parameters()) + (list(lreg.parameters()) if lreg else [])
-    opt = torch.optim.Adam(params, lr=cfg.lr)
+    groups = [{"params": list(model.parameters())}]
+    if lreg is not None:
+        groups.append({"params": list(lreg.parameters()), "lr": cfg.lr * cfg.alpha_lr})
+    opt = torch.optim.Adam(groups, lr=cfg.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.steps)
     log = []
     for step in range(cfg.steps):
@@ -387,8 +394,8 @@ def load_model(path: Path, cfg: ToyConfig) -> ToyWorldModel:
 
 
 def _run_row(cfg: ToyConfig, seed: int, tasks: dict) -> dict:
-    torch.set_num_threads(1)  # one run per core; same numbers whatever the pool size
-    return run_toy(cfg, seed, tasks)[0]
+    with single_threaded():  # one run per core; same numbers whatever the pool size
+        return run_toy(cfg, seed, tasks)[0]
 
 
 def toy_sweep(
@@ -403,40 +410,19 @@ def toy_sweep(
     """One row per (regularizer, noise, seed): the tidy results table of Figure 1(b).
 
     Runs are independent and cached one by one; with ``workers > 1`` they are spread over
-    that many processes (each single-threaded, so a run's numbers do not depend on it).
+    that many processes (:func:`jepa_geometry.jobs.run_parallel`; each run single-threaded,
+    so its numbers do not depend on the pool size).
     """
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    from tqdm import tqdm
-
     bad = [r for r in regularizers if r not in REGULARIZERS]
     if bad:
         raise ValueError(f"unknown regularizer(s) {bad}; valid: {', '.join(REGULARIZERS)}")
     grid = [
-        (dataclasses.replace(base, regularizer=r, noise=float(s)), int(seed))
+        (dataclasses.replace(base, regularizer=r, noise=float(s)), int(seed), tasks)
         for r in regularizers
         for s in noise_levels
         for seed in seeds
     ]
-    bar = tqdm(total=len(grid), desc="2-D toy runs", disable=not progress)
-    if workers <= 1:
-        rows = []
-        threads = torch.get_num_threads()
-        try:
-            for cfg, seed in grid:
-                rows.append(_run_row(cfg, seed, tasks))  # single-threaded, as in the pool
-                bar.update()
-        finally:
-            torch.set_num_threads(threads)
-    else:
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            futures = [pool.submit(_run_row, cfg, seed, tasks) for cfg, seed in grid]
-            for fut in futures:
-                fut.add_done_callback(lambda _: bar.update())
-            rows = [fut.result() for fut in futures]
-    bar.close()
-    return pd.DataFrame(rows)
+    return pd.DataFrame(run_parallel(_run_row, grid, max(workers, 1), "2-D toy runs", progress))
 
 
 def toy_summary(results: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -531,6 +517,70 @@ def long_table(results: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
         var_name="measure",
         value_name="value",
     )
+
+
+LAMBDA_BUDGETS: dict[str, dict[str, float]] = {
+    "ΛReg, as trained above": {},
+    "ΛReg, α lr x30": {"alpha_lr": 30.0},
+    "ΛReg, 4x steps": {"steps_factor": 4.0},
+}
+"""ΛReg's training-budget arms of chapter 3 (issue #13): is the 2-D toy's ΛReg result a
+training-budget result? Each changes one thing against the sweep's ΛReg runs."""
+
+
+def lambda_budget_runs(
+    base: ToyConfig,
+    noise: float,
+    seeds: list[int],
+    tasks: dict,
+    workers: int = 1,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """ΛReg at one noise level under each of :data:`LAMBDA_BUDGETS`: one row per (arm, seed)
+    with ``arm``, ``target_cond`` (cond Λ, bounded by κ), ``normalized_regret`` and the
+    held-out error (the first arm is the sweep's own ΛReg run, read from the cache)."""
+    runs = []
+    for name, change in LAMBDA_BUDGETS.items():
+        cfg = dataclasses.replace(
+            base, regularizer="lambdareg", noise=float(noise),
+            alpha_lr=change.get("alpha_lr", 1.0),
+            steps=int(base.steps * change.get("steps_factor", 1.0)),
+        )  # fmt: skip
+        runs += [(name, cfg, int(seed)) for seed in seeds]
+    rows = run_parallel(_run_row, [(c, s, tasks) for _, c, s in runs], max(workers, 1),
+                        "2-D toy ΛReg budgets", progress)  # fmt: skip
+    out = pd.DataFrame(rows)
+    out.insert(0, "arm", [name for name, _, _ in runs])
+    return out
+
+
+def lambda_budget_table(runs: pd.DataFrame, reference: float) -> pd.DataFrame:
+    """Per arm of :func:`lambda_budget_runs`: the mean over seeds of cond Λ and of the
+    normalized regret, each with its 95 % bootstrap interval over seeds, and the regret
+    relative to the Σ⁻¹ planner's ``reference`` (1: no better than the isotropic geometry's
+    limit; 0: the task cost)."""
+    rows = []
+    for arm, g in runs.groupby("arm", sort=False):
+        row: dict[str, Any] = {"arm": arm, "seeds": len(g)}
+        for col in ("target_cond", "normalized_regret"):
+            row[col] = float(g[col].mean())
+            row[f"{col}_lo"], row[f"{col}_hi"] = bootstrap_interval(g[col].to_numpy())
+        row["regret / Σ⁻¹ reference"] = row["normalized_regret"] / reference
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def lambda_budget_sentence(table: pd.DataFrame, kappa: float, reference: float) -> str:
+    """:func:`lambda_budget_table` in one sentence: each arm's cond Λ (against κ) and normalized
+    regret (against the Σ⁻¹ reference), with their intervals."""
+    parts = [
+        f"{r['arm']}: cond Λ {r['target_cond']:.2f} [{r['target_cond_lo']:.2f}, "
+        f"{r['target_cond_hi']:.2f}], regret {r['normalized_regret']:.3f} "
+        f"[{r['normalized_regret_lo']:.3f}, {r['normalized_regret_hi']:.3f}]"
+        for _, r in table.iterrows()
+    ]
+    return (f"against κ = {kappa:g} and the Σ⁻¹ reference regret {reference:.3f}: "
+            + "; ".join(parts))  # fmt: skip
 
 
 def selection_force_table(base: ToyConfig, noise_levels: list[float]) -> pd.DataFrame:

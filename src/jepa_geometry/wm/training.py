@@ -680,6 +680,16 @@ def loss_terms_long(logs: pd.DataFrame) -> pd.DataFrame:
     return logs.melt(id_vars=["step", "arm"], value_vars=terms, var_name="term").dropna()
 
 
+def diagnostics_long(logs: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """:func:`train_one_seed`' logs as one row per (arm, step, diagnostic) with its ``value``
+    and ``train_seed = seed``: the :data:`DIAGNOSTICS` an arm logged (NaN ones, which the arm
+    does not have, are dropped)."""
+    names = [d for d in DIAGNOSTICS if d in logs]
+    out = logs.melt(id_vars=["step", "arm"], value_vars=names, var_name="diagnostic").dropna()
+    out.insert(1, "train_seed", seed)
+    return out[["arm", "train_seed", "step", "diagnostic", "value"]].reset_index(drop=True)
+
+
 def lambda_target_summary(logs: pd.DataFrame) -> pd.DataFrame:
     """ΛReg's learned target spectrum over training, per arm that has one.
 
