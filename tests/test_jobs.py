@@ -1,4 +1,5 @@
-"""Build jobs: one thread each, results in job order, the same numbers serial or parallel."""
+"""Build jobs: a fixed thread count each, results in job order, the same numbers serial or
+parallel."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import os
 import pytest
 import torch
 
-from jepa_geometry.jobs import JOB_THREADS, check_workers, run_parallel, single_threaded
+from jepa_geometry.jobs import JOB_THREADS, check_workers, job_threads, run_parallel
 
 
 def _job(i: int) -> tuple[int, int, list[float]]:
     """A job that reports its thread count and process, and computes something seeded."""
-    with single_threaded():
+    with job_threads():
         g = torch.Generator().manual_seed(i)
         a = torch.randn(64, 64, generator=g)
         value = (a @ a.T).sum(0)[:3].tolist()
@@ -25,9 +26,9 @@ def _fails(i: int) -> int:
     return i
 
 
-def test_single_threaded_sets_and_restores_threads() -> None:
+def test_job_threads_sets_and_restores_threads() -> None:
     before = torch.get_num_threads()
-    with single_threaded():
+    with job_threads():
         assert torch.get_num_threads() == JOB_THREADS == 1
     assert torch.get_num_threads() == before
 
@@ -37,7 +38,7 @@ def test_parallel_equals_serial_in_job_order() -> None:
     serial = run_parallel(_job, jobs, workers=1, progress=False)
     parallel = run_parallel(_job, jobs, workers=2, progress=False)
     assert [r[2] for r in parallel] == [r[2] for r in serial]  # bit-identical numbers, in order
-    assert all(r[0] == 1 for r in parallel)
+    assert all(r[0] == JOB_THREADS for r in parallel)
     assert {r[1] for r in serial} == {os.getpid()}  # workers=1 runs here
     assert os.getpid() not in {r[1] for r in parallel}
     assert run_parallel(_job, [], workers=2, progress=False) == []

@@ -54,7 +54,7 @@ from jepa_geometry import stats
 from jepa_geometry.artifacts import Artifact, get_or_build
 from jepa_geometry.envs import make_task
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
-from jepa_geometry.jobs import JOB_THREADS, single_threaded
+from jepa_geometry.jobs import JOB_THREADS, job_threads
 from jepa_geometry.planning.solver import Planner, SolverSpec, plan_seed, solver_spec
 from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.training import load_world_model, world_model_artifact
@@ -531,7 +531,7 @@ def evaluate_arm(
         env, data, eps = context()
         model = load_world_model(task, arm, train_seed, profile, weights)
         t0 = time.perf_counter()
-        with single_threaded():  # the same plans on any machine (jepa_geometry.jobs)
+        with job_threads():  # the same plans on any machine (jepa_geometry.jobs)
             table = evaluate_planner(env, model, data, eps, spec, seed, progress=progress)
         table.to_parquet(tmp / "episodes.parquet", index=False)
         return {"eval_seconds": time.perf_counter() - t0, "torch_threads": JOB_THREADS}

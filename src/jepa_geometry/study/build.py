@@ -3,7 +3,8 @@
 The chapters read a study through serial, cached calls (``study.grid.train_arms``,
 ``study.grid.planning_grid``); on an empty cache those calls would build
 every model and cell one after the other. :func:`build_study` builds the same artifacts first,
-``workers`` single-threaded jobs at a time (:mod:`jepa_geometry.jobs`), in four stages:
+``workers`` jobs at a time, each on a fixed number of threads (:mod:`jepa_geometry.jobs`),
+in four stages:
 
 1. the dataset (its collector has its own worker processes);
 2. every (arm, training seed) model;
@@ -11,8 +12,8 @@ every model and cell one after the other. :func:`build_study` builds the same ar
 4. the MPPI cells, once the sweep has fixed the temperature.
 
 Every job is an ordinary cached build, so the numbers are those a serial run produces (each
-job runs with one thread either way), an interrupted build resumes, and two jobs that need the
-same artifact (the random floor of a cell's pairs) build it once.
+job runs with the same thread count either way), an interrupted build resumes, and two jobs
+that need the same artifact (the random floor of a cell's pairs) build it once.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ import torch
 from torch import nn
 
 from jepa_geometry.artifacts import Artifact, get_or_build
-from jepa_geometry.jobs import run_parallel, single_threaded
+from jepa_geometry.jobs import job_threads, run_parallel
 from jepa_geometry.stats import bootstrap_interval
 from jepa_geometry.theory.linear_gaussian import (
     box_argmin,
@@ -394,7 +394,7 @@ def load_model(path: Path, cfg: ToyConfig) -> ToyWorldModel:
 
 
 def _run_row(cfg: ToyConfig, seed: int, tasks: dict) -> dict:
-    with single_threaded():  # one run per core; same numbers whatever the pool size
+    with job_threads(1):  # the toy's MLPs are too small for a second thread: one run per core
         return run_toy(cfg, seed, tasks)[0]
 
 
@@ -410,7 +410,7 @@ def toy_sweep(
     """One row per (regularizer, noise, seed): the tidy results table of Figure 1(b).
 
     Runs are independent and cached one by one; with ``workers > 1`` they are spread over
-    that many processes (:func:`jepa_geometry.jobs.run_parallel`; each run single-threaded,
+    that many processes (:func:`jepa_geometry.jobs.run_parallel`; each run on one thread,
     so its numbers do not depend on the pool size).
     """
     bad = [r for r in regularizers if r not in REGULARIZERS]

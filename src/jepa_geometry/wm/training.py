@@ -51,7 +51,7 @@ from jepa_geometry.artifacts import (
 )
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import ClipSampler, dataset_spec, load_dataset
-from jepa_geometry.jobs import JOB_THREADS, single_threaded
+from jepa_geometry.jobs import JOB_THREADS, job_threads
 from jepa_geometry.profiles import Profile, TrainSettings
 from jepa_geometry.wm.arms import ObjectiveWeights, arm_name, arm_weights, parse_arm
 from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
@@ -557,8 +557,8 @@ def train_world_model(
     Interrupted runs resume from ``.<key>.resume.pt`` next to the artifact. The artifact holds
     ``model.pt`` (config, weights, metadata) and ``log.json`` (the loss terms every
     ``log_every`` steps); its manifest carries a summary (final terms, wall time, steps/s).
-    Training runs single-threaded (:func:`jepa_geometry.jobs.single_threaded`), so the weights
-    do not depend on the machine's core count; parallelism is across models
+    Training runs with a fixed thread count (:func:`jepa_geometry.jobs.job_threads`), so the
+    weights do not depend on the machine's core count; parallelism is across models
     (:func:`jepa_geometry.study.build.build_study`).
     """
     art = world_model_artifact(task, arm, seed, profile, weights)
@@ -578,7 +578,7 @@ def train_world_model(
             profile.train.pairs_per_batch,
             seed,
         )
-        with single_threaded():  # the same bits on any machine (jepa_geometry.jobs)
+        with job_threads():  # the same bits on any machine (jepa_geometry.jobs)
             result = train(
                 model,
                 objective,
