@@ -3,26 +3,29 @@
     .venv/bin/python benchmarks/bench_throughput.py [--profile laptop] [--quick]
 
 Run on an otherwise idle machine. "Old" is the study's path before the throughput work (fp32
-training, two intra-op threads per process, one job at a time, finished episodes rolled out);
-"new" is the path the study uses now (bf16 autocast training, one thread per job, as many jobs
-as cores, finished episodes skipped). Every ratio compares work done per second of wall time
-on the whole machine, measured back to back in this run, so the machine's drifting load
-affects both sides alike.
+training, one process with two intra-op threads, one job at a time, every episode of a chunk
+rolled out); "new" is the path the study uses now (bf16 autocast training, one thread per job
+and one job per core, finished episodes skipped). Every ratio compares work done per second
+of wall time on the whole machine, measured back to back in this run: the machine is shared
+and its speed drifts by tens of percent between runs, so only ratios within one run count.
 
 1. Training steps (the profile's batch, the LeWM loss): fp32 / bf16, 1 or 2 threads, and two
    1-thread jobs side by side.
 2. The trainer's overhead: the full training loop (batch sampling from the real dataset, every
-   loss term, logging) against the bare forward + backward of the same model.
-3. Planning rollouts (one T1 iteration of a 25-episode chunk): 1 or 2 threads, two jobs side by
-   side. bf16 is not used in planning (bench_limits.py: slower, and it reorders candidates).
+   loss term, logging) against the bare forward + backward of the same model, one thread.
+3. Planning rollouts (one T1 iteration of a 25-episode chunk): 1 or 2 threads, two 1-thread
+   jobs side by side. bf16 is not used in planning (bench_limits.py: slower, and it reorders
+   candidates).
 4. One CEM T1 cell, 200 pairs, goal +100 / budget 150, with the cached `lewm` model of
-   training seed 0 (``jepa-geometry study tworoom`` builds it): old (2 threads, every episode
-   rolled out) against new (1 thread, finished episodes skipped), alone and two at once.
+   training seed 0 (``jepa-geometry study tworoom`` builds it): old (two threads, every
+   episode rolled out) against new (one thread, finished episodes skipped), alone and two
+   cells side by side.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable
 
@@ -30,7 +33,7 @@ import torch
 
 from jepa_geometry.envs import make_task
 from jepa_geometry.envs.dataset import load_dataset
-from jepa_geometry.jobs import run_parallel
+from jepa_geometry.jobs import JOB_THREADS, run_parallel
 from jepa_geometry.planning.protocol import (
     EPISODE_BATCH,
     draw_episode_set,
@@ -145,8 +148,9 @@ def main() -> None:
     rows += [
         ("train step: bf16 / fp32, 2 threads", bf16_2, old, "steps/s"),
         ("train step: bf16 / fp32, 1 thread", bf16_1, fp32_1, "steps/s"),
-        ("train: 1 job bf16 1 thread / old (fp32, 2 threads)", bf16_1, old, "steps/s"),
-        ("train: 2 jobs bf16 1 thread / old (fp32, 2 threads)", pair, old, "steps/s"),
+        ("train step bf16: 2 threads / 1 thread", bf16_2, bf16_1, "steps/s"),
+        ("train bf16: 2 jobs x 1 thread / 1 job x 2 threads", pair, bf16_2, "steps/s"),
+        ("train: new (bf16, 2 jobs x 1 thread) / old (fp32, 2 threads)", pair, old, "steps/s"),
     ]
     trainer = _trainer_rate(p, 60 if args.quick else 200)
     rows.append(("trainer loop / bare step (bf16, 1 thread)", trainer, bf16_1, "steps/s"))
@@ -154,22 +158,25 @@ def main() -> None:
     r2, r1 = _rollout_rate(p, 2, reps), _rollout_rate(p, 1, reps)
     rpair = _pair_rate(_rollout_rate, (p, 1, reps))
     rows += [
-        ("rollout: 1 thread / 2 threads", r1, r2, "rollouts/s"),
+        ("rollout: 2 threads / 1 thread", r2, r1, "rollouts/s"),
         ("rollout: 2 jobs x 1 thread / 1 job x 2 threads", rpair, r2, "rollouts/s"),
     ]
     if not args.quick:
         old_s, old_succ = _cell_seconds(p, 2, False)
         new_s, new_succ = _cell_seconds(p, 1, True)
+        skip_s, _ = _cell_seconds(p, 2, True)
         both = run_parallel(_cell_seconds, [(p, 1, True)] * 2, workers=2, progress=False)
         pair_s = max(s for s, _ in both)
         rows += [
-            ("CEM T1 cell: new alone / old", 1 / new_s, 1 / old_s, "cells/s"),
-            ("CEM T1 cell: new, 2 at once / old", 2 / pair_s, 1 / old_s, "cells/s"),
+            ("CEM T1 cell: skip finished / all, 2 threads", 60 / skip_s, 60 / old_s, "cells/min"),
+            ("CEM T1 cell: new alone (1 thread) / old", 60 / new_s, 60 / old_s, "cells/min"),
+            ("CEM T1 cell: new, 2 at once / old", 120 / pair_s, 60 / old_s, "cells/min"),
         ]
-        print(f"CEM T1 cell, 200 pairs: old {old_s:.1f} s (success {old_succ:.3f}), new alone "
-              f"{new_s:.1f} s (success {new_succ:.3f}), two at once {pair_s:.1f} s")  # fmt: skip
+        print(f"CEM T1 cell, 200 pairs: old {old_s:.1f} s (success {old_succ:.3f}); skipping "
+              f"finished episodes on 2 threads {skip_s:.1f} s; new alone {new_s:.1f} s "
+              f"(success {new_succ:.3f}); two new cells side by side {pair_s:.1f} s")  # fmt: skip
 
-    print(f"profile {p}, {torch.get_num_threads()} cores")
+    print(f"profile {p}, {len(os.sched_getaffinity(0))} cores, {JOB_THREADS} threads per job")
     print(f"{'lever':<56}{'new':>10}{'old':>10}  {'unit':<11}{'new/old':>8}")
     for name, new, base, unit in rows:
         print(f"{name:<56}{new:10.2f}{base:10.2f}  {unit:<11}{new / base:8.2f}x")

@@ -30,6 +30,9 @@ def test_job_threads_sets_and_restores_threads() -> None:
     before = torch.get_num_threads()
     with job_threads():
         assert torch.get_num_threads() == JOB_THREADS == 1
+        with job_threads(2):
+            assert torch.get_num_threads() == 2
+        assert torch.get_num_threads() == JOB_THREADS
     assert torch.get_num_threads() == before
 
 

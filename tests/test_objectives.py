@@ -361,3 +361,17 @@ def test_lambdareg_variants_are_validated_weights_of_lambdareg_arms_only():
         arm_weights("anisowm", "tworoom", 0.09, {"alpha_lr": 0})
     with pytest.raises(ValueError, match="whole number of steps"):
         arm_weights("anisowm", "tworoom", 0.09, {"alpha_warmup": 2.5})
+
+
+def test_sigreg_gaussian_floor_is_the_expected_statistic_of_gaussian_samples():
+    from jepa_geometry.wm.losses import sigreg_gaussian_floor
+
+    floor = sigreg_gaussian_floor()
+    g = torch.Generator().manual_seed(0)
+    for n in (32, 256):  # the expectation does not depend on the batch
+        draws = [sigreg(torch.randn(4, n, 16, generator=g, dtype=torch.float64), 64, generator=g)
+                 for _ in range(60)]  # fmt: skip
+        mc = torch.stack(draws)
+        assert mc.mean().item() == pytest.approx(floor, abs=4 * mc.std().item() / 60**0.5)
+    wide = sigreg(2 * torch.randn(4, 256, 16, generator=g, dtype=torch.float64), 64, generator=g)
+    assert wide.item() > 5 * floor  # a non-standard Gaussian sits far above the floor

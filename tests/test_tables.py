@@ -199,3 +199,18 @@ def test_final_diagnostics_averages_the_last_rows_of_each_model_then_seeds():
         "top8_share",
         "cond_lambda",
     ]
+
+
+def test_sigreg_strength_ratios(monkeypatch):
+    from jepa_geometry.wm.losses import sigreg_gaussian_floor
+
+    logs = {0: [{"sigreg": 9.0, "top2_share": 0.1, "top8_share": 0.2}] * 2
+               + [{"sigreg": 3.0, "top2_share": 0.25, "top8_share": 0.5}] * 3}  # fmt: skip
+    monkeypatch.setattr(tables, "training_log", lambda task, arm, s, prof: logs[s])
+    prof = load_profile("laptop", {"seeds.train": [0]})
+    row = tables.sigreg_strength("tworoom", prof).iloc[0]
+    floor = sigreg_gaussian_floor()
+    assert row["SIGReg"] == 3.0 and row["SIGReg / floor"] == pytest.approx(3.0 / floor)
+    assert row["top-2 share / isotropic"] == pytest.approx(0.25 * 64 / 2)  # last 3 rows only
+    assert row["top-8 share / isotropic"] == pytest.approx(0.5 * 64 / 8)
+    assert row["λ_sig·B / LeWM's"] == pytest.approx(0.09 * 64 / (0.09 * 128))

@@ -79,6 +79,16 @@ def test_preconditions_are_measured_from_the_models():
     assert bool(rows.loc["LeWM near-isotropic", "holds"])  # exactly isotropic: ratio 1
     assert not bool(rows.loc["Λ selected", "holds"])  # mean cond 1.5 < 0.9 x 2
     assert "1.50" in rows.loc["Λ selected", "measured"]
+    assert "Λ follows the prediction error" not in rows.index  # only with diagnostics
+    diag = pd.DataFrame(
+        {"arm": "anisowm", "train_seed": [0] * 4 + [1] * 4, "step": [50, 100, 150, 200] * 2,
+         "diagnostic": "corr_v_rel_err", "value": [-0.9, 0.1, 0.2, 0.3, -0.9, 0.2, 0.3, 0.4]}
+    )  # fmt: skip
+    with_diag = V.preconditions(
+        types.SimpleNamespace(spectra=spectra, lambda_spectra=lam), kappa=2.0, diagnostics=diag
+    ).set_index("precondition")
+    row = with_diag.loc["Λ follows the prediction error"]
+    assert not bool(row["holds"]) and "+0.25" in row["measured"]  # last 3 steps: step 50 dropped
 
 
 def test_bad_claim_and_evidence():

@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("task", choices=available_studies())
     sy.add_argument(
         "--workers", type=_positive_int, default=default_workers(),
-        help="parallel build jobs of 2 threads each (default: cores / 2); no result depends on it",
+        help="parallel one-thread build jobs (default: one per core); no result depends on it",
     )  # fmt: skip
     sy.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_profile(sy)

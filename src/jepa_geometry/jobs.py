@@ -1,18 +1,20 @@
-"""Build jobs: a fixed number of threads each, as many jobs at once as the cores allow.
+"""Build jobs: one thread each, as many jobs at once as there are cores.
 
 Every cached model and planning result is built inside :func:`job_threads`, with exactly
-:data:`JOB_THREADS` = 2 PyTorch intra-op threads, whatever the machine. Two reasons, both
-measured on the laptop's 2 cores (``benchmarks/bench_throughput.py``):
+:data:`JOB_THREADS` = 1 PyTorch intra-op thread, whatever the machine. Two reasons, both
+measured on the laptop's 2 cores (``benchmarks/bench_throughput.py``; the machine is shared,
+so its speed drifts by tens of percent between runs, and only ratios measured back to back
+count):
 
 * **Determinism across machines.** PyTorch's CPU kernels split work by thread count, and the
   same training step gives different bits with 1 and 2 threads (gradients differ by ~4e-6 in
-  fp32). A build that always uses the same thread count gives the same numbers on a 2-core
-  laptop and a 64-core server, whatever the number of parallel jobs.
-* **Why two.** bf16 training and the planner's rollouts scale almost perfectly from one
-  thread to two on this CPU (1.9-2.0x), so one 2-thread job finishes a single model or cell
-  about twice as fast as a 1-thread job, while two 1-thread jobs side by side do no more work
-  per minute than one 2-thread job. Two threads serve the reader who re-runs one model as well
-  as the full study; a machine with more cores runs ``cores // 2`` jobs side by side.
+  fp32). A build that always uses one thread gives the same numbers on a 2-core laptop and a
+  64-core server, whatever the number of parallel jobs.
+* **Throughput.** The laptop model is small, and a training step is many small operations;
+  in the Two-Room study two 1-thread jobs side by side trained 23.4 steps/s together, against
+  16.7-17.9 steps/s for one 2-thread process (the trainer's own overhead grows with threads).
+  The price is latency: a lone model or planning cell takes longer on one thread than it
+  would on two.
 
 :func:`run_parallel` runs independent build jobs in a ``concurrent.futures`` process pool
 (the ``spawn`` start method: forking a process that has already used PyTorch's thread pool can
@@ -30,7 +32,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-JOB_THREADS = 2  # intra-op threads of every build job (see the module docstring)
+JOB_THREADS = 1  # intra-op threads of every build job (see the module docstring)
 
 
 @contextmanager
@@ -49,7 +51,7 @@ def job_threads(threads: int = JOB_THREADS) -> Iterator[None]:
 
 def default_workers() -> int:
     """Parallel build jobs by default: the CPU cores this process may use divided by
-    :data:`JOB_THREADS` (at least one)."""
+    :data:`JOB_THREADS` (one job per core; at least one)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux

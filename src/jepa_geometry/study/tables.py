@@ -20,6 +20,7 @@ from jepa_geometry.study.grid import CELL_KEYS, STUDY_ARMS
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.verdict import verdict_table
+from jepa_geometry.wm.losses import sigreg_gaussian_floor
 from jepa_geometry.wm.training import DIAGNOSTICS, diagnostics_long, training_log
 
 RANKING_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -110,6 +111,38 @@ def final_diagnostics(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     return pd.DataFrame(
         [[text.get((m, d), "") for d in cols] for m in arms], index=arms, columns=cols
     )
+
+
+PAPER_SIGREG_BATCH = 128  # LeWM's λ_sig = 0.09 was set at batch 128 (1,024 directions)
+
+
+def sigreg_strength(task: str, profile: Profile, last: int = 3) -> pd.DataFrame:
+    """How close SIGReg keeps the baseline to isotropy at this profile, one row per training
+    seed of ``lewm`` (issue #13, item 4).
+
+    Columns: the logged SIGReg statistic (mean of the last ``last`` log rows) and its Gaussian
+    floor (:func:`~jepa_geometry.wm.losses.sigreg_gaussian_floor`, the expectation for exactly
+    N(0, I) embeddings); the top-2 and top-8 variance shares divided by their isotropic values
+    2/D and 8/D (1 = isotropic); and ``λ_sig · B`` against LeWM's ``0.09 · 128``: SIGReg's
+    statistic is N times a distance, so a deviation from the Gaussian is penalised in
+    proportion to the batch, and halving the batch halves the effective strength.
+    """
+    d = profile.model.embed_dim
+    floor = sigreg_gaussian_floor()
+    rows = []
+    for s in profile.seeds.train:
+        log = pd.DataFrame(training_log(task, BASELINE, s, profile)).tail(last)
+        rows.append({
+            "train_seed": s,
+            "SIGReg": float(log["sigreg"].mean()),
+            "Gaussian floor": floor,
+            "SIGReg / floor": float(log["sigreg"].mean()) / floor,
+            "top-2 share / isotropic": float(log["top2_share"].mean()) * d / 2,
+            "top-8 share / isotropic": float(log["top8_share"].mean()) * d / 8,
+            "λ_sig·B / LeWM's": profile.train.sigreg_weight * profile.train.batch_size
+            / (0.09 * PAPER_SIGREG_BATCH),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 # --- success and planning tables (chapter 6) ---------------------------------------------

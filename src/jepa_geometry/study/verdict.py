@@ -188,7 +188,9 @@ ISOTROPY_RATIO_MAX = 2.0  # LeWM's top-8 variance share at most twice the isotro
 SELECTION_FRACTION_MIN = 0.9  # Λ counts as selected when cond Λ reaches 90 % of its bound κ
 
 
-def preconditions(geometry: Any, kappa: float = 2.0) -> pd.DataFrame:
+def preconditions(
+    geometry: Any, kappa: float = 2.0, diagnostics: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """What the claims assume about the trained models, measured (one row each).
 
     * "LeWM near-isotropic": the baseline's top-8 PCs hold at most
@@ -197,6 +199,11 @@ def preconditions(geometry: Any, kappa: float = 2.0) -> pd.DataFrame:
     * "Λ selected": the mean learned ``cond Λ`` of the ΛReg arms reaches
       :data:`SELECTION_FRACTION_MIN` of its bound κ; below that Λ stayed near the identity and
       ΛReg cannot differ much from SIGReg, so AnisoWM's claims are not tested as intended.
+    * "Λ follows the prediction error" (with ``diagnostics``, the long table of
+      :func:`~jepa_geometry.study.tables.training_diagnostics`): the ΛReg models' mean
+      ``corr_v_rel_err`` over their last three logged steps is negative, i.e. Λ gives more
+      target variance where the model predicts relatively well, as AnisoWM's theory wants.
+      Informative only: no claim requires it (it was added after the claims were fixed).
     """
     rows = []
     spec = geometry.spectra[geometry.spectra["arm"] == "lewm"]
@@ -215,6 +222,14 @@ def preconditions(geometry: Any, kappa: float = 2.0) -> pd.DataFrame:
                      f"mean cond Λ {mean:.2f} of bound κ = {kappa:g}",
                      "criterion": f">= {SELECTION_FRACTION_MIN:g} κ",
                      "holds": mean >= SELECTION_FRACTION_MIN * kappa})  # fmt: skip
+    if diagnostics is not None:
+        d = diagnostics[diagnostics["diagnostic"] == "corr_v_rel_err"]
+        if not d.empty:
+            rank = d.groupby(["arm", "train_seed"])["step"].rank(method="first", ascending=False)
+            mean = float(d[rank <= 3]["value"].mean())
+            rows.append({"precondition": "Λ follows the prediction error", "measured":
+                         f"mean corr(v, relative prediction error) {mean:+.2f}",
+                         "criterion": "< 0", "holds": mean < 0})  # fmt: skip
     return pd.DataFrame(rows, columns=["precondition", "measured", "criterion", "holds"])
 
 

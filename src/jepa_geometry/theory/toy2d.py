@@ -394,7 +394,7 @@ def load_model(path: Path, cfg: ToyConfig) -> ToyWorldModel:
 
 
 def _run_row(cfg: ToyConfig, seed: int, tasks: dict) -> dict:
-    with job_threads(1):  # the toy's MLPs are too small for a second thread: one run per core
+    with job_threads():  # one run per core; the same numbers whatever the pool size
         return run_toy(cfg, seed, tasks)[0]
 
 

@@ -44,6 +44,18 @@ def epps_pulley_weights(knots: int = 17, t_max: float = 3.0) -> tuple[torch.Tens
     return t, delta * c * torch.exp(-(t**2) / 2)
 
 
+def sigreg_gaussian_floor(knots: int = 17) -> float:
+    """The expected SIGReg statistic of exactly Gaussian embeddings, ``z ~ N(0, I)``.
+
+    For N i.i.d. standard normal projections, ``E|φ_N(t) - φ(t)|² = (1 - e^{-t²}) / N``, so
+    ``E[SIGReg] = Σ_k w_k (1 - e^{-t_k²})`` for any N, D and number of directions: the value a
+    perfectly isotropic Gaussian encoder would log, below which no training run can go on
+    average. A logged SIGReg far above it says the embedding is measurably non-Gaussian.
+    """
+    t, w = epps_pulley_weights(knots)
+    return float((w * (1 - torch.exp(-(t**2)))).sum())
+
+
 def random_directions(
     dim: int, num_projections: int, generator: torch.Generator | None = None, device=None
 ) -> torch.Tensor:
