@@ -18,6 +18,7 @@ import argparse
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -44,6 +45,20 @@ def flops(fn: Callable[[], object]) -> int:
     return int(counter.get_total_flops())
 
 
+def train_step(model, pixels, actions, prof, gen, bf16: bool = False) -> None:
+    """One forward + backward of the LeWM loss (prediction + SIGReg) on a fixed batch, with the
+    model's forward under bf16 autocast if asked (the trainer's ``precision``)."""
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        z = model.encode(pixels)
+        z_hat = model.predict(z[:, :-1], actions[:, :-1])
+    z, z_hat = z.float(), z_hat.float()
+    loss = ((z_hat - z[:, 1:]) ** 2).mean() + prof.train.sigreg_weight * sigreg(
+        z.transpose(0, 1), prof.train.sigreg_projections, generator=gen
+    )
+    model.zero_grad(set_to_none=True)
+    loss.backward()
+
+
 def matmul_peak(dtype: torch.dtype, n: int = 2048, reps: int = 10) -> float:
     a = torch.randn(n, n).to(dtype)
     b = torch.randn(n, n).to(dtype)
@@ -63,17 +78,6 @@ def main() -> None:
     pixels = torch.randint(0, 256, (b, t, 3, size, size), dtype=torch.uint8, generator=gen)
     actions = torch.randn(b, t, model.action_block_dim, generator=gen)
 
-    def train_step(bf16: bool = False) -> None:
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            z = model.encode(pixels)
-            z_hat = model.predict(z[:, :-1], actions[:, :-1])
-        z, z_hat = z.float(), z_hat.float()
-        loss = ((z_hat - z[:, 1:]) ** 2).mean() + prof.train.sigreg_weight * sigreg(
-            z.transpose(0, 1), prof.train.sigreg_projections, generator=gen
-        )
-        model.zero_grad(set_to_none=True)
-        loss.backward()
-
     samples, iterations = budget_tiers(prof)["T1"]
     n = EPISODE_BATCH * samples  # candidates of one solver iteration for one episode chunk
     z0 = torch.randn(n, 1, model.embed_dim, generator=gen)
@@ -85,8 +89,9 @@ def main() -> None:
             model.rollout(z0, blocks)
 
     model.train()
-    step_flops, step_s = flops(train_step), seconds(train_step, args.reps)
-    step_bf16_s = seconds(lambda: train_step(True), args.reps)
+    step = partial(train_step, model, pixels, actions, prof, gen)
+    step_flops, step_s = flops(step), seconds(step, args.reps)
+    step_bf16_s = seconds(lambda: step(bf16=True), args.reps)
     model.eval()
     roll_flops, roll_s = flops(rollout), seconds(rollout, args.reps)
     roll_bf16_s = seconds(lambda: rollout(True), args.reps)

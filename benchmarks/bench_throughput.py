@@ -28,8 +28,10 @@ import argparse
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 
 import torch
+from bench_limits import seconds, train_step
 
 from jepa_geometry.envs import make_task
 from jepa_geometry.envs.dataset import load_dataset
@@ -43,21 +45,15 @@ from jepa_geometry.planning.protocol import (
 from jepa_geometry.planning.solver import budget_tiers, solver_spec
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.wm.arms import arm_weights
-from jepa_geometry.wm.losses import sigreg
 from jepa_geometry.wm.model import build_world_model
 from jepa_geometry.wm.training import Objective, clip_batches, load_world_model, train
 
 TASK = "tworoom"
 
 
-def per_second(fn: Callable[[], object], reps: int, warmup: int = 2) -> float:
-    """Calls of ``fn`` per second (after ``warmup`` calls)."""
-    for _ in range(warmup):
-        fn()
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    return reps / (time.perf_counter() - t0)
+def per_second(fn: Callable[[], object], reps: int) -> float:
+    """Calls of ``fn`` per second (after two warm-up calls)."""
+    return 1.0 / seconds(fn, reps, warmup=2)
 
 
 def _step_rate(profile_name: str, precision: str, threads: int, reps: int) -> float:
@@ -70,17 +66,7 @@ def _step_rate(profile_name: str, precision: str, threads: int, reps: int) -> fl
     pixels = torch.randint(0, 256, (b, t, 3, size, size), dtype=torch.uint8, generator=gen)
     actions = torch.randn(b, t, model.action_block_dim, generator=gen)
 
-    def step() -> None:
-        with torch.autocast("cpu", torch.bfloat16, precision == "bf16"):
-            z = model.encode(pixels)
-            z_hat = model.predict(z[:, :-1], actions[:, :-1])
-        z, z_hat = z.float(), z_hat.float()
-        loss = ((z_hat - z[:, 1:]) ** 2).mean() + prof.train.sigreg_weight * sigreg(
-            z.transpose(0, 1), prof.train.sigreg_projections, generator=gen
-        )
-        model.zero_grad(set_to_none=True)
-        loss.backward()
-
+    step = partial(train_step, model, pixels, actions, prof, gen, precision == "bf16")
     return per_second(step, reps)
 
 

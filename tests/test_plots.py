@@ -81,9 +81,9 @@ def test_training_diagnostics_figure_draws_one_line_per_model_and_the_references
         for d in (("top8_share",) if a == "lewm" else
                   ("top8_share", "cond_lambda", "corr_v_var_z", "corr_v_rel_err"))
     ]  # fmt: skip
-    fig = plot_training_diagnostics(pd.DataFrame(rows), kappa=2.0, embed_dim=64)
+    fig = plot_training_diagnostics(pd.DataFrame(rows), kappa=2.0, isotropic_top8=0.24)
     cond, _, _, top8 = fig.axes[:4]
     assert len(cond.lines) == 2 + 1  # two anisowm seeds + the κ line
     assert len(top8.lines) == 4 + 1  # every model + the isotropic share
-    assert cond.lines[-1].get_ydata()[0] == 2.0 and top8.lines[-1].get_ydata()[0] == 8 / 64
+    assert cond.lines[-1].get_ydata()[0] == 2.0 and top8.lines[-1].get_ydata()[0] == 0.24
     assert _png(fig)  # renders

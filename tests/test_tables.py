@@ -207,10 +207,11 @@ def test_sigreg_strength_ratios(monkeypatch):
     logs = {0: [{"sigreg": 9.0, "top2_share": 0.1, "top8_share": 0.2}] * 2
                + [{"sigreg": 3.0, "top2_share": 0.25, "top8_share": 0.5}] * 3}  # fmt: skip
     monkeypatch.setattr(tables, "training_log", lambda task, arm, s, prof: logs[s])
+    monkeypatch.setattr(tables, "isotropic_top_share", lambda k, n, d: {2: 0.05, 8: 0.25}[k])
     prof = load_profile("laptop", {"seeds.train": [0]})
     row = tables.sigreg_strength("tworoom", prof).iloc[0]
     floor = sigreg_gaussian_floor()
     assert row["SIGReg"] == 3.0 and row["SIGReg / floor"] == pytest.approx(3.0 / floor)
-    assert row["top-2 share / isotropic"] == pytest.approx(0.25 * 64 / 2)  # last 3 rows only
-    assert row["top-8 share / isotropic"] == pytest.approx(0.5 * 64 / 8)
+    assert row["top-2 share / isotropic"] == pytest.approx(0.25 / 0.05)  # last 3 rows only
+    assert row["top-8 share / isotropic"] == pytest.approx(0.5 / 0.25)
     assert row["λ_sig·B / LeWM's"] == pytest.approx(0.09 * 64 / (0.09 * 128))

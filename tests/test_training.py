@@ -593,3 +593,13 @@ def test_diagnostics_long_keeps_each_logged_diagnostic_once():
         1.1,
         1.3,
     ]
+
+
+def test_isotropic_top_share_is_k_over_d_for_many_frames_and_more_for_a_batch():
+    from jepa_geometry.wm.training import isotropic_top_share
+
+    assert isotropic_top_share(8, 20000, 16, draws=5) == pytest.approx(8 / 16, rel=0.02)
+    batch = isotropic_top_share(8, 256, 64, draws=50)
+    # Marchenko-Pastur: at D/n = 1/4 the top eigenvalues are inflated up to (1 + 1/2)² = 2.25x
+    assert 8 / 64 * 1.5 < batch < 8 / 64 * 2.25
+    assert isotropic_top_share(64, 256, 64, draws=3) == pytest.approx(1.0)

@@ -524,17 +524,18 @@ DIAGNOSTIC_PANELS: tuple[tuple[str, str], ...] = (
 
 
 def plot_training_diagnostics(
-    diagnostics: pd.DataFrame, kappa: float, embed_dim: int
+    diagnostics: pd.DataFrame, kappa: float, isotropic_top8: float
 ) -> plt.Figure:
     """Was Λ selected, and is the embedding isotropic? The diagnostics of every model over
     training (:func:`jepa_geometry.study.tables.training_diagnostics`), one line per
     (arm, seed), one colour per arm; reference lines: κ, 0 for the correlations, and the
-    isotropic top-8 share 8 / D."""
+    top-8 share of an isotropic Gaussian on one training batch (``isotropic_top8``,
+    :func:`jepa_geometry.wm.training.isotropic_top_share`)."""
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
     arms = list(dict.fromkeys(diagnostics["arm"]))
     colors = dict(zip(arms, sns.color_palette("tab10", len(arms)), strict=True))
     refs = {"cond_lambda": kappa, "corr_v_var_z": 0.0, "corr_v_rel_err": 0.0,
-            "top8_share": 8 / embed_dim}  # fmt: skip
+            "top8_share": isotropic_top8}  # fmt: skip
     for ax, (name, title) in zip(axes, DIAGNOSTIC_PANELS, strict=True):
         d = diagnostics[diagnostics["diagnostic"] == name]
         for (m, s), g in d.groupby(["arm", "train_seed"], sort=False):

@@ -21,7 +21,12 @@ from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.verdict import verdict_table
 from jepa_geometry.wm.losses import sigreg_gaussian_floor
-from jepa_geometry.wm.training import DIAGNOSTICS, diagnostics_long, training_log
+from jepa_geometry.wm.training import (
+    DIAGNOSTICS,
+    diagnostics_long,
+    isotropic_top_share,
+    training_log,
+)
 
 RANKING_COLUMNS: dict[str, tuple[str, ...]] = {
     "gaussian": ("tau_pred", "tau_geom", "tau_total", "rollout_error"),  # SCALE's channels
@@ -122,12 +127,16 @@ def sigreg_strength(task: str, profile: Profile, last: int = 3) -> pd.DataFrame:
 
     Columns: the logged SIGReg statistic (mean of the last ``last`` log rows) and its Gaussian
     floor (:func:`~jepa_geometry.wm.losses.sigreg_gaussian_floor`, the expectation for exactly
-    N(0, I) embeddings); the top-2 and top-8 variance shares divided by their isotropic values
-    2/D and 8/D (1 = isotropic); and ``λ_sig · B`` against LeWM's ``0.09 · 128``: SIGReg's
-    statistic is N times a distance, so a deviation from the Gaussian is penalised in
-    proportion to the batch, and halving the batch halves the effective strength.
+    N(0, I) embeddings); the top-2 and top-8 variance shares of a training batch divided by
+    what an isotropic Gaussian shows on a batch of the same size
+    (:func:`~jepa_geometry.wm.training.isotropic_top_share`; 1 = isotropic); and
+    ``λ_sig · B`` against LeWM's ``0.09 · 128``: SIGReg's statistic is N times a distance, so
+    a deviation from the Gaussian is penalised in proportion to the batch, and halving the
+    batch halves the effective strength.
     """
     d = profile.model.embed_dim
+    frames = profile.train.batch_size * (profile.data.history + 1)  # one training batch
+    iso2, iso8 = (isotropic_top_share(k, frames, d) for k in (2, 8))
     floor = sigreg_gaussian_floor()
     rows = []
     for s in profile.seeds.train:
@@ -137,8 +146,8 @@ def sigreg_strength(task: str, profile: Profile, last: int = 3) -> pd.DataFrame:
             "SIGReg": float(log["sigreg"].mean()),
             "Gaussian floor": floor,
             "SIGReg / floor": float(log["sigreg"].mean()) / floor,
-            "top-2 share / isotropic": float(log["top2_share"].mean()) * d / 2,
-            "top-8 share / isotropic": float(log["top8_share"].mean()) * d / 8,
+            "top-2 share / isotropic": float(log["top2_share"].mean()) / iso2,
+            "top-8 share / isotropic": float(log["top8_share"].mean()) / iso8,
             "λ_sig·B / LeWM's": profile.train.sigreg_weight * profile.train.batch_size
             / (0.09 * PAPER_SIGREG_BATCH),
         })  # fmt: skip
