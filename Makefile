@@ -7,7 +7,7 @@ ifneq ($(PROFILE),laptop)
 export JEPA_GEOMETRY_DATA ?= $(CURDIR)/.cache/data-$(PROFILE)
 endif
 CHAPTERS := $(basename $(notdir $(wildcard chapters/*.md)))
-LAPTOP_REBUILD := about 2 hours on 2 cores (the last full laptop build, README)
+LAPTOP_REBUILD := about 50 minutes on 2 cores (the last full laptop build, README)
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 BIN     := $(VENV)/bin

@@ -160,3 +160,22 @@ def test_build_study_fills_the_cache_the_serial_grid_reads(data_root):
     assert list(times.jobs) == [1, 2, sweep + 2 * 14, 2 * 4, 1 + 2 + sweep + 2 * 18]
     assert (times.job_seconds > 0).all() and (times.wall_seconds >= 0).all()
     assert times.loc["total", "wall_seconds"] >= times.loc["models", "wall_seconds"]
+
+
+def test_variant_planning_sentence_states_each_interval():
+    from jepa_geometry.study.lambdareg import choose_variant, variant_planning_sentence
+
+    t = pd.DataFrame([{"comparison": "v - lewm", "diff": 0.043, "low": -0.04, "high": 0.115,
+                       "p_mcnemar": 0.005}])  # fmt: skip
+    assert variant_planning_sentence(t) == "v - lewm: +4.3 pp [-4.0, +11.5] (McNemar p = 0.005)"
+    variants = pd.DataFrame(
+        {
+            "variant": ["published", "fast", "tanh"],
+            "cond_lambda": [1.4, 2.0, 2.0],
+            "corr_v_rel_err": [-0.1, 0.2, -0.01],
+        }
+    )
+    assert choose_variant(variants)[0] == "tanh"  # the largest cond among negative correlations
+    none = variants.assign(corr_v_rel_err=[0.1, 0.2, 0.3])
+    name, why = choose_variant(none)
+    assert name == "published" and "not selected at this scale" in why

@@ -542,6 +542,9 @@ def plot_training_diagnostics(
             ax.plot(g["step"], g["value"], color=colors[m], lw=1,
                     label=m if s == d[d["arm"] == m]["train_seed"].min() else None)  # fmt: skip
         ax.axhline(refs[name], color="0.4", lw=0.8, ls="--")
+        lo, hi = ax.get_ylim()  # keep the reference line in view
+        pad = 0.05 * (max(hi, refs[name]) - min(lo, refs[name]))
+        ax.set_ylim(min(lo, refs[name] - pad), max(hi, refs[name] + pad))
         ax.set(xlabel="training step", title=title)
         if d.empty:
             ax.text(0.5, 0.5, "no ΛReg arm", ha="center", transform=ax.transAxes)

@@ -154,6 +154,17 @@ def variant_planning(
     return pd.DataFrame(rows)
 
 
+def variant_planning_sentence(table: pd.DataFrame) -> str:
+    """:func:`variant_planning`'s rows in one sentence: each paired difference with its 95 %
+    interval in percentage points and its McNemar p-value."""
+    return "; ".join(
+        f"{r['comparison']}: {100 * r['diff']:+.1f} pp [{100 * r['low']:+.1f}, "
+        f"{100 * r['high']:+.1f}] (McNemar p = {r['p_mcnemar']:.3f})"
+        for _, r in table.iterrows()
+    )
+
+
 __all__ = [
-    "LAMBDAREG_VARIANTS", "LAST_ROWS", "choose_variant", "variant_planning", "variant_table",
+    "LAMBDAREG_VARIANTS", "LAST_ROWS", "choose_variant", "variant_planning",
+    "variant_planning_sentence", "variant_table",
 ]  # fmt: skip
