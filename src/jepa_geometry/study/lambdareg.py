@@ -19,7 +19,7 @@ not selected at this scale.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -28,6 +28,7 @@ from jepa_geometry import stats
 from jepa_geometry.jobs import run_parallel
 from jepa_geometry.planning.protocol import evaluate_arm
 from jepa_geometry.profiles import Profile
+from jepa_geometry.wm.arms import LAMBDAREG_ARMS
 from jepa_geometry.wm.training import train_world_model, training_log
 
 ARM = "anisowm"
@@ -41,8 +42,8 @@ LAMBDAREG_VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-def _train(task: str, weights: dict[str, Any], seed: int, profile: Profile) -> None:
-    train_world_model(task, ARM, seed, profile, weights or None, progress=False)
+def _train(task: str, arm: str, weights: dict[str, Any], seed: int, profile: Profile) -> None:
+    train_world_model(task, arm, seed, profile, weights or None, progress=False)
 
 
 def variant_table(
@@ -56,7 +57,7 @@ def variant_table(
     return one row per variant: its settings, the mean of each ΛReg diagnostic over the last
     :data:`LAST_ROWS` log rows, and the final prediction loss."""
     seed = profile.seeds.train[0]
-    jobs = [(task, dict(w), seed, profile) for w in variants.values()]
+    jobs = [(task, ARM, dict(w), seed, profile) for w in variants.values()]
     run_parallel(_train, jobs, workers, f"ΛReg variants {task}", progress)
     rows = []
     for name, w in variants.items():
@@ -104,50 +105,57 @@ def variant_planning(
     profile: Profile,
     variant: str,
     cell: tuple[str, str, str] = ("goal100_budget150", "cem", "T1"),
+    arms: Sequence[str] = LAMBDAREG_ARMS,
     workers: int = 1,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Planning success of the chosen ΛReg variant of ``anisowm`` beside the published form and
-    ``lewm``, in one cell (default: the main protocol's CEM T1), every training seed.
+    """Planning success of the chosen ΛReg variant of each ΛReg arm (``anisowm``,
+    ``scale+anisowm``) beside its published form and ``lewm``, in one cell (default: the main
+    protocol's CEM T1), every training seed.
 
-    Rows: ``variant - lewm``, ``published - lewm`` and ``variant - published``, each a paired
-    difference over (seed, pair) units with its bootstrap 95 % interval and McNemar p-value
-    (:func:`jepa_geometry.stats.paired_difference`); the variant's models are trained first if
-    missing. With ``variant == "published"`` only the middle row is returned.
+    Per arm, rows ``<arm> <variant> - lewm``, ``<arm> published - lewm`` and ``<arm> <variant>
+    - published``, each a paired difference over (seed, pair) units with its bootstrap 95 %
+    interval and McNemar p-value (:func:`jepa_geometry.stats.paired_difference`); the
+    variant's models are trained first if missing. With ``variant == "published"`` only the
+    published rows are returned.
     """
     if variant not in LAMBDAREG_VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; valid: {', '.join(LAMBDAREG_VARIANTS)}")
     protocol, solver, budget = cell
-    runs = {"lewm": ("lewm", None), "published": (ARM, None)}
-    if variant != "published":
-        runs["variant"] = (ARM, dict(LAMBDAREG_VARIANTS[variant]))
+    runs = {"lewm": ("lewm", None)}
+    for arm in arms:
+        runs[f"{arm} published"] = (arm, None)
+        if variant != "published":
+            runs[f"{arm} {variant}"] = (arm, dict(LAMBDAREG_VARIANTS[variant]))
+    seeds = list(profile.seeds.train)
+    models = [(task, arm, w or {}, s, profile) for arm, w in runs.values() if w for s in seeds]
+    run_parallel(_train, models, workers, "ΛReg variant models", progress)
     jobs = [
         ({"task": task, "arm": arm, "train_seed": s, "profile": profile, "solver": solver,
           "budget": budget, "protocol": protocol, "weights": w},)
         for arm, w in runs.values()
-        for s in profile.seeds.train
+        for s in seeds
     ]  # fmt: skip
-    run_parallel(_train, [(task, w or {}, s, profile) for arm, w in runs.values() if arm == ARM
-                          for s in profile.seeds.train], workers, "ΛReg variant models",
-                 progress)  # fmt: skip
     run_parallel(_plan, jobs, workers, f"plan {task} {solver} {budget}", progress)
     success = {}
     for name, (arm, w) in runs.items():
         tabs = [
             evaluate_arm(task, arm, s, profile, solver=solver, budget=budget, protocol=protocol,
                          weights=w, progress=False).episodes
-            for s in profile.seeds.train
+            for s in seeds
         ]  # fmt: skip
         success[name] = stats.success_matrix(pd.concat(tabs, ignore_index=True))
-    pairs = [("variant", "lewm"), ("published", "lewm"), ("variant", "published")]
     rows = []
-    for a, b in pairs:
-        if a in success and b in success:
+    for arm in arms:
+        pairs = [(f"{arm} {variant}", "lewm"), (f"{arm} published", "lewm"),
+                 (f"{arm} {variant}", f"{arm} published")]  # fmt: skip
+        for a, b in pairs:
+            if a not in success or a == b:
+                continue
             m_a, m_b = success[a], success[b]
             d = stats.paired_difference(m_a if len(m_a) > 1 else m_a[0],
                                         m_b if len(m_b) > 1 else m_b[0])  # fmt: skip
-            label = {"variant": variant, "published": "published", "lewm": "lewm"}
-            rows.append({"comparison": f"{label[a]} - {label[b]}",
+            rows.append({"comparison": f"{a} - {b.removeprefix(arm + ' ')}",
                          "rate": float(m_a.mean()), "baseline rate": float(m_b.mean()),
                          "diff": d.diff, "low": d.low, "high": d.high,
                          "p_mcnemar": d.p_mcnemar})  # fmt: skip
