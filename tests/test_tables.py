@@ -215,3 +215,24 @@ def test_sigreg_strength_ratios(monkeypatch):
     assert row["top-2 share / isotropic"] == pytest.approx(0.25 / 0.05)  # last 3 rows only
     assert row["top-8 share / isotropic"] == pytest.approx(0.5 / 0.25)
     assert row["λ_sig·B / LeWM's"] == pytest.approx(0.09 * 64 / (0.09 * 128))
+
+
+def test_sigreg_strength_decision_follows_the_written_rule(monkeypatch):
+    def logs(top8_restored: float, pred_restored: float):
+        def fake(task, arm, seed, prof, weights=None):
+            if weights is None:
+                return [{"top8_share": 0.64, "sigreg": 1.8, "pred": 0.010}] * 3
+            return [{"top8_share": top8_restored, "sigreg": 1.4, "pred": pred_restored}] * 3
+
+        return fake
+
+    monkeypatch.setattr(tables, "isotropic_top_share", lambda k, n, d: 0.24)
+    prof = load_profile("laptop")
+    monkeypatch.setattr(tables, "training_log", logs(0.50, 0.011))  # 35 % of the way, +10 %
+    table, text = tables.sigreg_strength_decision("tworoom", prof)
+    assert list(table.index) == ["λ_sig = 0.09", "λ_sig = 0.18"]
+    assert "moves 35%" in text and "+10%" in text and "restores" in text
+    monkeypatch.setattr(tables, "training_log", logs(0.58, 0.011))  # 15 %: not enough
+    assert "keeps λ_sig = 0.09" in tables.sigreg_strength_decision("tworoom", prof)[1]
+    monkeypatch.setattr(tables, "training_log", logs(0.40, 0.013))  # moves, but pred +30 %
+    assert "keeps λ_sig = 0.09" in tables.sigreg_strength_decision("tworoom", prof)[1]

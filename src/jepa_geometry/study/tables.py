@@ -154,6 +154,47 @@ def sigreg_strength(task: str, profile: Profile, last: int = 3) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+RESTORED_SIGREG = 0.18  # LeWM's λ_sig · B = 0.09 · 128 at the laptop batch of 64
+
+
+def sigreg_strength_decision(
+    task: str, profile: Profile, weight: float = RESTORED_SIGREG, last: int = 3
+) -> tuple[pd.DataFrame, str]:
+    """The rule of the book's section rec-sigreg-strength, applied: ``lewm`` with the first
+    training seed at the profile's λ_sig and at ``weight`` (trained first if missing).
+
+    Returns a table (rows: the two λ_sig; columns: the last ``last`` log rows' mean top-8 share,
+    SIGReg statistic and prediction loss) and the decision: restore ``weight`` for every arm if
+    the top-8 share moves at least a quarter of the way from the default's towards the isotropic
+    batch value (:func:`~jepa_geometry.wm.training.isotropic_top_share`) and the prediction loss
+    rises by at most 20 %; otherwise keep the profile's λ_sig.
+    """
+    seed = profile.seeds.train[0]
+    frames = profile.train.batch_size * (profile.data.history + 1)
+    iso8 = isotropic_top_share(8, frames, profile.model.embed_dim)
+    rows = {}
+    for lam, w in ((profile.train.sigreg_weight, None), (weight, {"sigreg": weight})):
+        log = pd.DataFrame(training_log(task, BASELINE, seed, profile, w)).tail(last)
+        rows[f"λ_sig = {lam:g}"] = {
+            "top8_share": float(log["top8_share"].mean()),
+            "SIGReg": float(log["sigreg"].mean()),
+            "pred": float(log["pred"].mean()),
+        }
+    table = pd.DataFrame(rows).T
+    (default, restored) = table.to_dict("index").values()
+    moved = (default["top8_share"] - restored["top8_share"]) / (default["top8_share"] - iso8)
+    rise = restored["pred"] / default["pred"] - 1
+    restore = moved >= 0.25 and rise <= 0.2
+    decision = (
+        f"at λ_sig = {weight:g} the top-8 share moves {moved:.0%} of the way towards the isotropic "
+        f"batch value {iso8:.3f} (rule: at least 25 %) and the prediction loss changes by "
+        f"{rise:+.0%} (rule: at most +20 %), so the rule "
+        + ("restores the paper's effective strength for every arm" if restore
+           else f"keeps λ_sig = {profile.train.sigreg_weight:g}")
+    )  # fmt: skip
+    return table, decision
+
+
 # --- success and planning tables (chapter 6) ---------------------------------------------
 
 
