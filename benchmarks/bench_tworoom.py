@@ -141,9 +141,10 @@ def main() -> None:
             print(g.agg(["count", "sum", "mean"]).round(1).to_string())
             total = b.seconds.sum() + p.seconds.sum()
             print(
-                f"total from an empty cache: {total / 60:.1f} min (data, training and "
-                f"geometry {b.seconds.sum() / 60:.1f} min; planning {p.seconds.sum() / 60:.1f} "
-                f"min, of which the MPPI sweep "
+                f"summed job time of every cached artifact (not wall time: jobs ran side by "
+                f"side; cells outside the study grid included): {total / 60:.1f} min (data, "
+                f"training and geometry {b.seconds.sum() / 60:.1f} min; planning "
+                f"{p.seconds.sum() / 60:.1f} min, of which the MPPI sweep "
                 f"{p[p.part == 'MPPI sweep'].seconds.sum() / 60:.1f} min)"
             )
     t0 = time.perf_counter()
