@@ -179,3 +179,29 @@ def test_variant_planning_sentence_states_each_interval():
     none = variants.assign(corr_v_rel_err=[0.1, 0.2, 0.3])
     name, why = choose_variant(none)
     assert name == "published" and "not selected at this scale" in why
+
+
+@pytest.mark.parametrize(
+    "lewm_k,random_k,keep,word",
+    [(120, 20, True, "keep"), (190, 20, False, "saturates"), (40, 2, False, "fails"),
+     (80, 50, False, "more than half")],
+)  # fmt: skip
+def test_protocol_gate_applies_the_written_rule(monkeypatch, lewm_k, random_k, keep, word):
+    import types
+
+    from jepa_geometry.study import gate
+
+    n = 200
+
+    def table(k: int) -> pd.DataFrame:
+        ok = np.zeros(n, bool)
+        ok[:k] = True
+        return pd.DataFrame({"success": ok, "hard": np.arange(n) % 2 == 0,
+                             "solved_at_start": np.arange(n) < 4})  # fmt: skip
+
+    fake = types.SimpleNamespace(episodes=table(lewm_k), random=table(random_k))
+    monkeypatch.setattr(gate, "evaluate_arm", lambda *a, **k: fake)
+    out = gate.protocol_gate("reacher", jg.load_profile("laptop"))
+    assert out["discriminates"] is keep and word in out["reason"]
+    assert out["solved at start"] == pytest.approx(4 / n) and out["hard pairs"] == n // 2
+    assert out["lewm hard"] == pytest.approx(np.mean(np.arange(n)[::2] < lewm_k))
