@@ -206,8 +206,8 @@ def test_sigreg_strength_ratios(monkeypatch):
 
     logs = {0: [{"sigreg": 9.0, "top2_share": 0.1, "top8_share": 0.2}] * 2
                + [{"sigreg": 3.0, "top2_share": 0.25, "top8_share": 0.5}] * 3}  # fmt: skip
-    monkeypatch.setattr(tables, "training_log", lambda task, arm, s, prof: logs[s])
-    monkeypatch.setattr(tables, "isotropic_top_share", lambda k, n, d: {2: 0.05, 8: 0.25}[k])
+    monkeypatch.setattr(tables, "training_log", lambda task, arm, s, prof, w=None: logs[s])
+    monkeypatch.setattr(tables, "batch_isotropic_share", lambda prof, k: {2: 0.05, 8: 0.25}[k])
     prof = load_profile("laptop", {"seeds.train": [0]})
     row = tables.sigreg_strength("tworoom", prof).iloc[0]
     floor = sigreg_gaussian_floor()
@@ -226,7 +226,7 @@ def test_sigreg_strength_decision_follows_the_written_rule(monkeypatch):
 
         return fake
 
-    monkeypatch.setattr(tables, "isotropic_top_share", lambda k, n, d: 0.24)
+    monkeypatch.setattr(tables, "batch_isotropic_share", lambda prof, k: 0.24)
     prof = load_profile("laptop")
     monkeypatch.setattr(tables, "training_log", logs(0.50, 0.011))  # 35 % of the way, +10 %
     table, text = tables.sigreg_strength_decision("tworoom", prof)

@@ -596,7 +596,7 @@ def test_diagnostics_long_keeps_each_logged_diagnostic_once():
 
 
 def test_isotropic_top_share_is_k_over_d_for_many_frames_and_more_for_a_batch():
-    from jepa_geometry.wm.training import isotropic_top_share
+    from jepa_geometry.wm.training import batch_isotropic_share, isotropic_top_share
 
     # many frames: k/D, up to the Marchenko-Pastur edge (1 + sqrt(D/n))² of the top eigenvalues
     many = isotropic_top_share(8, 20000, 16, draws=5)
@@ -605,3 +605,5 @@ def test_isotropic_top_share_is_k_over_d_for_many_frames_and_more_for_a_batch():
     # Marchenko-Pastur: at D/n = 1/4 the top eigenvalues are inflated up to (1 + 1/2)² = 2.25x
     assert 8 / 64 * 1.5 < batch < 8 / 64 * 2.25
     assert isotropic_top_share(64, 256, 64, draws=3) == pytest.approx(1.0)
+    laptop = load_profile("laptop")  # one training batch: 64 clips x 4 frames in D = 64
+    assert batch_isotropic_share(laptop, 8) == isotropic_top_share(8, 256, 64)

@@ -276,19 +276,22 @@ def _leaves(value: Any) -> list[Any]:
     return [value]
 
 
+def _dotted(profile: Profile, key: str) -> Any:
+    section, name = key.split(".")
+    return getattr(getattr(profile, section), name)
+
+
 def check_limits(profile: Profile) -> None:
     """Raise :class:`ProfileError` (one line) for the first value outside :data:`LIMITS` or
     :data:`CHOICES`."""
     for key, valid in CHOICES.items():
-        section, name = key.split(".")
-        value = getattr(getattr(profile, section), name)
+        value = _dotted(profile, key)
         if value not in valid:
             raise ProfileError(
                 f"profile {profile.name!r}: {key} must be one of {', '.join(valid)}, got {value!r}"
             )
     for key, (low, high, open_low) in LIMITS.items():
-        section, name = key.split(".")
-        value = getattr(getattr(profile, section), name)
+        value = _dotted(profile, key)
         if isinstance(value, tuple) and not value and key != "data.task_episodes":
             raise ProfileError(f"profile {profile.name!r}: {key} must not be empty")
         bad = [v for v in _leaves(value) if not ((low < v if open_low else low <= v) and v <= high)]

@@ -23,8 +23,9 @@ from jepa_geometry.study.verdict import verdict_table
 from jepa_geometry.wm.losses import sigreg_gaussian_floor
 from jepa_geometry.wm.training import (
     DIAGNOSTICS,
+    batch_isotropic_share,
     diagnostics_long,
-    isotropic_top_share,
+    last_logged,
     training_log,
 )
 
@@ -101,10 +102,11 @@ def final_diagnostics(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     """Per arm and diagnostic: the mean over seeds of each model's mean over its ``last``
     logged steps, ``± sd`` across seeds, as text (rows in the book's arm order, columns in
     :data:`~jepa_geometry.wm.training.DIAGNOSTICS` order; empty where an arm has none)."""
-    order = diagnostics.groupby(["arm", "train_seed", "diagnostic"])["step"]
-    keep = order.rank(method="first", ascending=False) <= last
     per_model = (
-        diagnostics[keep].groupby(["arm", "diagnostic", "train_seed"])["value"].mean().reset_index()
+        last_logged(diagnostics, last)
+        .groupby(["arm", "diagnostic", "train_seed"])["value"]
+        .mean()
+        .reset_index()
     )
     agg = per_model.groupby(["arm", "diagnostic"])["value"].agg(["mean", "std"])
     text = {
@@ -116,6 +118,13 @@ def final_diagnostics(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     return pd.DataFrame(
         [[text.get((m, d), "") for d in cols] for m in arms], index=arms, columns=cols
     )
+
+
+def _last_rows(
+    task: str, arm: str, seed: int, profile: Profile, weights: dict | None, last: int
+) -> pd.DataFrame:
+    """The last ``last`` rows of a model's training log (trained first if missing)."""
+    return pd.DataFrame(training_log(task, arm, seed, profile, weights)).tail(last)
 
 
 PAPER_SIGREG_BATCH = 128  # LeWM's λ_sig = 0.09 was set at batch 128 (1,024 directions)
@@ -134,13 +143,11 @@ def sigreg_strength(task: str, profile: Profile, last: int = 3) -> pd.DataFrame:
     a deviation from the Gaussian is penalised in proportion to the batch, and halving the
     batch halves the effective strength.
     """
-    d = profile.model.embed_dim
-    frames = profile.train.batch_size * (profile.data.history + 1)  # one training batch
-    iso2, iso8 = (isotropic_top_share(k, frames, d) for k in (2, 8))
+    iso2, iso8 = (batch_isotropic_share(profile, k) for k in (2, 8))
     floor = sigreg_gaussian_floor()
     rows = []
     for s in profile.seeds.train:
-        log = pd.DataFrame(training_log(task, BASELINE, s, profile)).tail(last)
+        log = _last_rows(task, BASELINE, s, profile, None, last)
         rows.append({
             "train_seed": s,
             "SIGReg": float(log["sigreg"].mean()),
@@ -170,11 +177,10 @@ def sigreg_strength_decision(
     rises by at most 20 %; otherwise keep the profile's λ_sig.
     """
     seed = profile.seeds.train[0]
-    frames = profile.train.batch_size * (profile.data.history + 1)
-    iso8 = isotropic_top_share(8, frames, profile.model.embed_dim)
+    iso8 = batch_isotropic_share(profile, 8)
     rows = {}
     for lam, w in ((profile.train.sigreg_weight, None), (weight, {"sigreg": weight})):
-        log = pd.DataFrame(training_log(task, BASELINE, seed, profile, w)).tail(last)
+        log = _last_rows(task, BASELINE, seed, profile, w, last)
         rows[f"λ_sig = {lam:g}"] = {
             "top8_share": float(log["top8_share"].mean()),
             "SIGReg": float(log["sigreg"].mean()),

@@ -40,6 +40,7 @@ from scipy import stats as sps
 
 from jepa_geometry import stats
 from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.wm.training import last_logged
 
 VERDICTS: tuple[str, ...] = (
     "reproduced", "contradicted", "not detected at this scale", "inconclusive"
@@ -223,10 +224,9 @@ def preconditions(
                      "criterion": f">= {SELECTION_FRACTION_MIN:g} κ",
                      "holds": mean >= SELECTION_FRACTION_MIN * kappa})  # fmt: skip
     if diagnostics is not None:
-        d = diagnostics[diagnostics["diagnostic"] == "corr_v_rel_err"]
+        d = last_logged(diagnostics[diagnostics["diagnostic"] == "corr_v_rel_err"])
         if not d.empty:
-            rank = d.groupby(["arm", "train_seed"])["step"].rank(method="first", ascending=False)
-            mean = float(d[rank <= 3]["value"].mean())
+            mean = float(d["value"].mean())
             rows.append({"precondition": "Λ follows the prediction error", "measured":
                          f"mean corr(v, relative prediction error) {mean:+.2f}",
                          "criterion": "< 0", "holds": mean < 0})  # fmt: skip

@@ -153,10 +153,8 @@ class LambdaReg(nn.Module):
         half = self.half_width
         if self.bound == "tanh":
             b = half * torch.tanh(self.alpha / half) if half > 0 else self.alpha * 0
-        elif self.bound == "clamp":
+        else:  # clamp; for "project" the identity once project_() has run (and it guards κ = 1)
             b = self.alpha.clamp(-half, half)
-        else:  # project: α is kept inside the box by project_()
-            b = self.alpha.clamp(-half, half)  # the identity after project_(); guards κ = 1
         return self.dim * torch.softmax(b, dim=0)
 
     @torch.no_grad()

@@ -211,6 +211,14 @@ def isotropic_top_share(k: int, frames: int, dim: int, draws: int = 200, seed: i
     return total / draws
 
 
+def batch_isotropic_share(profile: Profile, k: int) -> float:
+    """:func:`isotropic_top_share` for one training batch of ``profile`` (batch_size clips of
+    history + 1 frames, in embed_dim dimensions): the isotropic reference of the top-k shares
+    that :func:`embedding_diagnostics` logs."""
+    frames = profile.train.batch_size * (profile.data.history + 1)
+    return isotropic_top_share(k, frames, profile.model.embed_dim)
+
+
 def check_batch(batch: Batch, model: WorldModel, q_dim: int) -> None:
     """Fail before training if a batch does not have ClipSampler's format for this model."""
     cfg, where = model.cfg, "training batch"
@@ -708,6 +716,14 @@ def diagnostics_long(logs: pd.DataFrame, seed: int) -> pd.DataFrame:
     out = logs.melt(id_vars=["step", "arm"], value_vars=names, var_name="diagnostic").dropna()
     out.insert(1, "train_seed", seed)
     return out[["arm", "train_seed", "step", "diagnostic", "value"]].reset_index(drop=True)
+
+
+def last_logged(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
+    """The rows of each model's (arm, train_seed, diagnostic) ``last`` logged steps, from the
+    long table of :func:`diagnostics_long`: what "at the end of training" means for every
+    diagnostic the book reports."""
+    order = diagnostics.groupby(["arm", "train_seed", "diagnostic"])["step"]
+    return diagnostics[order.rank(method="first", ascending=False) <= last]
 
 
 def lambda_target_summary(logs: pd.DataFrame) -> pd.DataFrame:
