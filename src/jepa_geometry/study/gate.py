@@ -8,9 +8,19 @@ kept when LeWM's success lies between :data:`GATE_LOW` and :data:`GATE_HIGH` and
 floor is at most half of it; otherwise the protocol (goal distance, budget, hard pairs) or the
 data must change for every arm alike before any other arm is trained. Nothing here looks at an
 arm other than the baseline.
+
+**When SCALE's protocol fails** (:func:`protocol_choice`, written down before any alternative
+was gated): the :data:`ALTERNATIVES` are gated in order, with the same rule, on *separate*
+validation pairs (episode seed = evaluation seed + :data:`VALIDATION_SEED_OFFSET`, the seed of
+the MPPI sweep's pairs), never on the evaluation pairs. The first that passes becomes the
+study's main protocol and SCALE's stays as its secondary one (so SCALE's tables can still be
+set beside ours); if none passes, the study keeps SCALE's protocol and its pages say the gate
+failed.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pandas as pd
 
@@ -21,18 +31,34 @@ from jepa_geometry.study.spec import BASELINE
 
 GATE_LOW, GATE_HIGH = 0.30, 0.85  # LeWM's CEM T1 success must lie in this window
 FLOOR_FRACTION = 0.5  # and the random floor at most this fraction of it
+SCALE_PROTOCOL = "goal25_budget50"  # SCALE's protocol: gated first, on the evaluation pairs
+ALTERNATIVES: tuple[str, ...] = ("goal100_budget150",)  # then these, on validation pairs
+VALIDATION_SEED_OFFSET = 1  # validation pairs: episode seed = evaluation seed + this
 
 
 def protocol_gate(
-    task: str, profile: Profile, protocol: str = "goal25_budget50", progress: bool = False
+    task: str,
+    profile: Profile,
+    protocol: str = SCALE_PROTOCOL,
+    pairs: str = "evaluation",
+    progress: bool = False,
 ) -> dict[str, object]:
-    """The gate's measurements and verdict for ``task`` (the baseline is trained if missing).
+    """The gate's measurements and verdict for ``task`` (the baseline is trained if missing),
+    on the ``evaluation`` pairs or on separate ``validation`` pairs.
 
-    Keys: ``task``, ``protocol``, ``lewm`` and ``random`` (success with Wilson 95 % intervals,
+    Keys: ``task``, ``protocol``, ``pairs``, ``lewm`` and ``random`` (success with Wilson 95 %
+    intervals,
     as text), ``solved at start``, ``hard pairs``, ``lewm hard``, ``random hard``,
     ``paired lewm - random`` (paired bootstrap interval), ``discriminates`` (the rule) and
     ``reason`` (one sentence).
     """
+    if pairs not in ("evaluation", "validation"):
+        raise ValueError(f"pairs must be 'evaluation' or 'validation', got {pairs!r}")
+    if pairs == "validation":
+        seeds = profile.seeds
+        profile = dataclasses.replace(
+            profile, seeds=dataclasses.replace(seeds, eval=seeds.eval + VALIDATION_SEED_OFFSET)
+        )
     res = evaluate_arm(task, BASELINE, profile.seeds.train[0], profile, solver="cem",
                        budget="T1", protocol=protocol, progress=progress)  # fmt: skip
     ep, rnd = res.episodes, res.random
@@ -57,6 +83,7 @@ def protocol_gate(
     return {
         "task": task,
         "protocol": protocol,
+        "pairs": pairs,
         "lewm": str(lewm),
         "random": str(floor),
         "solved at start": float(ep["solved_at_start"].mean()),
@@ -76,4 +103,32 @@ def gate_table(tasks: list[str], profile: Profile, progress: bool = False) -> pd
     return pd.DataFrame([protocol_gate(t, profile, progress=progress) for t in tasks])
 
 
-__all__ = ["FLOOR_FRACTION", "GATE_HIGH", "GATE_LOW", "gate_table", "protocol_gate"]
+def protocol_choice(
+    task: str, profile: Profile, progress: bool = False
+) -> tuple[str, pd.DataFrame]:
+    """The main protocol the rule of this module picks for ``task``, and every gate it ran.
+
+    SCALE's protocol on the evaluation pairs first; if it fails, each of :data:`ALTERNATIVES`
+    on the validation pairs, stopping at the first that passes. Returns (the chosen protocol,
+    one row per gate run); SCALE's protocol when none passes.
+    """
+    rows = [protocol_gate(task, profile, SCALE_PROTOCOL, "evaluation", progress)]
+    for alternative in ALTERNATIVES:
+        if rows[-1]["discriminates"]:
+            break
+        rows.append(protocol_gate(task, profile, alternative, "validation", progress))
+    passed = [r["protocol"] for r in rows if r["discriminates"]]
+    return (passed[0] if passed else SCALE_PROTOCOL), pd.DataFrame(rows)
+
+
+__all__ = [
+    "ALTERNATIVES",
+    "FLOOR_FRACTION",
+    "GATE_HIGH",
+    "GATE_LOW",
+    "SCALE_PROTOCOL",
+    "VALIDATION_SEED_OFFSET",
+    "gate_table",
+    "protocol_choice",
+    "protocol_gate",
+]
