@@ -6,7 +6,8 @@ PROFILE ?= laptop
 ifneq ($(PROFILE),laptop)
 export JEPA_GEOMETRY_DATA ?= $(CURDIR)/.cache/data-$(PROFILE)
 endif
-CHAPTERS := $(basename $(notdir $(wildcard chapters/*.md)))
+# pages of the book (a task chapter chNN_<rest>.md has one page chNN_<task>_<rest> per task)
+CHAPTERS := $(patsubst book/chapters/%,%,$(shell grep -o 'book/chapters/[a-z0-9_]*' _toc.yml))
 LAPTOP_REBUILD := about 50 minutes on 2 cores (the last full laptop build, README)
 VENV    ?= .venv
 PY      := $(VENV)/bin/python

@@ -92,15 +92,15 @@ def planning_seconds(profile_name: str) -> pd.DataFrame:
 
 
 def run_chapters(profile_name: str) -> dict[str, float]:
-    from jepa_geometry.artifacts import repo_root
-    from jepa_geometry.book.pipeline import run_chapter
+    from jepa_geometry.book.pipeline import resolve_page, run_chapter
 
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for ch in CHAPTERS:
+            page = resolve_page(ch)
             t0 = time.perf_counter()
-            run_chapter(repo_root() / "chapters" / f"{ch}.md", Path(tmp) / f"{ch}.ipynb",
-                        {"profile": profile_name}, timeout=7200)  # fmt: skip
+            run_chapter(page.source, Path(tmp) / f"{ch}.ipynb",
+                        {**page.parameters, "profile": profile_name}, timeout=7200)  # fmt: skip
             out[ch] = time.perf_counter() - t0
     return out
 

@@ -34,9 +34,9 @@ def test_grid_spans_interior_and_drops_wall_cells(task, grid) -> None:
     in_wall = (np.abs(xx - WALL_X) <= WALL_BAND) & (np.abs(yy - DOOR_Y) > DOOR_HALF)
     np.testing.assert_array_equal(grid.mask, ~in_wall)
     assert in_wall.sum() > 0 and (grid.mask[:, 14] & (np.abs(grid.ys - DOOR_Y) <= DOOR_HALF)).any()
-    assert not ls._tworoom_holds(task, np.array([112.0, 150.0]))  # inside the wall
-    assert ls._tworoom_holds(task, np.array([112.0, 49.0]))  # in the door
-    assert ls._tworoom_holds(task, np.array([60.0, 112.0]))  # the env's default start
+    assert not ls._holds(task, np.array([112.0, 150.0]))  # inside the wall
+    assert ls._holds(task, np.array([112.0, 49.0]))  # in the door
+    assert ls._holds(task, np.array([60.0, 112.0]))  # the env's default start
     assert len(grid.positions) == len(grid.frames) == grid.mask.sum()
     # each frame shows the agent where the grid says: red-dot centroid in 224-px units
     for m in (0, 300, len(grid.positions) - 1):
@@ -107,3 +107,33 @@ def test_plot_draws_one_panel_per_goal(grid) -> None:
     fig = plot_landscapes(grid, grid.positions, [0, 50])
     assert len(fig.axes) == 2 and "IoU 1.00" in fig.axes[0].get_title()
     plt.close(fig)
+
+
+def test_periodic_axis_wraps_the_distance() -> None:
+    """Reacher's shoulder: -pi + 0.1 and pi - 0.1 are 0.2 rad apart, not 2 pi - 0.2."""
+    x = np.array([[-np.pi + 0.1, 0.0], [np.pi - 0.1, 0.0], [0.0, 0.0], [0.0, 0.3]])
+    z = np.arange(8.0).reshape(4, 2)
+    r = ls.cost_landscape(z, x, 0, period=ls.grid_period("reacher"))
+    np.testing.assert_allclose(r["distance"], [0.0, 0.2, np.pi - 0.1, np.hypot(np.pi - 0.1, 0.3)])
+    flat = ls.cost_landscape(z, x, 0)
+    assert flat["distance"][1] == pytest.approx(2 * np.pi - 0.2)
+    assert ls.grid_period("tworoom") is None
+
+
+@pytest.mark.parametrize("name", ["reacher", "pointmaze"])
+def test_new_task_grids_keep_only_states_the_simulator_holds(name) -> None:
+    env = make_task(name, image_size=32)
+    try:
+        g = ls.position_grid(env, 8, progress=False)
+        assert len(g.positions) == len(g.frames) == g.mask.sum() > 0
+        for m in (0, len(g.positions) - 1):  # a kept cell holds; the frame is that state's
+            state = np.array([*g.positions[m], 0.0, 0.0])
+            assert ls._holds(env, state)
+            env.set_state(state)
+            np.testing.assert_array_equal(env.render(), g.frames[m])
+    finally:
+        env.close()
+    if name == "reacher":  # every shoulder angle, the elbow within its range: all held
+        assert g.mask.all() and g.xs[0] == pytest.approx(-np.pi) and g.xs[-1] < np.pi
+    else:  # the maze's walls drop cells
+        assert 0 < g.mask.sum() < g.mask.size

@@ -205,3 +205,39 @@ def test_protocol_gate_applies_the_written_rule(monkeypatch, lewm_k, random_k, k
     assert out["discriminates"] is keep and word in out["reason"]
     assert out["solved at start"] == pytest.approx(4 / n) and out["hard pairs"] == n // 2
     assert out["lewm hard"] == pytest.approx(np.mean(np.arange(n)[::2] < lewm_k))
+
+
+@pytest.mark.parametrize(
+    "scale_k,alt_k,chosen,runs",
+    [(120, None, "goal25_budget50", 1),  # SCALE's protocol passes: no alternative is gated
+     (190, 120, "goal100_budget150", 2),  # it saturates, the alternative passes
+     (190, 190, "goal25_budget50", 2)],  # both fail: SCALE's protocol, and the gate says so
+)  # fmt: skip
+def test_protocol_choice_gates_alternatives_on_validation_pairs(
+    monkeypatch, scale_k, alt_k, chosen, runs
+):
+    import types
+
+    from jepa_geometry.study import gate
+
+    n, calls = 200, []
+
+    def table(k: int) -> pd.DataFrame:
+        ok = np.arange(n) < k
+        return pd.DataFrame({"success": ok, "hard": ok, "solved_at_start": ok & False})
+
+    def fake(task, arm, seed, profile, **kw):
+        calls.append((kw["protocol"], profile.seeds.eval))
+        k = scale_k if kw["protocol"] == gate.SCALE_PROTOCOL else alt_k
+        return types.SimpleNamespace(episodes=table(k), random=table(10))
+
+    monkeypatch.setattr(gate, "evaluate_arm", fake)
+    cfg = jg.load_profile("laptop")
+    got, tab = gate.protocol_choice("pointmaze", cfg)
+    assert got == chosen and len(tab) == runs == len(calls)
+    assert calls[0] == (gate.SCALE_PROTOCOL, cfg.seeds.eval)  # the evaluation pairs
+    if runs > 1:  # the alternative never sees the evaluation pairs
+        assert calls[1] == ("goal100_budget150", cfg.seeds.eval + gate.VALIDATION_SEED_OFFSET)
+        assert list(tab.pairs) == ["evaluation", "validation"]
+    with pytest.raises(ValueError, match="pairs must be 'evaluation' or 'validation'"):
+        gate.protocol_gate("pointmaze", cfg, pairs="test")

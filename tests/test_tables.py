@@ -236,3 +236,55 @@ def test_sigreg_strength_decision_follows_the_written_rule(monkeypatch):
     assert "keeps λ_sig = 0.09" in tables.sigreg_strength_decision("tworoom", prof)[1]
     monkeypatch.setattr(tables, "training_log", logs(0.40, 0.013))  # moves, but pred +30 %
     assert "keeps λ_sig = 0.09" in tables.sigreg_strength_decision("tworoom", prof)[1]
+
+
+def test_weight_table_gives_each_task_its_papers_weights():
+    from jepa_geometry.study.tables import weight_table
+
+    t = weight_table("reacher", ["lewm", "scale", "aux", "scale+anisowm"]).set_index("arm")
+    assert t.loc["scale", "SCALE λ"] == 0.15 and t.loc["aux", "Aux w"] == 0.4
+    assert np.isnan(t.loc["lewm", "SCALE λ"]) and t.loc["scale+anisowm", "ΛReg κ"] == 2.0
+    assert weight_table("pointmaze", ["scale"]).iloc[0]["SCALE λ"] == 0.1
+
+
+def test_gate_sentence_says_whether_the_study_follows_the_rule():
+    from jepa_geometry.study.tables import gate_sentence
+
+    gate = pd.DataFrame([{"protocol": "goal25_budget50", "pairs": "evaluation", "reason": "r1"},
+                         {"protocol": "goal100_budget150", "pairs": "validation",
+                          "reason": "r2"}])  # fmt: skip
+    ok = gate_sentence(gate, "goal100_budget150", "goal100_budget150", "laptop")
+    assert ok.startswith("goal25_budget50 on the evaluation pairs: r1; then goal100_budget150")
+    assert "is the one the rule picks" in ok
+    assert "is NOT the one" in gate_sentence(gate, "goal25_budget50", "goal100_budget150", "laptop")
+    assert "decided by the gate at the laptop profile" in gate_sentence(
+        gate, "goal25_budget50", "goal100_budget150", "smoke"
+    )
+
+
+def test_papers_without_numbers_for_a_task_give_empty_tables():
+    from jepa_geometry.study.reference import reference_numbers
+    from jepa_geometry.study.tables import beside_papers, lewm_paper_protocol, paper_ranking_table
+
+    assert reference_numbers(table="aniso_success", task="pointmaze", allow_empty=True).empty
+    with pytest.raises(ValueError, match="no reference numbers match"):
+        reference_numbers(table="aniso_success", task="pointmaze")
+    with pytest.raises(ValueError, match="unknown reference table 'nosuch'"):
+        reference_numbers(table="nosuch", allow_empty=True)
+    table = pd.DataFrame({"protocol": ["goal25_budget50"], "solver": ["cem"], "budget": ["T1"],
+                          "arm": ["anisowm"], "rate": [0.5], "low": [0.4], "high": [0.6]})  # fmt: skip
+    beside = beside_papers(table, "reacher", ["lewm", "anisowm"])
+    assert lewm_paper_protocol("reacher") == "goal25_budget50"
+    assert lewm_paper_protocol("tworoom") == "goal100_budget150"
+    assert set(beside.paper) == {"AnisoWM"} and beside.iloc[0]["paper value (%)"] == 89
+    assert beside_papers(table, "pointmaze", ["anisowm"]).empty
+    ranking = paper_ranking_table("pointmaze")  # AnisoWM reports no PointMaze: SCALE's rows only
+    assert set(ranking.index.get_level_values("paper")) == {"SCALE"}
+    assert "agree_pred" not in ranking.columns and "tau_pred" in ranking.columns
+
+
+def test_no_recorded_build_of_a_task_is_an_empty_check():
+    from jepa_geometry.study.regression import COLUMNS, previous_build_check
+
+    out = previous_build_check(pd.DataFrame(), "reacher", "laptop")
+    assert out.empty and list(out.columns) == list(COLUMNS)

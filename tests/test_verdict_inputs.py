@@ -198,3 +198,16 @@ def test_within_clip_pairs_cover_every_clip_uniformly_and_in_proportion():
     assert bool(
         (episode.repeat_interleave(frames)[ci] != episode.repeat_interleave(frames)[cj]).all()
     )
+
+
+def test_a_study_whose_main_protocol_is_scale_s_states_each_claim_once():
+    """Reacher plans only SCALE's protocol: the CEM claim appears once, with SCALE's effect."""
+    episodes, geo = synthetic_study("scale")
+    episodes = episodes[episodes.protocol == "goal25_budget50"]
+    items = V.paper_claims("reacher", episodes, geo, main_protocol="goal25_budget50")
+    statements = [(c.statement, c.measure) for c, _ in items]
+    assert len(statements) == len(set(statements))
+    cem = [c for c, _ in items if c.statement == "SCALE plans better than LeWM (CEM)"]
+    ref = reference_numbers(table="scale_success_per_solver", task="reacher", solver="cem")
+    want = (ref[ref.arm == "scale"].value.mean() - ref[ref.arm == "lewm"].value.mean()) / 100
+    assert len(cem) == 1 and cem[0].paper_effect == pytest.approx(want)

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from jepa_geometry.artifacts import get_or_build
-from jepa_geometry.book.pipeline import build_book, resolve_chapter, run_chapter, run_experiment
+from jepa_geometry.book.pipeline import build_book, resolve_page, run_chapter, run_experiment
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import FILENAME, build_dataset, dataset_artifact
 from jepa_geometry.jobs import default_workers
@@ -129,7 +129,8 @@ def _cmd_book(args: argparse.Namespace) -> int:
 def _cmd_chapter(args: argparse.Namespace) -> int:
     params = dict(args.param or [])
     if args.output:  # an explicit notebook: run there, with the current cache
-        run = run_chapter(resolve_chapter(args.chapter), Path(args.output), params)
+        page = resolve_page(args.chapter)
+        run = run_chapter(page.source, Path(args.output), {**page.parameters, **params})
     else:  # the book's run, or a run folder of its own when parameters differ
         run = run_experiment(args.chapter, params)
     print(f"{run.name}: {run.seconds:.1f} s -> {run.output}")

@@ -13,8 +13,11 @@ matches the task's geometry:
 AnisoWM shows hand-picked goals ("the clearest of several hundred"); the book reports the
 distribution over random goals (:func:`landscape_distribution`) as well.
 
-Two-Room only for now. The grid (:func:`position_grid`) is model-independent: the caller
-caches it and encodes ``grid.frames`` with each model
+Tasks (:data:`GRID_WORDS`): Two-Room (agent positions), Reacher (the two joint angles; the
+shoulder's distance wraps around the circle, :data:`PERIODS`) and PointMaze (point positions;
+the straight-line distance, not the path length around walls). Every grid keeps only the cells
+the simulator can hold (:func:`_holds`). The grid (:func:`position_grid`) is model-independent:
+the caller caches it and encodes ``grid.frames`` with each model
 (:func:`jepa_geometry.wm.model.encode_frames`).
 """
 
@@ -28,7 +31,27 @@ import pandas as pd
 from scipy.stats import spearmanr
 from tqdm import tqdm
 
-LANDSCAPE_TASKS: tuple[str, ...] = ("tworoom",)
+GRID_WORDS: dict[str, tuple[str, str]] = {
+    # task: (what the grid spans, the physical distance the cost is compared with)
+    "tworoom": ("agent positions in the arena", "the Euclidean distance in pixels"),
+    "reacher": (
+        "joint angles (shoulder × elbow, the elbow within its range)",
+        "the distance between joint-angle pairs in radians, the shoulder's difference wrapped "
+        "around the circle",
+    ),
+    "pointmaze": (
+        "point positions in the maze",
+        "the straight-line distance in maze units (not the path length around walls)",
+    ),
+}
+LANDSCAPE_TASKS: tuple[str, ...] = tuple(GRID_WORDS)
+PERIODS: dict[str, tuple[float | None, float | None]] = {"reacher": (2 * np.pi, None)}
+"""Per task, the period of each grid axis (None: not periodic); the shoulder angle wraps."""
+
+
+def grid_period(task: str) -> tuple[float | None, float | None] | None:
+    """The axis periods of ``task``'s grid (:data:`PERIODS`), None where no axis wraps."""
+    return PERIODS.get(task)
 
 
 @dataclass(frozen=True)
@@ -59,24 +82,50 @@ class Grid:
         return img
 
 
-def _tworoom_holds(task: Any, xy: np.ndarray) -> bool:
-    """Whether Two-Room can hold the agent at ``xy``: one env step with a zero action leaves it
-    there. ``set_state`` itself accepts any position, but every step runs the env's collision
-    code (``TwoRoomEnv._apply_collisions``), which moves a position it cannot hold: out of the
-    border (closer than BORDER_SIZE + agent radius to the frame edge) or into the central wall's
-    band (closer than half its thickness + the agent radius to its centre line) outside the door
-    (door centre ± (half-extent + 1.75 px margin) along the wall)."""
-    task.set_state(xy)
+def _holds(task: Any, state: np.ndarray) -> bool:
+    """Whether the simulator can hold ``task`` at ``state``: one env step with a zero action
+    leaves its position there (within 1e-3). Setting a state accepts anything, but a step runs
+    the contact or collision code, which moves a position the task cannot hold: Two-Room's
+    border and central wall outside the door (``TwoRoomEnv._apply_collisions``), PointMaze's
+    walls, Reacher's elbow beyond its joint range."""
+    task.set_state(state)
     task.step(np.zeros(task.action_dim, dtype=np.float32))
-    return bool(np.allclose(task.get_state(), xy, atol=1e-3))
+    k = len(task.get_state()) if task.name == "tworoom" else 2
+    return bool(np.allclose(task.get_state()[:k], np.asarray(state)[:k], atol=1e-3))
+
+
+def _axes(task: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The grid's x and y coordinates for ``task`` (:data:`GRID_WORDS`)."""
+    if task.name == "tworoom":  # the border clamp of the env's collision code
+        env = task.env
+        radius = float(env.variation_space["agent"]["radius"].value.item())
+        lo, hi = env.BORDER_SIZE + radius, env.IMG_SIZE - env.BORDER_SIZE - radius
+        return np.linspace(lo, hi, n), np.linspace(lo, hi, n)
+    if task.name == "reacher":  # shoulder over the circle (no duplicate of -pi), elbow range
+        from jepa_geometry.envs.reacher import ELBOW_LIMIT
+
+        return np.linspace(-np.pi, np.pi, n, endpoint=False), np.linspace(
+            -ELBOW_LIMIT, ELBOW_LIMIT, n
+        )
+    # pointmaze: the box around the free cells' centres, half a cell (2 units) beyond them
+    env = task.env
+    centres = np.array([env.ij_to_xy(tuple(ij)) for ij in np.argwhere(env.maze_map == 0)])
+    lo, hi = centres.min(0) - 2.0, centres.max(0) + 2.0
+    return np.linspace(lo[0], hi[0], n), np.linspace(lo[1], hi[1], n)
+
+
+def _state(task: Any, x: float, y: float) -> np.ndarray:
+    """The simulator state of grid point (x, y): Two-Room's xy; the others at rest."""
+    return np.array([x, y]) if task.name == "tworoom" else np.array([x, y, 0.0, 0.0])
 
 
 def position_grid(task: Any, n: int = 32, progress: bool = True) -> Grid:
-    """Agent positions on an n × n grid spanning the arena interior, rendered.
+    """The task rendered on an n × n grid (:data:`GRID_WORDS`), cells it cannot hold dropped.
 
     Two-Room: the interior is [BORDER_SIZE + r, 224 − BORDER_SIZE − r]² (r the agent radius:
     the border clamp of the env's collision code); cells inside the central wall's band are
-    dropped unless they lie in the door (rule: :func:`_tworoom_holds`).
+    dropped unless they lie in the door. Reacher: shoulder in [−π, π), elbow within its range.
+    PointMaze: the box around the free cells; cells in or against a wall are dropped.
     """
     if task.name not in LANDSCAPE_TASKS:
         raise ValueError(
@@ -84,21 +133,18 @@ def position_grid(task: Any, n: int = 32, progress: bool = True) -> Grid:
         )
     if n < 2:
         raise ValueError(f"grid size n must be >= 2, got {n}")
-    env = task.env
-    radius = float(env.variation_space["agent"]["radius"].value.item())
-    lo, hi = env.BORDER_SIZE + radius, env.IMG_SIZE - env.BORDER_SIZE - radius
-    xs = ys = np.linspace(lo, hi, n)
+    xs, ys = _axes(task, n)
     task.reset(seed=0)
     mask = np.zeros((n, n), dtype=bool)
     positions, frames = [], []
     for iy, y in enumerate(tqdm(ys, desc=f"{task.name} position grid", disable=not progress)):
         for ix, x in enumerate(xs):
-            xy = np.array([x, y])
-            if not _tworoom_holds(task, xy):
+            state = _state(task, x, y)
+            if not _holds(task, state):
                 continue
             mask[iy, ix] = True
-            task.set_state(xy)
-            positions.append(xy)
+            task.set_state(state)
+            positions.append(np.array([x, y]))
             frames.append(task.render())
     return Grid(
         task=task.name,
@@ -111,7 +157,11 @@ def position_grid(task: Any, n: int = 32, progress: bool = True) -> Grid:
 
 
 def cost_landscape(
-    z_grid: np.ndarray, positions: np.ndarray, goal_index: int, quantile: float = 0.1
+    z_grid: np.ndarray,
+    positions: np.ndarray,
+    goal_index: int,
+    quantile: float = 0.1,
+    period: tuple[float | None, float | None] | None = None,
 ) -> dict[str, Any]:
     """The planning cost over the grid around the goal cell ``goal_index``.
 
@@ -120,7 +170,9 @@ def cost_landscape(
     quantile (``cost_threshold``), ``disc`` (M,) bool = distance ≤ its ``quantile`` quantile
     (``disc_radius``), both up to rounding so that cells tied by symmetry stay together;
     ``iou`` = |low ∩ disc| / |low ∪ disc| and ``spearman`` =
-    ρ(cost, distance). Quantiles are numpy's default (linear interpolation).
+    ρ(cost, distance). Quantiles are numpy's default (linear interpolation). ``period`` gives
+    each axis's period (None: not periodic): a periodic axis's difference is wrapped into
+    [−p/2, p/2) before the distance is taken.
     """
     z = np.asarray(z_grid, dtype=np.float64)
     x = np.asarray(positions, dtype=np.float64)
@@ -133,7 +185,11 @@ def cost_landscape(
     if not 0 < quantile < 1:
         raise ValueError(f"quantile must be in (0, 1), got {quantile}")
     cost = ((z - z[goal_index]) ** 2).sum(1)
-    distance = np.linalg.norm(x - x[goal_index], axis=1)
+    delta = x - x[goal_index]
+    for axis, p in enumerate(period or ()):
+        if p is not None:
+            delta[:, axis] = (delta[:, axis] + p / 2) % p - p / 2
+    distance = np.linalg.norm(delta, axis=1)
     cost_threshold = float(np.quantile(cost, quantile))
     disc_radius = float(np.quantile(distance, quantile))
     low, disc = _at_most(cost, cost_threshold), _at_most(distance, disc_radius)
@@ -163,6 +219,7 @@ def landscape_distribution(
     n_goals: int = 200,
     seed: int = 0,
     quantile: float = 0.1,
+    period: tuple[float | None, float | None] | None = None,
 ) -> pd.DataFrame:
     """iou and spearman for ``n_goals`` goal cells drawn without replacement
     (``default_rng(seed)``; all cells if the grid has fewer). Columns: ``goal_index``,
@@ -173,7 +230,7 @@ def landscape_distribution(
     goals = np.sort(np.random.default_rng(seed).choice(m, size=min(n_goals, m), replace=False))
     rows = []
     for g in goals:
-        r = cost_landscape(z_grid, positions, int(g), quantile)
+        r = cost_landscape(z_grid, positions, int(g), quantile, period)
         gx, gy = r["goal_position"]
         rows.append(
             {
@@ -188,9 +245,12 @@ def landscape_distribution(
 
 
 __all__ = [
+    "GRID_WORDS",
     "LANDSCAPE_TASKS",
+    "PERIODS",
     "Grid",
     "cost_landscape",
+    "grid_period",
     "landscape_distribution",
     "position_grid",
 ]

@@ -178,7 +178,11 @@ def measure_model(
         z_grid = encode_frames(model, grid.frames).numpy().astype(np.float64)
         np.save(tmp / "z_grid.npy", z_grid)
         landscape.landscape_distribution(
-            z_grid, grid.positions, n_goals=s.landscape_goals, seed=s.landscape_seed
+            z_grid,
+            grid.positions,
+            n_goals=s.landscape_goals,
+            seed=s.landscape_seed,
+            period=landscape.grid_period(task),
         ).to_parquet(tmp / "landscape.parquet", index=False)
 
     path = get_or_build(art, build)

@@ -90,12 +90,29 @@ RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
 }
 
 
+def _study_task() -> tuple[str, Callable[[Any], bool]]:
+    from jepa_geometry.study.spec import available_studies
+
+    studies = available_studies()
+    return f"a task with a study file: {', '.join(studies)}", lambda v: v in studies
+
+
+CHAPTER_RULES: dict[tuple[str, str], Callable[[], tuple[str, Callable[[Any], bool]]]] = {
+    # the task chapters present a task's study, so their task must have one
+    ("ch06_planning", "task"): _study_task,
+    ("ch07_geometry", "task"): _study_task,
+}
+"""Rules for one chapter's parameter, checked instead of the name's rule in :data:`RULES`."""
+
+
 def check_parameter(chapter: str, name: str, value: Any) -> None:
     """Raise ``ValueError`` (one line: the parameter, its valid values, the value given) when
-    ``value`` breaks the rule for ``name``; an empty list is refused for every parameter."""
+    ``value`` breaks the rule for ``name`` (or the chapter's own rule for it,
+    :data:`CHAPTER_RULES`); an empty list is refused for every parameter."""
     if isinstance(value, list | tuple) and not value:
         raise ValueError(f"{chapter}: parameter {name!r} must not be an empty list")
-    if name in RULES:
-        what, ok = RULES[name]
+    rule = CHAPTER_RULES.get((chapter, name))
+    if rule is not None or name in RULES:
+        what, ok = rule() if rule is not None else RULES[name]
         if not ok(value):
             raise ValueError(f"{chapter}: parameter {name!r} must be {what}, got {value!r}")

@@ -1,6 +1,13 @@
 """The chapter pipeline: MyST chapters -> papermill (with a profile) -> executed notebooks -> book.
 
-Chapters are jupytext MyST-markdown notebooks in ``chapters/``. Each has one cell tagged
+Chapters are jupytext MyST-markdown notebooks in ``chapters/``. A **page** of the book is one
+execution of a chapter (:class:`Page`): ``book/chapters/<page>`` in ``_toc.yml`` is either the
+chapter ``chapters/<page>.md`` itself or, for a page named ``chNN_<task>_<rest>``, the
+*task chapter* ``chapters/chNN_<rest>.md`` executed with ``task=<task>``: one source, one page
+per task (:func:`book_pages`). A task page other than the chapter's default task is
+*localised* before it runs (:func:`localise`): its title names its task, and its labels and
+links to the other pages of the same task get the task in their names, so the pages of
+several tasks never share a Sphinx label. Each has one cell tagged
 ``parameters`` holding literals only (papermill injects its overrides *after* that cell).
 :func:`run_chapter` validates the requested parameters against that cell *before* any
 execution -- an unknown name or a value of the wrong type fails with the valid choices --
@@ -50,8 +57,47 @@ def _root() -> Path:
     return root
 
 
-def chapter_sources(root: Path | None = None) -> list[Path]:
-    """The chapters listed in ``_toc.yml``, in reading order (sources under ``chapters/``)."""
+@dataclass(frozen=True)
+class Page:
+    """One page of the book: a chapter source executed with fixed parameters.
+
+    ``name`` is the page (``book/chapters/<name>.ipynb``), ``source`` the chapter it executes,
+    ``parameters`` what the page passes to it (``{"task": ...}`` for a task page, else empty).
+    """
+
+    name: str
+    source: Path
+    parameters: dict[str, Any]
+
+    @property
+    def task(self) -> str | None:
+        return self.parameters.get("task")
+
+
+_TASK_PAGE = re.compile(r"^(ch\d\d)_([a-z]+)_(.+)$")
+
+
+def _page(name: str, root: Path) -> Page:
+    """The page ``name`` of ``_toc.yml``: its own chapter, or a task chapter run for a task."""
+    from jepa_geometry.envs import TASKS
+
+    own = root / "chapters" / f"{name}.md"
+    if own.is_file():
+        return Page(name, own, {})
+    m = _TASK_PAGE.match(name)
+    if m and m.group(2) in TASKS:
+        source = root / "chapters" / f"{m.group(1)}_{m.group(3)}.md"
+        if source.is_file() and "task" in parameters_of(jupytext.read(source)):
+            return Page(name, source, {"task": m.group(2)})
+    raise ChapterError(
+        f"_toc.yml lists book/chapters/{name} but neither chapters/{name}.md nor a task "
+        f"chapter chapters/chNN_<rest>.md (a page chNN_<task>_<rest>, task one of "
+        f"{', '.join(TASKS)}) exists"
+    )
+
+
+def book_pages(root: Path | None = None) -> list[Page]:
+    """The pages listed in ``_toc.yml`` under ``book/chapters/``, in reading order."""
     root = root or _root()
     toc = yaml.safe_load((root / "_toc.yml").read_text())
     files: list[str] = []
@@ -67,36 +113,109 @@ def chapter_sources(root: Path | None = None) -> list[Path]:
                 walk(v)
 
     walk(toc)
-    out = []
-    for f in files:
-        p = Path(f)
-        if p.parts[:2] == EXECUTED_DIR.parts:
-            src = root / "chapters" / f"{p.name}.md"
-            if not src.is_file():
-                raise ChapterError(f"_toc.yml lists {f} but {src} does not exist")
-            out.append(src)
+    return [_page(Path(f).name, root) for f in files if Path(f).parts[:2] == EXECUTED_DIR.parts]
+
+
+def chapter_sources(root: Path | None = None) -> list[Path]:
+    """The chapter sources the pages of ``_toc.yml`` execute, each once, in reading order."""
+    out: list[Path] = []
+    for page in book_pages(root):
+        if page.source not in out:
+            out.append(page.source)
     return out
 
 
-def resolve_chapter(name: str | Path, root: Path | None = None) -> Path:
-    """A chapter source from its path (any spelling, from any directory), its name
-    (``ch02_isotropy_regret``) or a unique prefix (``ch02``); otherwise a one-line error
-    listing the valid names."""
+def resolve_page(name: str | Path, root: Path | None = None) -> Page:
+    """A page from its name (``ch06_reacher_planning``), a unique prefix (``ch02``), or a
+    chapter source's path or name (run with its defaults); otherwise a one-line error listing
+    the valid names."""
     root = root or _root()
-    sources = chapter_sources(root)
+    pages = book_pages(root)
     path = Path(name)
     for candidate in (path, root / path):
         if candidate.suffix == ".md" and candidate.is_file():
-            return candidate.resolve()
+            return Page(candidate.stem, candidate.resolve(), {})
     stem = path.stem if path.suffix == ".md" else str(name)
-    matches = [s for s in sources if s.stem == stem] or [
-        s for s in sources if s.stem.startswith(stem)
-    ]
+    sources = {p.source.stem: p.source for p in pages}
+    if stem in sources:
+        return Page(stem, sources[stem], {})
+    matches = [p for p in pages if p.name == stem] or [p for p in pages if p.name.startswith(stem)]
     if len(matches) != 1:
-        raise ChapterError(
-            f"unknown chapter {str(name)!r}; valid: {', '.join(s.stem for s in sources)}"
-        )
+        valid = sorted({p.name for p in pages} | set(sources))
+        raise ChapterError(f"unknown chapter {str(name)!r}; valid: {', '.join(valid)}")
     return matches[0]
+
+
+def resolve_chapter(name: str | Path, root: Path | None = None) -> Path:
+    """The chapter source of :func:`resolve_page`."""
+    return resolve_page(name, root).source
+
+
+_LABEL = r"\b((?:tbl|fig|eq|sec)-{ch}-)"
+
+
+def localise(nb: Any, page: Page, default_task: str, family: list[str]) -> None:
+    """Make a task page of a task chapter its own page, in place (before it executes).
+
+    ``family`` lists the chapter prefixes (``ch06``, ``ch07``) whose sources are task chapters:
+    in every markdown cell and in the cells' metadata (MyST-NB figure names), their labels
+    ``tbl-ch06-…`` become ``tbl-ch06-<task>-…`` and their page names
+    ``ch06_<default>_…`` become ``ch06_<task>_…``; the first heading names the task
+    (``Two-Room`` becomes ``Reacher``); and in markdown, the commands and calls of the
+    exercises name the page's task (``--task tworoom`` and ``"tworoom"`` become ``--task
+    reacher`` and ``"reacher"``). Labels of other chapters are left alone. The default task's
+    page is never localised, so its labels and links stay those of the chapter.
+    """
+    from jepa_geometry.envs import task_title
+
+    task = page.task
+    if task is None or task == default_task:
+        return
+    subs = []
+    for ch in family:
+        subs.append((re.compile(_LABEL.format(ch=ch)), rf"\g<1>{task}-"))
+        subs.append((re.compile(rf"\b({ch})_{default_task}_"), rf"\g<1>_{task}_"))
+
+    def fix(text: str) -> str:
+        for pattern, repl in subs:
+            text = pattern.sub(repl, text)
+        return text
+
+    commands = [(f"--task {default_task}", f"--task {task}"), (f'"{default_task}"', f'"{task}"')]
+
+    def fix_meta(value: Any) -> Any:
+        if isinstance(value, str):
+            return fix(value)
+        if isinstance(value, dict):
+            return {k: fix_meta(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [fix_meta(v) for v in value]
+        return value
+
+    titled = False
+    for cell in nb.cells:
+        cell.metadata = type(cell.metadata)(fix_meta(dict(cell.metadata)))
+        if cell.cell_type != "markdown":
+            continue
+        text = fix(cell.source)
+        for old, new in commands:
+            text = text.replace(old, new)
+        if not titled and text.lstrip().startswith("# "):
+            head, _, rest = text.partition("\n")
+            text = head.replace(task_title(default_task), task_title(task)) + (
+                "\n" + rest if rest else ""
+            )
+            titled = True
+        cell.source = text
+
+
+def _task_family(root: Path) -> tuple[list[str], dict[Path, str]]:
+    """The chapter prefixes of task chapters, and each task chapter's default task."""
+    defaults: dict[Path, str] = {}
+    for page in book_pages(root):
+        if page.task is not None and page.source not in defaults:
+            defaults[page.source] = parameters_of(jupytext.read(page.source))["task"]
+    return sorted({s.stem[:4] for s in defaults}), defaults
 
 
 def run_folder(chapter: str, defaults: dict[str, Any], given: dict[str, Any]) -> Path | None:
@@ -239,7 +358,8 @@ def run_chapter(
 ) -> ChapterRun:
     """Execute one MyST chapter with papermill and write the executed notebook to ``output``.
 
-    Parameters are validated against the chapter's ``parameters`` cell before execution.
+    Parameters are validated against the chapter's ``parameters`` cell before execution. A
+    task chapter run for another task than its default is localised first (:func:`localise`).
     With ``force=False`` a chapter whose existing output has the same fingerprint is skipped.
     With ``progress``, the kernel's stderr (the library's progress bars: training steps,
     planning cells, with their rate and time left) streams to this process's stderr.
@@ -256,11 +376,14 @@ def run_chapter(
     defaults = parameters_of(nb)
     validate_parameters(name, defaults, given)
     fp = fingerprint(source, {**defaults, **given})
+    if "task" in defaults and given.get("task", defaults["task"]) != defaults["task"]:
+        family, _ = _task_family(_root())
+        localise(nb, Page(Path(output).stem, source, given), defaults["task"], family)
     output = Path(output)
     if not force and output.is_file():
         old = nbformat.read(output, as_version=4)
         if old.metadata.get(FINGERPRINT_KEY) == fp:
-            return ChapterRun(name, output, 0.0, True)
+            return ChapterRun(output.stem, output, 0.0, True)
 
     t0 = time.perf_counter()
     try:  # output_path=None: papermill keeps the notebook in memory; we write it once, atomically
@@ -281,7 +404,7 @@ def run_chapter(
     executed.metadata[FINGERPRINT_KEY] = fp
     with atomic_path(output) as tmp:
         nbformat.write(executed, tmp)
-    return ChapterRun(name, output, time.perf_counter() - t0, False)
+    return ChapterRun(output.stem, output, time.perf_counter() - t0, False)
 
 
 def build_book(
@@ -298,25 +421,25 @@ def build_book(
         raise ProfileError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
     root = _root()
     out_dir = out_dir or root / EXECUTED_DIR
-    sources = chapter_sources(root)
+    pages = book_pages(root)
     if only:
         wanted = set(only)
-        unknown = wanted - {s.stem for s in sources}
+        unknown = wanted - {p.name for p in pages}
         if unknown:
             raise ChapterError(
-                f"unknown chapter(s) {sorted(unknown)}; valid: {', '.join(s.stem for s in sources)}"
+                f"unknown page(s) {sorted(unknown)}; valid: {', '.join(p.name for p in pages)}"
             )
-        sources = [s for s in sources if s.stem in wanted]
+        pages = [p for p in pages if p.name in wanted]
     runs = []
     total = time.perf_counter()
-    for i, src in enumerate(sources, 1):
-        print(f"[{i}/{len(sources)}] {src.stem} (profile={profile}) ...", file=stream, flush=True)
+    for i, page in enumerate(pages, 1):
+        print(f"[{i}/{len(pages)}] {page.name} (profile={profile}) ...", file=stream, flush=True)
         run = run_chapter(
-            src, out_dir / f"{src.stem}.ipynb", {"profile": profile}, force=force,
-            progress=progress,
+            page.source, out_dir / f"{page.name}.ipynb", {**page.parameters, "profile": profile},
+            force=force, progress=progress,
         )  # fmt: skip
         status = "cached" if run.skipped else f"{run.seconds:7.1f} s"
-        print(f"[{i}/{len(sources)}] {src.stem}: {status}", file=stream, flush=True)
+        print(f"[{i}/{len(pages)}] {page.name}: {status}", file=stream, flush=True)
         runs.append(run)
     print(f"all chapters: {time.perf_counter() - total:.1f} s", file=stream, flush=True)
     return runs
@@ -330,12 +453,14 @@ def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRu
     folder of :func:`run_folder` (notebook, figures, new artifacts under ``data/`` there), and
     the book's cache is only read (``$JEPA_GEOMETRY_READ_ONLY``), so cached models are reused.
     """
-    source = resolve_chapter(chapter)
-    defaults = parameters_of(jupytext.read(source))
+    page = resolve_page(chapter)
+    source = page.source
+    defaults = {**parameters_of(jupytext.read(source)), **page.parameters}
+    parameters = {**page.parameters, **parameters}
     validate_parameters(source.stem, defaults, parameters)
-    folder = run_folder(source.stem, defaults, parameters)
+    folder = run_folder(page.name, defaults, parameters)
     if folder is None:
-        return run_chapter(source, _root() / EXECUTED_DIR / f"{source.stem}.ipynb",
+        return run_chapter(source, _root() / EXECUTED_DIR / f"{page.name}.ipynb",
                            parameters, progress=True)  # fmt: skip
     saved = {k: os.environ.get(k) for k in (DATA_ENV, READ_ONLY_ENV)}
     os.environ[READ_ONLY_ENV] = os.pathsep.join(
@@ -343,7 +468,7 @@ def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRu
     )
     os.environ[DATA_ENV] = str(folder / "data")
     try:
-        return run_chapter(source, folder / f"{source.stem}.ipynb", parameters, progress=True)
+        return run_chapter(source, folder / f"{page.name}.ipynb", parameters, progress=True)
     finally:
         for k, v in saved.items():
             if v is None:

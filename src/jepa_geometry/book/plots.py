@@ -178,7 +178,9 @@ def plot_landscapes(
     y0, y1 = grid.ys[0] - step_y / 2, grid.ys[-1] + step_y / 2
     extent = (x0, x1, y1, y0)  # image rows run down, as the frame's y
     for ax, g in zip(axes, goal_indices, strict=True):
-        r = landscape.cost_landscape(z_grid, grid.positions, g, quantile)
+        r = landscape.cost_landscape(
+            z_grid, grid.positions, g, quantile, landscape.grid_period(grid.task)
+        )
         ax.imshow(np.log1p(grid.to_image(r["cost"])), extent=extent, cmap="viridis")
         ax.contour(grid.xs, grid.ys, grid.to_image(r["low_set"]), levels=[0.5], colors="white")
         ax.add_patch(Circle(r["goal_position"], r["disc_radius"], fill=False, ls="--", ec="red"))

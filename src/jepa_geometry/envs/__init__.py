@@ -57,6 +57,11 @@ def make_task(name: str, image_size: int, seed: int = 0) -> Task:
         return cls(image_size, seed)
 
 
+def task_title(name: str) -> str:
+    """The task's name in prose and page titles (``"Two-Room"`` for ``"tworoom"``)."""
+    return task_class(check_task(name)).title
+
+
 def q_names(name: str) -> tuple[str, ...]:
     """Names of the q coordinates of a task, without building its environment."""
     return task_class(check_task(name)).q_names
@@ -117,4 +122,5 @@ __all__ = [
     "q_indices",
     "q_names",
     "task_table",
+    "task_title",
 ]

@@ -157,6 +157,7 @@ class Task(ABC):
     """
 
     name: str
+    title: str  # the task's name in prose and page titles ("Two-Room")
     env_id: str
     action_dim: int
     q_names: tuple[str, ...]

@@ -30,6 +30,7 @@ _DEFAULT_VARIATIONS = (
 
 class CubeTask(Task):
     name = "cube"
+    title = "Cube"
     env_id = "swm/OGBCube-v0"
     action_dim = 5
     q_names = (

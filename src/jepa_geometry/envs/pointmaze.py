@@ -23,6 +23,7 @@ ORACLE_NOISE = 0.3  # std of Gaussian noise on the unit oracle direction
 
 class PointMazeTask(Task):
     name = "pointmaze"
+    title = "PointMaze"
     env_id = "swm/OGBMaze-v0"
     action_dim = 2
     q_names = ("x", "y")

@@ -163,6 +163,7 @@ def _inside(shape, p: np.ndarray) -> bool:
 
 class PushTTask(Task):
     name = "pusht"
+    title = "Push-T"
     env_id = "swm/PushT-v1"
     action_dim = 2
     q_names = ("agent_x", "agent_y", "block_x", "block_y", "cos_theta", "sin_theta")

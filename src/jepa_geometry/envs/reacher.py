@@ -19,6 +19,7 @@ ELBOW_LIMIT = np.deg2rad(160.0)  # dm_control reacher's elbow joint range
 
 class ReacherTask(Task):
     name = "reacher"
+    title = "Reacher"
     env_id = "swm/ReacherDMControl-v0"
     action_dim = 2
     q_names = ("cos_q0", "sin_q0", "cos_q1", "sin_q1")

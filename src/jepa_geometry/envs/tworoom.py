@@ -16,6 +16,7 @@ EXPERT_NOISE = 2.0  # LeWM's dataset: ExpertPolicy(action_noise=2.0)
 
 class TwoRoomTask(Task):
     name = "tworoom"
+    title = "Two-Room"
     env_id = "swm/TwoRoom-v1"
     action_dim = 2
     q_names = ("agent_x", "agent_y")

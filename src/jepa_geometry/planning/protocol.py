@@ -15,9 +15,10 @@ silent are explained in the book's *Reconstructions* page, section rec-protocol,
 3. **Success** if the task's success test fires after any executed step; an episode stops
    (is frozen) once it succeeded.
 
-Two protocols are named: ``goal25_budget50`` (goal offset 25, budget 50: every task in the
-official code, hence in SCALE) and ``goal100_budget150`` (the LeWM paper's Two-Room numbers);
-``profile`` takes ``profile.eval``.
+Three protocols are named: ``goal25_budget50`` (goal offset 25, budget 50: every task in the
+official code, hence in SCALE), ``goal100_budget150`` (the LeWM paper's Two-Room numbers) and
+``goal50_budget100`` (ours: the middle ground a task's protocol gate may need,
+:mod:`jepa_geometry.study.gate`); ``profile`` takes ``profile.eval``.
 
 Because the 25-step protocol nearly saturates on Two-Room and is degenerate on Cube (book's
 *Reconstructions* page, section rec-hard-subsets), every evaluation also reports the
@@ -62,6 +63,7 @@ from jepa_geometry.wm.training import load_world_model, world_model_artifact
 PROTOCOLS: dict[str, tuple[int, int]] = {
     "goal25_budget50": (25, 50),  # SCALE: every task in the official code
     "goal100_budget150": (100, 150),  # the LeWM paper's Two-Room numbers
+    "goal50_budget100": (50, 100),  # ours: between the two (study.gate's last alternative)
 }
 # The names these protocols had when the first artifacts were cached; artifact keys keep them,
 # so renaming a protocol never invalidates a cache.
@@ -114,7 +116,7 @@ class Protocol:
 
 
 def make_protocol(profile: Profile, name: str = "profile") -> Protocol:
-    """``profile`` (``profile.eval``), ``goal25_budget50`` or ``goal100_budget150``."""
+    """``profile`` (``profile.eval``) or one of :data:`PROTOCOLS`."""
     if name == "profile":
         offset, budget = profile.eval.goal_offset, profile.eval.budget
     elif name in PROTOCOLS:

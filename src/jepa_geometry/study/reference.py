@@ -49,17 +49,24 @@ def _tidy() -> pd.DataFrame:
     return pd.DataFrame.from_records(records)
 
 
-def reference_numbers(**filters: str) -> pd.DataFrame:
+def reference_numbers(allow_empty: bool = False, **filters: str) -> pd.DataFrame:
     """Rows of the reference table matching every ``column=value`` filter.
 
-    An unknown column or a filter that matches nothing is an error (so a typo never shows an
-    empty "paper" column beside our numbers).
+    An unknown column is always an error, and so is a filter that matches nothing unless
+    ``allow_empty`` (a task a paper does not report): a typo never shows an empty "paper"
+    column beside our numbers. A ``table`` filter must name a table of the file either way.
     """
     df = _tidy()
     for col, val in filters.items():
         if col not in df.columns:
             raise ValueError(f"unknown reference column {col!r}; valid: {', '.join(df.columns)}")
+        if col == "table" and str(val) not in set(df["table"]):
+            raise ValueError(
+                f"unknown reference table {val!r}; valid: {', '.join(sorted(set(df.table)))}"
+            )
         df = df[df[col] == str(val)]
     if df.empty:
+        if allow_empty:
+            return df.reset_index(drop=True)
         raise ValueError(f"no reference numbers match {filters}")
     return df.dropna(axis=1, how="all").reset_index(drop=True)

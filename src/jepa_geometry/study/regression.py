@@ -26,10 +26,12 @@ class RegressionError(ValueError):
     """No record for a task, or a build that lacks the recorded cell or arms."""
 
 
+_RECORDS = resources.files("jepa_geometry.study").joinpath("previous_builds.yaml")
+
+
 def previous_builds(task: str) -> list[dict[str, Any]]:
     """The recorded previous builds of ``task`` (oldest first)."""
-    path = resources.files("jepa_geometry.study").joinpath("previous_builds.yaml")
-    records = yaml.safe_load(path.read_text()) or {}
+    records = yaml.safe_load(_RECORDS.read_text()) or {}
     if task not in records:
         raise RegressionError(
             f"no previous build recorded for task {task!r}; recorded: {', '.join(records)}"
@@ -50,10 +52,11 @@ def previous_build_check(episodes: pd.DataFrame, task: str, profile: str) -> pd.
     build's estimate and interval (computed as the chapter computes them: the two-stage
     bootstrap over seeds and pairs, and the paired bootstrap for differences) and ``inside``
     = previous low <= new estimate <= previous high. ``episodes`` is the study's tidy
-    per-episode table (``planning_grid(...).episodes``). No record for this profile: an
-    empty table with the same columns.
+    per-episode table (``planning_grid(...).episodes``). No record for this task or profile:
+    an empty table with the same columns.
     """
-    records = [r for r in previous_builds(task) if r["profile"] == profile]
+    recorded = task in yaml.safe_load(_RECORDS.read_text())
+    records = [r for r in previous_builds(task) if r["profile"] == profile] if recorded else []
     if not records:
         return pd.DataFrame(columns=list(COLUMNS))
     record = records[-1]

@@ -20,6 +20,11 @@ from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.arms import check_arms
 
 BASELINE = "lewm"
+DECISION_TASK = "tworoom"
+"""The task on which the book's one-off modelling decisions were taken, each by a rule written
+before its models were trained: SIGReg's strength (``tables.sigreg_strength_decision``) and the
+ΛReg variant (``lambdareg.choose_variant``). Every task's study applies them; its pages show
+the decision as taken there."""
 _FIELDS = ("task", "arms", "protocols", "solver_seeds", "secondary_seeds", "about")
 
 

@@ -1,0 +1,113 @@
+"""One chapter source, one page per task: the pages of the toc and their localisation."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import jupytext
+import pytest
+
+from jepa_geometry.book.pipeline import (
+    ChapterError,
+    Page,
+    _page,
+    book_pages,
+    localise,
+    resolve_page,
+    run_experiment,
+)
+from jepa_geometry.envs import TASKS, task_title
+from jepa_geometry.study.spec import available_studies
+
+from .conftest import REPO
+
+CH06 = REPO / "chapters" / "ch06_planning.md"
+LABEL = re.compile(r"(?:tbl|fig)-ch\d\d-[a-z0-9-]+")
+
+
+def _labels(nb) -> set[str]:
+    """Every label a notebook defines: glue-figure names and MyST-NB figure names."""
+    out = set(re.findall(r":name: (\S+)", "\n".join(c.source for c in nb.cells)))
+    for c in nb.cells:
+        name = c.metadata.get("mystnb", {}).get("figure", {}).get("name")
+        if name:
+            out.add(name)
+    return out
+
+
+def test_every_study_has_both_task_pages_in_the_toc():
+    pages = {p.name: p for p in book_pages(REPO)}
+    for task in available_studies():
+        for name, source in ((f"ch06_{task}_planning", "ch06_planning"),
+                             (f"ch07_{task}_geometry", "ch07_geometry")):  # fmt: skip
+            assert name in pages, f"_toc.yml lacks {name}"
+            assert pages[name].source.stem == source and pages[name].parameters == {"task": task}
+    assert pages["ch02_isotropy_regret"].parameters == {}
+
+
+def test_a_toc_page_without_a_source_names_the_valid_forms(tmp_path):
+    (tmp_path / "chapters").mkdir()
+    with pytest.raises(ChapterError, match=r"neither chapters/ch06_cube_planning.md nor a task"):
+        _page("ch06_cube_planning", tmp_path)  # no source at all in this folder
+    with pytest.raises(ChapterError, match=r"task one of tworoom"):
+        _page("ch09_nosuch_page", REPO)
+
+
+def test_pages_resolve_by_name_prefix_and_source():
+    assert resolve_page("ch06_reacher").parameters == {"task": "reacher"}
+    assert resolve_page("ch06_planning") == Page("ch06_planning", CH06, {})
+    with pytest.raises(ChapterError, match=r"unknown chapter 'ch06'; valid: .*ch06_planning"):
+        resolve_page("ch06")  # ambiguous: several pages start with it
+
+
+def test_localised_page_has_its_own_labels_title_links_and_commands():
+    page = resolve_page("ch06_reacher_planning")
+    nb = jupytext.read(CH06)
+    before = copy.deepcopy(nb)
+    localise(nb, page, "tworoom", ["ch06", "ch07"])
+    own, base = _labels(nb), _labels(before)
+    assert base and len(own) == len(base) and not own & base  # every label renamed, none shared
+    assert all(label.split("-")[2] == "reacher" for label in own)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert nb.cells[0].source.startswith(f"# {task_title('reacher')} end to end (I)")
+    assert "ch07_reacher_geometry" in text and "ch07_tworoom_geometry" not in text
+    assert "--task tworoom" not in text and "--task reacher" in text
+    refs = set(re.findall(r"\{numref\}`([^`]+)`", text))
+    assert refs <= own | {r for r in refs if not r.startswith(("tbl-ch06", "fig-ch06"))}
+    # code is never rewritten: the page's task comes from its parameter
+    code = [(a.source, b.source) for a, b in zip(before.cells, nb.cells, strict=True)
+            if a.cell_type == "code"]  # fmt: skip
+    assert all(a == b for a, b in code)
+
+
+def test_default_task_page_and_other_chapters_stay_untouched():
+    nb = jupytext.read(CH06)
+    before = copy.deepcopy(nb)
+    localise(nb, resolve_page("ch06_tworoom_planning"), "tworoom", ["ch06", "ch07"])
+    assert [c.source for c in nb.cells] == [c.source for c in before.cells]
+    other = jupytext.reads("# Two-Room x\n\nSee {numref}`tbl-ch05-arms`.\n", fmt="md:myst")
+    localise(other, Page("ch06_reacher_planning", CH06, {"task": "reacher"}), "tworoom", ["ch06"])
+    assert "tbl-ch05-arms" in other.cells[0].source  # ch05 is not a task chapter
+
+
+def test_task_pages_outside_the_book_run_in_their_own_folder(monkeypatch):
+    """The Reacher page at its own parameters is the book's run; another profile is not."""
+    seen = {}
+
+    def fake(source, output, parameters, **kw):
+        seen.update(output=output, parameters=parameters)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr("jepa_geometry.book.pipeline.run_chapter", fake)
+    with pytest.raises(RuntimeError):
+        run_experiment("ch06_reacher_planning", {})
+    assert seen["output"].name == "ch06_reacher_planning.ipynb"
+    assert seen["output"].parent.name == "chapters" and seen["parameters"]["task"] == "reacher"
+    with pytest.raises(RuntimeError):
+        run_experiment("ch06_reacher_planning", {"profile": "smoke"})
+    assert "runs" in seen["output"].parts and seen["parameters"]["task"] == "reacher"
+
+
+def test_every_task_has_a_title():
+    assert len({task_title(t) for t in TASKS}) == len(TASKS)
