@@ -1,6 +1,7 @@
-"""Every chapter of the toc, end to end at the smoke profile, then the HTML book from them.
+"""Every page of the toc, end to end at the smoke profile, then the HTML book from them.
 
-The chapters run through the same function as ``make book`` (``run_chapter``) into a copy of
+A task chapter runs once per task page. The pages run through the same function as ``make
+book`` (``run_chapter``) into a copy of
 the book's sources in a temporary folder; the last test builds that copy with Jupyter Book
 with warnings as errors, so a broken cross-reference or citation fails CI too.
 """
@@ -13,12 +14,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jepa_geometry.book.pipeline import EXECUTED_DIR, chapter_sources, run_chapter
+from jepa_geometry.book.pipeline import EXECUTED_DIR, Page, book_pages, run_chapter
 
 from .browser import check_book, ensure_chromium
 from .conftest import REPO
 
-CHAPTERS = chapter_sources(REPO)
+PAGES = book_pages(REPO)
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +32,10 @@ def book_copy(tmp_path_factory) -> Path:
 
 
 @pytest.mark.chapters
-@pytest.mark.parametrize("source", CHAPTERS, ids=[c.stem for c in CHAPTERS])
-def test_chapter_runs_at_smoke(source: Path, book_copy: Path):
-    out = book_copy / EXECUTED_DIR / f"{source.stem}.ipynb"
-    run = run_chapter(source, out, {"profile": "smoke"}, timeout=600)
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_chapter_runs_at_smoke(page: Page, book_copy: Path):
+    out = book_copy / EXECUTED_DIR / f"{page.name}.ipynb"
+    run = run_chapter(page.source, out, {**page.parameters, "profile": "smoke"}, timeout=600)
     nb = nbformat.read(run.output, as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert injected and "smoke" in injected[0].source
@@ -44,9 +45,7 @@ def test_chapter_runs_at_smoke(source: Path, book_copy: Path):
 
 @pytest.mark.chapters
 def test_book_builds_from_executed_chapters(book_copy: Path):
-    missing = [
-        c.stem for c in CHAPTERS if not (book_copy / EXECUTED_DIR / f"{c.stem}.ipynb").exists()
-    ]
+    missing = [p.name for p in PAGES if not (book_copy / EXECUTED_DIR / f"{p.name}.ipynb").exists()]
     if missing:
         pytest.skip(f"chapters did not run: {missing}")
     jb = Path(sys.executable).parent / "jupyter-book"
@@ -58,10 +57,10 @@ def test_book_builds_from_executed_chapters(book_copy: Path):
         timeout=600,
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    for c in CHAPTERS:
-        html = book_copy / "_build" / "html" / EXECUTED_DIR / f"{c.stem}.html"
+    for p in PAGES:
+        html = book_copy / "_build" / "html" / EXECUTED_DIR / f"{p.name}.html"
         assert html.is_file()
-        if "savefig(" in c.read_text():  # a chapter that draws figures shows them
+        if "savefig(" in p.source.read_text():  # a chapter that draws figures shows them
             assert "<img" in html.read_text()
 
 
@@ -75,7 +74,7 @@ def test_every_page_reads_offline_in_a_browser(book_copy: Path):
     ensure_chromium()
     report = check_book(html)
     bad = {page: problems for page, problems in report.items() if problems}
-    assert len(report) >= len(CHAPTERS) and not bad, bad
+    assert len(report) >= len(PAGES) and not bad, bad
     assert all((book_copy / "_build" / "screenshots" / f"{p.replace('/', '__')}.png").is_file()
                for p in report)  # fmt: skip
 

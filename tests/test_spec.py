@@ -17,6 +17,13 @@ def test_the_tworoom_study_is_the_book_s_grid():
     assert "tworoom" in available_studies()
 
 
+def test_each_task_study_follows_its_gate():
+    """The gates' outcomes at the laptop profile (study.gate; book: rec-protocol-gate)."""
+    assert load_study("reacher").protocols == ("goal25_budget50",)
+    assert load_study("pointmaze").protocols == ("goal50_budget100", "goal25_budget50")
+    assert available_studies() == ["pointmaze", "reacher", "tworoom"]
+
+
 def test_unknown_task_lists_the_valid_studies():
     with pytest.raises(
         SpecError, match=r"no study specification for task 'nosuch'; valid: .*tworoom"

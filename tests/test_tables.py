@@ -272,7 +272,8 @@ def test_papers_without_numbers_for_a_task_give_empty_tables():
     with pytest.raises(ValueError, match="unknown reference table 'nosuch'"):
         reference_numbers(table="nosuch", allow_empty=True)
     table = pd.DataFrame({"protocol": ["goal25_budget50"], "solver": ["cem"], "budget": ["T1"],
-                          "arm": ["anisowm"], "rate": [0.5], "low": [0.4], "high": [0.6]})  # fmt: skip
+                          "arm": ["anisowm"], "rate": [0.5], "low": [0.4],
+                          "high": [0.6]})  # fmt: skip
     beside = beside_papers(table, "reacher", ["lewm", "anisowm"])
     assert lewm_paper_protocol("reacher") == "goal25_budget50"
     assert lewm_paper_protocol("tworoom") == "goal100_budget150"
