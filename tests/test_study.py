@@ -241,3 +241,39 @@ def test_protocol_choice_gates_alternatives_on_validation_pairs(
         assert list(tab.pairs) == ["evaluation", "validation"]
     with pytest.raises(ValueError, match="pairs must be 'evaluation' or 'validation'"):
         gate.protocol_gate("pointmaze", cfg, pairs="test")
+
+
+def test_floor_check_pairs_every_seed_with_the_shared_floor():
+    from jepa_geometry.study.grid import StudyError, floor_check
+
+    n = 10
+    rows = [
+        {
+            "protocol": "p",
+            "solver": "cem",
+            "budget": "T1",
+            "arm": "lewm",
+            "train_seed": s,
+            "episode": e,
+            "success": float(e < 6 + s),
+        }
+        for s in (0, 1)
+        for e in range(n)
+    ]
+    rows += [
+        {
+            "protocol": "p",
+            "solver": "cem",
+            "budget": "T1",
+            "arm": "random",
+            "train_seed": -1,
+            "episode": e,
+            "success": float(e < 2),
+        }
+        for e in range(n)
+    ]
+    d = floor_check(pd.DataFrame(rows), "p")
+    assert d.diff == pytest.approx(((6 + 7) / 2 - 2) / n)  # (0.65 - 0.2)
+    assert (d.a_only, d.b_only, d.n) == (4 + 5, 0, 2 * n)
+    with pytest.raises(StudyError, match="no lewm or random-policy episodes in p/cem/T3"):
+        floor_check(pd.DataFrame(rows), "p", budget="T3")

@@ -291,6 +291,32 @@ def paired_table(
     return pd.DataFrame(rows)
 
 
+def floor_check(
+    episodes: pd.DataFrame,
+    protocol: str,
+    solver: str = "cem",
+    budget: str = "T1",
+    baseline: str = BASELINE,
+) -> stats.PairedDifference:
+    """The baseline minus the random policy in one cell, paired on the same pairs: is the
+    planner working at all?
+
+    The floor is one random-policy run per pair, shared by every training seed, so each
+    (seed, pair) outcome of the baseline is paired with that pair's floor outcome; the
+    bootstrap resamples seeds and pairs (:func:`jepa_geometry.stats.paired_difference`).
+    """
+    cell = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == solver)
+                    & (episodes["budget"] == budget)]  # fmt: skip
+    base, rnd = cell[cell["arm"] == baseline], cell[cell["arm"] == "random"]
+    if base.empty or rnd.empty:
+        raise StudyError(f"no {baseline} or random-policy episodes in {protocol}/{solver}/{budget}")
+    a = stats.success_matrix(base)
+    b = np.tile(stats.success_matrix(rnd), (len(a), 1))
+    if a.shape != b.shape:
+        raise StudyError(f"{baseline} and the random policy planned different pairs")
+    return stats.paired_difference(a if len(a) > 1 else a[0], b if len(a) > 1 else b[0])
+
+
 @dataclass(frozen=True)
 class PlanningGrid:
     """Everything the grid produced: the chosen MPPI temperature and its sweep, the tidy
