@@ -1,18 +1,18 @@
-"""The Two-Room chapters' time targets: empty cache, warm rerun, and the smoke profile.
+"""A task study's time targets: empty cache, warm rerun, and the smoke profile.
 
-Run under the shared lock, on an otherwise idle machine:
+Run under the shared lock, on an otherwise idle machine (``--task``: any task with a study):
 
-    .venv/bin/python benchmarks/bench_tworoom.py --profile laptop    # breakdown + warm rerun
-    .venv/bin/python benchmarks/bench_tworoom.py --profile smoke --fresh
+    .venv/bin/python benchmarks/bench_study.py --task reacher --profile laptop  # breakdown + rerun
+    .venv/bin/python benchmarks/bench_study.py --task tworoom --profile smoke --fresh
 
 1. **Empty-cache breakdown** (target: laptop <= 40 min): the study's build stage by stage
    (``study.build.build_times``: summed job time and elapsed wall time, from the manifests),
    plus every artifact the two chapters need (data collection, training per model, the MPPI
    sweep, planning per cell, geometry per model). Artifacts not in the cache are reported as
    missing, not guessed.
-2. **Warm rerun** (target <= 3 min): both chapters executed again through ``run_chapter`` with
+2. **Warm rerun** (target <= 3 min): both task pages executed again through ``run_chapter`` with
    every artifact cached, into a temporary folder (the book's executed notebooks are untouched).
-3. **Smoke from nothing** (``--profile smoke --fresh``, target <= 5 min): both chapters against
+3. **Smoke from nothing** (``--profile smoke --fresh``, target <= 5 min): both pages against
    an empty temporary artifact cache, so data, training, planning and geometry all run.
 """
 
@@ -27,14 +27,18 @@ from pathlib import Path
 
 import pandas as pd
 
-CHAPTERS = ("ch06_tworoom_planning", "ch07_tworoom_geometry")
-# The first laptop build of the study (fp32, one job at a time, every episode rolled out), from
-# its manifests: 122.9 min from an empty cache (issue #12). The old path is not rerun here (it
-# takes two hours); the new/old ratio below is against this recorded total.
+# The first laptop build of the Two-Room study (fp32, one job at a time, every episode rolled
+# out), from its manifests: 122.9 min from an empty cache (issue #12). The old path is not
+# rerun here (it takes two hours); the new/old ratio below is against this recorded total.
 OLD_STUDY_MINUTES = 122.9
 
 
-def breakdown(profile_name: str) -> pd.DataFrame:
+def pages(task: str) -> tuple[str, str]:
+    """The task's two pages (the chapters 6 and 7 executed for it)."""
+    return f"ch06_{task}_planning", f"ch07_{task}_geometry"
+
+
+def breakdown(task: str, profile_name: str) -> pd.DataFrame:
     """Build times of every artifact of the study, from the manifests."""
     from jepa_geometry.analysis import measurements as geometry
     from jepa_geometry.envs.dataset import dataset_artifact
@@ -49,16 +53,16 @@ def breakdown(profile_name: str) -> pd.DataFrame:
         m = art.manifest() if art.manifest_path.exists() else None
         rows.append({"stage": stage, "seconds": None if m is None else m.get("wall_time_s")})
 
-    add("data collection", dataset_artifact("tworoom", prof))
+    add("data collection", dataset_artifact(task, prof))
     for seed in prof.seeds.train:
         for m in study.STUDY_ARMS:
-            add("training", world_model_artifact("tworoom", m, seed, prof))
+            add("training", world_model_artifact(task, m, seed, prof))
             add("geometry", geometry.geometry_artifact(
-                "tworoom", m, seed, prof, geometry.GeometrySettings()))  # fmt: skip
+                task, m, seed, prof, geometry.GeometrySettings()))  # fmt: skip
     return pd.DataFrame(rows)
 
 
-def planning_seconds(profile_name: str) -> pd.DataFrame:
+def planning_seconds(task: str, profile_name: str) -> pd.DataFrame:
     """Build times of the cached planning cells of this profile's dataset and budget tiers
     (the MPPI sweep is the evaluation seed + 1). Reads manifests only: this never plans."""
     from jepa_geometry.artifacts import data_root
@@ -68,9 +72,9 @@ def planning_seconds(profile_name: str) -> pd.DataFrame:
     from jepa_geometry.study import grid as study
 
     prof = load_profile(profile_name)
-    key, tiers = dataset_artifact("tworoom", prof).key, budget_tiers(prof)
+    key, tiers = dataset_artifact(task, prof).key, budget_tiers(prof)
     rows = []
-    for manifest in (data_root() / "results").glob("plan-tworoom/*/manifest.json"):
+    for manifest in (data_root() / "results").glob(f"plan-{task}/*/manifest.json"):
         m = json.loads(manifest.read_text())
         spec, sol = m["spec"], m["spec"]["solver"]
         if spec["dataset"] != key or tiers.get(sol["budget"]) != (
@@ -91,12 +95,12 @@ def planning_seconds(profile_name: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run_chapters(profile_name: str) -> dict[str, float]:
+def run_chapters(task: str, profile_name: str) -> dict[str, float]:
     from jepa_geometry.book.pipeline import resolve_page, run_chapter
 
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for ch in CHAPTERS:
+        for ch in pages(task):
             page = resolve_page(ch)
             t0 = time.perf_counter()
             run_chapter(page.source, Path(tmp) / f"{ch}.ipynb",
@@ -107,14 +111,17 @@ def run_chapters(profile_name: str) -> dict[str, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    from jepa_geometry.study.spec import available_studies
+
+    ap.add_argument("--task", default="tworoom", choices=available_studies())
     ap.add_argument("--profile", default="laptop", choices=["smoke", "laptop", "paper"])
     ap.add_argument("--fresh", action="store_true", help="run against an empty artifact cache")
     args = ap.parse_args()
     if args.fresh:
-        os.environ["JEPA_GEOMETRY_DATA"] = tempfile.mkdtemp(prefix="bench-tworoom-")
+        os.environ["JEPA_GEOMETRY_DATA"] = tempfile.mkdtemp(prefix=f"bench-{args.task}-")
         print(f"empty artifact cache: {os.environ['JEPA_GEOMETRY_DATA']}")
     else:
-        b = breakdown(args.profile)
+        b = breakdown(args.task, args.profile)
         print("== empty-cache breakdown, from the manifests (seconds) ==")
         summary = b.groupby("stage", sort=False)["seconds"].agg(["count", "sum", "mean", "max"])
         summary["missing"] = b.groupby("stage", sort=False)["seconds"].apply(
@@ -125,16 +132,18 @@ def main() -> None:
         from jepa_geometry.study.build import build_times
         from jepa_geometry.study.spec import load_study
 
-        bt = build_times(load_study("tworoom"), load_profile(args.profile))
+        bt = build_times(load_study(args.task), load_profile(args.profile))
         print("== study build, stage by stage (job seconds summed; wall seconds elapsed) ==")
         print(bt.round(1).to_string(index=False))
         geometry = b[b.stage == "geometry"].seconds.sum()
         wall = bt.wall_seconds.iloc[-1] / 60 + geometry / 60
         print(f"study wall time incl. geometry ({geometry / 60:.1f} min, serial in chapter 7): "
-              f"{wall:.1f} min; goal 40 min; recorded first build {OLD_STUDY_MINUTES} min; "
-              f"new/old {wall / OLD_STUDY_MINUTES:.2f}x time, "
-              f"{OLD_STUDY_MINUTES / wall:.2f}x speed-up")  # fmt: skip
-        p = planning_seconds(args.profile)
+              f"{wall:.1f} min; goal 40 min; ratio to the goal {wall / 40:.2f}")  # fmt: skip
+        if args.task == "tworoom":  # the only task with a recorded build before issue #12
+            print(f"recorded first Two-Room build {OLD_STUDY_MINUTES} min; new/old "
+                  f"{wall / OLD_STUDY_MINUTES:.2f}x time, {OLD_STUDY_MINUTES / wall:.2f}x "
+                  "speed-up")  # fmt: skip
+        p = planning_seconds(args.task, args.profile)
         if not p.empty:
             print("== planning cells by protocol / solver / budget (seconds) ==")
             g = p.groupby(["part", "protocol", "solver", "budget"])["seconds"]
@@ -148,11 +157,11 @@ def main() -> None:
                 f"{p[p.part == 'MPPI sweep'].seconds.sum() / 60:.1f} min)"
             )
     t0 = time.perf_counter()
-    times = run_chapters(args.profile)
+    times = run_chapters(args.task, args.profile)
     for ch, s in times.items():
         print(f"{ch}: {s:.1f} s")
     print(
-        f"both chapters ({'empty' if args.fresh else 'warm'} cache, {args.profile}): "
+        f"both pages of {args.task} ({'empty' if args.fresh else 'warm'} cache, {args.profile}): "
         f"{(time.perf_counter() - t0) / 60:.2f} min"
     )
 
