@@ -18,7 +18,7 @@ def test_unknown_profile_lists_choices(capsys):
 
 def test_book_rejects_unknown_chapter(capsys):
     assert main(["book", "--profile", "smoke", "--only", "ch77_nothing"]) == 2
-    assert "unknown chapter(s) ['ch77_nothing']" in capsys.readouterr().err
+    assert "unknown page(s) ['ch77_nothing']" in capsys.readouterr().err
 
 
 def test_study_command_rejects_bad_input_before_any_work(capsys, data_root):

@@ -211,7 +211,7 @@ def test_protocol_gate_applies_the_written_rule(monkeypatch, lewm_k, random_k, k
     "scale_k,alt_k,chosen,runs",
     [(120, None, "goal25_budget50", 1),  # SCALE's protocol passes: no alternative is gated
      (190, 120, "goal100_budget150", 2),  # it saturates, the alternative passes
-     (190, 190, "goal25_budget50", 2)],  # both fail: SCALE's protocol, and the gate says so
+     (190, 190, "goal25_budget50", 3)],  # all fail: SCALE's protocol, and the gate says so
 )  # fmt: skip
 def test_protocol_choice_gates_alternatives_on_validation_pairs(
     monkeypatch, scale_k, alt_k, chosen, runs
@@ -236,9 +236,10 @@ def test_protocol_choice_gates_alternatives_on_validation_pairs(
     got, tab = gate.protocol_choice("pointmaze", cfg)
     assert got == chosen and len(tab) == runs == len(calls)
     assert calls[0] == (gate.SCALE_PROTOCOL, cfg.seeds.eval)  # the evaluation pairs
-    if runs > 1:  # the alternative never sees the evaluation pairs
-        assert calls[1] == ("goal100_budget150", cfg.seeds.eval + gate.VALIDATION_SEED_OFFSET)
-        assert list(tab.pairs) == ["evaluation", "validation"]
+    validation = cfg.seeds.eval + gate.VALIDATION_SEED_OFFSET
+    tried = gate.ALTERNATIVES[: runs - 1]  # in order, never on the evaluation pairs
+    assert calls[1:] == [(alternative, validation) for alternative in tried]
+    assert list(tab.pairs) == ["evaluation"] + ["validation"] * (runs - 1)
     with pytest.raises(ValueError, match="pairs must be 'evaluation' or 'validation'"):
         gate.protocol_gate("pointmaze", cfg, pairs="test")
 

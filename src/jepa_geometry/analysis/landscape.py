@@ -31,6 +31,8 @@ import pandas as pd
 from scipy.stats import spearmanr
 from tqdm import tqdm
 
+from jepa_geometry.envs.reacher import ELBOW_LIMIT
+
 GRID_WORDS: dict[str, tuple[str, str]] = {
     # task: (what the grid spans, the physical distance the cost is compared with)
     "tworoom": ("agent positions in the arena", "the Euclidean distance in pixels"),
@@ -102,8 +104,6 @@ def _axes(task: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = env.BORDER_SIZE + radius, env.IMG_SIZE - env.BORDER_SIZE - radius
         return np.linspace(lo, hi, n), np.linspace(lo, hi, n)
     if task.name == "reacher":  # shoulder over the circle (no duplicate of -pi), elbow range
-        from jepa_geometry.envs.reacher import ELBOW_LIMIT
-
         return np.linspace(-np.pi, np.pi, n, endpoint=False), np.linspace(
             -ELBOW_LIMIT, ELBOW_LIMIT, n
         )

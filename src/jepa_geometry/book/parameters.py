@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jepa_geometry.envs import TASKS
+from jepa_geometry.study.spec import available_studies
 from jepa_geometry.theory.toy2d import REGULARIZERS
 from jepa_geometry.wm.arms import check_arms
 
@@ -91,8 +92,6 @@ RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
 
 
 def _study_task() -> tuple[str, Callable[[Any], bool]]:
-    from jepa_geometry.study.spec import available_studies
-
     studies = available_studies()
     return f"a task with a study file: {', '.join(studies)}", lambda v: v in studies
 

@@ -39,6 +39,7 @@ import yaml
 from jepa_geometry.artifacts import DATA_ENV, READ_ONLY_ENV, atomic_path, data_root, repo_root
 from jepa_geometry.book.parameters import check_parameter
 from jepa_geometry.book.plots import set_theme
+from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
 
 EXECUTED_DIR = Path("book") / "chapters"
@@ -79,8 +80,6 @@ _TASK_PAGE = re.compile(r"^(ch\d\d)_([a-z]+)_(.+)$")
 
 def _page(name: str, root: Path) -> Page:
     """The page ``name`` of ``_toc.yml``: its own chapter, or a task chapter run for a task."""
-    from jepa_geometry.envs import TASKS
-
     own = root / "chapters" / f"{name}.md"
     if own.is_file():
         return Page(name, own, {})
@@ -166,8 +165,6 @@ def localise(nb: Any, page: Page, default_task: str, family: list[str]) -> None:
     reacher`` and ``"reacher"``). Labels of other chapters are left alone. The default task's
     page is never localised, so its labels and links stay those of the chapter.
     """
-    from jepa_geometry.envs import task_title
-
     task = page.task
     if task is None or task == default_task:
         return

@@ -47,6 +47,11 @@ ALTERNATIVES: tuple[str, ...] = (  # then these, in order, on validation pairs
 VALIDATION_SEED_OFFSET = 1  # validation pairs: episode seed = evaluation seed + this
 
 
+def _percent(r: stats.Rate) -> str:
+    """``87.0 [81.6, 91.0]``: a success rate and its interval in percent."""
+    return f"{100 * r.rate:.1f} [{100 * r.low:.1f}, {100 * r.high:.1f}]"
+
+
 def protocol_gate(
     task: str,
     profile: Profile,
@@ -57,9 +62,9 @@ def protocol_gate(
     """The gate's measurements and verdict for ``task`` (the baseline is trained if missing),
     on the ``evaluation`` pairs or on separate ``validation`` pairs.
 
-    Keys: ``task``, ``protocol``, ``pairs``, ``lewm`` and ``random`` (success with Wilson 95 %
-    intervals,
-    as text), ``solved at start``, ``hard pairs``, ``lewm hard``, ``random hard``,
+    Keys: ``task``, ``protocol``, ``pairs``, ``lewm (%)`` and ``random (%)`` (success with its
+    Wilson 95 % interval, as text), ``solved at start``, ``hard pairs``, ``lewm hard``,
+    ``random hard``,
     ``paired lewm - random`` (paired bootstrap interval), ``discriminates`` (the rule) and
     ``reason`` (one sentence).
     """
@@ -95,8 +100,8 @@ def protocol_gate(
         "task": task,
         "protocol": protocol,
         "pairs": pairs,
-        "lewm": str(lewm),
-        "random": str(floor),
+        "lewm (%)": _percent(lewm),
+        "random (%)": _percent(floor),
         "solved at start": float(ep["solved_at_start"].mean()),
         "hard pairs": int(hard.sum()),
         "lewm hard": float(ep["success"].to_numpy()[hard].mean()) if hard.any() else float("nan"),
