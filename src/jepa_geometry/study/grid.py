@@ -1,6 +1,6 @@
 """One task, both papers: train every arm, plan every solver cell, tabulate with paired CIs.
 
-The grid of the Two-Room chapters (and, later, of the other tasks):
+The grid of every task's study (chapters 6 and 7, executed once per task):
 
 * **Arms** (:data:`STUDY_ARMS`): ``lewm`` (the baseline), ``scale``, ``aux``, ``anisowm``
   (κ = 2) and ``scale+anisowm``, each trained with every seed of ``profile.seeds.train``.
