@@ -7,7 +7,7 @@ chapter ``chapters/<page>.md`` itself or, for a page named ``chNN_<task>_<rest>`
 per task (:func:`book_pages`). A task page other than the chapter's default task is
 *localised* before it runs (:func:`localise`): its title names its task, and its labels and
 links to the other pages of the same task get the task in their names, so the pages of
-several tasks never share a Sphinx label. Each has one cell tagged
+several tasks never share a Sphinx label. Every chapter has one cell tagged
 ``parameters`` holding literals only (papermill injects its overrides *after* that cell).
 :func:`run_chapter` validates the requested parameters against that cell *before* any
 execution -- an unknown name or a value of the wrong type fails with the valid choices --
@@ -206,13 +206,9 @@ def localise(nb: Any, page: Page, default_task: str, family: list[str]) -> None:
         cell.source = text
 
 
-def _task_family(root: Path) -> tuple[list[str], dict[Path, str]]:
-    """The chapter prefixes of task chapters, and each task chapter's default task."""
-    defaults: dict[Path, str] = {}
-    for page in book_pages(root):
-        if page.task is not None and page.source not in defaults:
-            defaults[page.source] = parameters_of(jupytext.read(page.source))["task"]
-    return sorted({s.stem[:4] for s in defaults}), defaults
+def _task_family(root: Path) -> list[str]:
+    """The chapter prefixes (``ch06``) of the task chapters the toc runs per task."""
+    return sorted({p.source.stem[:4] for p in book_pages(root) if p.task is not None})
 
 
 def run_folder(chapter: str, defaults: dict[str, Any], given: dict[str, Any]) -> Path | None:
@@ -373,14 +369,13 @@ def run_chapter(
     defaults = parameters_of(nb)
     validate_parameters(name, defaults, given)
     fp = fingerprint(source, {**defaults, **given})
-    if "task" in defaults and given.get("task", defaults["task"]) != defaults["task"]:
-        family, _ = _task_family(_root())
-        localise(nb, Page(Path(output).stem, source, given), defaults["task"], family)
     output = Path(output)
     if not force and output.is_file():
         old = nbformat.read(output, as_version=4)
         if old.metadata.get(FINGERPRINT_KEY) == fp:
             return ChapterRun(output.stem, output, 0.0, True)
+    if "task" in defaults and given.get("task", defaults["task"]) != defaults["task"]:
+        localise(nb, Page(output.stem, source, given), defaults["task"], _task_family(_root()))
 
     t0 = time.perf_counter()
     try:  # output_path=None: papermill keeps the notebook in memory; we write it once, atomically

@@ -28,28 +28,22 @@ Reacher) are unaffected (book: rec-protocol-gate).
 
 from __future__ import annotations
 
-import dataclasses
-
 import pandas as pd
 
 from jepa_geometry import stats
-from jepa_geometry.planning.protocol import evaluate_arm
+from jepa_geometry.planning.protocol import SCALE_PROTOCOL, evaluate_arm
 from jepa_geometry.profiles import Profile
+from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
 from jepa_geometry.study.spec import BASELINE
+from jepa_geometry.study.tables import format_rate
 
 GATE_LOW, GATE_HIGH = 0.30, 0.85  # LeWM's CEM T1 success must lie in this window
 FLOOR_FRACTION = 0.5  # and the random floor at most this fraction of it
-SCALE_PROTOCOL = "goal25_budget50"  # SCALE's protocol: gated first, on the evaluation pairs
 ALTERNATIVES: tuple[str, ...] = (  # then these, in order, on validation pairs
     "goal100_budget150",
     "goal50_budget100",  # appended after PointMaze's first two gates (module docstring)
 )
-VALIDATION_SEED_OFFSET = 1  # validation pairs: episode seed = evaluation seed + this
-
-
-def _percent(r: stats.Rate) -> str:
-    """``87.0 [81.6, 91.0]``: a success rate and its interval in percent."""
-    return f"{100 * r.rate:.1f} [{100 * r.low:.1f}, {100 * r.high:.1f}]"
+VALIDATION_SEED_OFFSET = SWEEP_SEED_OFFSET  # validation pairs: those of the MPPI sweep
 
 
 def protocol_gate(
@@ -71,10 +65,7 @@ def protocol_gate(
     if pairs not in ("evaluation", "validation"):
         raise ValueError(f"pairs must be 'evaluation' or 'validation', got {pairs!r}")
     if pairs == "validation":
-        seeds = profile.seeds
-        profile = dataclasses.replace(
-            profile, seeds=dataclasses.replace(seeds, eval=seeds.eval + VALIDATION_SEED_OFFSET)
-        )
+        profile = with_eval_seed(profile, profile.seeds.eval + VALIDATION_SEED_OFFSET)
     res = evaluate_arm(task, BASELINE, profile.seeds.train[0], profile, solver="cem",
                        budget="T1", protocol=protocol, progress=progress)  # fmt: skip
     ep, rnd = res.episodes, res.random
@@ -100,8 +91,8 @@ def protocol_gate(
         "task": task,
         "protocol": protocol,
         "pairs": pairs,
-        "lewm (%)": _percent(lewm),
-        "random (%)": _percent(floor),
+        "lewm (%)": format_rate(lewm.rate, lewm.low, lewm.high),
+        "random (%)": format_rate(floor.rate, floor.low, floor.high),
         "solved at start": float(ep["solved_at_start"].mean()),
         "hard pairs": int(hard.sum()),
         "lewm hard": float(ep["success"].to_numpy()[hard].mean()) if hard.any() else float("nan"),

@@ -80,7 +80,8 @@ def check_study_arms(arms: Sequence[str]) -> list[str]:
     return names
 
 
-def _with_eval_seed(profile: Profile, seed: int) -> Profile:
+def with_eval_seed(profile: Profile, seed: int) -> Profile:
+    """``profile`` drawing its episode sets with evaluation seed ``seed`` (separate pairs)."""
     return dataclasses.replace(profile, seeds=dataclasses.replace(profile.seeds, eval=seed))
 
 
@@ -137,7 +138,7 @@ def mppi_sweep_jobs(
     """The :func:`~jepa_geometry.planning.protocol.evaluate_arm` calls of the MPPI sweep (one
     keyword dict per temperature x budget), in the order :func:`select_mppi_temperature`
     tabulates them; ``build_study`` runs the same calls in parallel."""
-    sweep = _with_eval_seed(profile, profile.seeds.eval + SWEEP_SEED_OFFSET)
+    sweep = with_eval_seed(profile, profile.seeds.eval + SWEEP_SEED_OFFSET)
     temps = list(temperatures or mppi_sweep_temperatures(profile))
     n = max(profile.eval.episodes // 2, 1) if episodes is None else episodes
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:

@@ -26,12 +26,14 @@ class RegressionError(ValueError):
     """No record for a task, or a build that lacks the recorded cell or arms."""
 
 
-_RECORDS = resources.files("jepa_geometry.study").joinpath("previous_builds.yaml")
+def _records() -> dict[str, list[dict[str, Any]]]:
+    path = resources.files("jepa_geometry.study").joinpath("previous_builds.yaml")
+    return yaml.safe_load(path.read_text()) or {}
 
 
 def previous_builds(task: str) -> list[dict[str, Any]]:
     """The recorded previous builds of ``task`` (oldest first)."""
-    records = yaml.safe_load(_RECORDS.read_text()) or {}
+    records = _records()
     if task not in records:
         raise RegressionError(
             f"no previous build recorded for task {task!r}; recorded: {', '.join(records)}"
@@ -55,8 +57,7 @@ def previous_build_check(episodes: pd.DataFrame, task: str, profile: str) -> pd.
     per-episode table (``planning_grid(...).episodes``). No record for this task or profile:
     an empty table with the same columns.
     """
-    recorded = task in yaml.safe_load(_RECORDS.read_text())
-    records = [r for r in previous_builds(task) if r["profile"] == profile] if recorded else []
+    records = [r for r in _records().get(task, []) if r["profile"] == profile]
     if not records:
         return pd.DataFrame(columns=list(COLUMNS))
     record = records[-1]

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.envs import TASKS
+from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval
@@ -269,7 +270,6 @@ def timing_summary(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 # The papers' success tables and the cell of our grid each one is comparable with.
-SCALE_PROTOCOL = "goal25_budget50"  # SCALE's tables (the official code's protocol, every task)
 PROTOCOL_SLUGS: dict[str, str] = {"goal25_budget50": "code_protocol",
                                   "goal100_budget150": "lewm_protocol",
                                   "goal50_budget100": "goal50_protocol"}  # fmt: skip
