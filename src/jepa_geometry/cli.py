@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 
 from jepa_geometry.artifacts import get_or_build
@@ -34,6 +35,7 @@ from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm, summary_tex
 from jepa_geometry.planning.solver import SOLVERS, TIERS
 from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, ProfileError, load_profile
 from jepa_geometry.study.build import build_study
+from jepa_geometry.study.gate import LADDERS, lever_choice, protocol_choice
 from jepa_geometry.study.spec import available_studies, load_study
 from jepa_geometry.wm.training import MODEL_FILE, train_world_model
 
@@ -121,6 +123,19 @@ def _cmd_study(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_gate(args: argparse.Namespace) -> int:
+    profile = _profile_of(args)
+    if args.task in LADDERS:
+        lever, rows = lever_choice(args.task, profile, progress=not args.quiet)
+        chosen = lever.name if lever else "none: no rung passes"
+    else:
+        chosen, rows = protocol_choice(args.task, profile, progress=not args.quiet)
+    with pd.option_context("display.width", 250, "display.max_columns", 30):
+        print(rows.drop(columns=["task"]).to_string(index=False))
+    print(f"{args.task}: {chosen}")
+    return 0
+
+
 def _cmd_book(args: argparse.Namespace) -> int:
     build_book(args.profile, force=args.force, only=args.only or None, progress=not args.quiet)
     return 0
@@ -191,6 +206,15 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_profile(sy)
     sy.set_defaults(func=_cmd_study)
+
+    sg = sub.add_parser(
+        "gate", help="the gate before a task's study: its protocol, or for Push-T and Cube "
+        "its ladder of levers (study.gate)",
+    )  # fmt: skip
+    sg.add_argument("task", choices=TASKS)
+    sg.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_profile(sg)
+    sg.set_defaults(func=_cmd_gate)
 
     sb = sub.add_parser("book", help="execute every chapter with papermill into book/chapters/")
     sb.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)

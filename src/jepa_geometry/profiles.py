@@ -326,6 +326,20 @@ def raw_profile(name: str) -> dict[str, Any]:
     return yaml.safe_load(text)
 
 
+def with_overrides(profile: Profile, overrides: dict[str, Any]) -> Profile:
+    """``profile`` with dotted-key overrides applied, validated like a loaded profile.
+
+    >>> with_overrides(load_profile("smoke"), {"train.steps": 30}).train.steps
+    30
+    """
+    raw = profile.to_dict()
+    for key, value in overrides.items():
+        _set_dotted(raw, key, value, profile.name)
+    out = _build(Profile, raw, f"profile {profile.name!r}")
+    check_limits(out)
+    return out
+
+
 def load_profile(name: str = DEFAULT_PROFILE, overrides: dict[str, Any] | None = None) -> Profile:
     """Load and validate a profile, applying dotted-key overrides.
 

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
+from scipy.special import ndtr, ndtri
 from scipy.stats import binom
 
 LEVEL = 0.95
@@ -276,3 +276,54 @@ def rate_table(
         keys = keys if isinstance(keys, tuple) else (keys,)
         rows.append({**dict(zip(by, keys, strict=True)), "seeds": m.shape[0], **r.as_dict()})
     return pd.DataFrame(rows)
+
+
+def two_proportion_power(p1: float, p2: float, n: int, alpha: float = 0.05) -> float:
+    """Power of the two-sided two-proportion z-test (pooled variance) with ``n`` pairs per arm.
+
+    ``Φ((|p2 - p1| sqrt(n) - z_{1-α/2} sqrt(2 p̄ q̄)) / sqrt(p1 q1 + p2 q2))`` with
+    ``p̄ = (p1 + p2) / 2`` (the far tail is ignored). It treats the two arms as independent;
+    the book's comparisons are paired, and pairing can only add power when the arms' outcomes
+    on a pair are positively correlated, so this is a conservative planning figure.
+    """
+    for name, p in (("p1", p1), ("p2", p2)):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{name} must lie in [0, 1], got {p!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    spread = math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))
+    if spread == 0.0:
+        return 1.0 if p1 != p2 else 0.0
+    pbar = (p1 + p2) / 2
+    z = _z(1.0 - alpha)
+    gap = abs(p2 - p1) * math.sqrt(n) - z * math.sqrt(2 * pbar * (1 - pbar))
+    return float(ndtr(gap / spread))
+
+
+def min_rate_for_power(
+    n: int, ratio: float, power: float = 0.8, alpha: float = 0.05, tol: float = 1e-6
+) -> float:
+    """The smallest baseline success rate ``p`` at which an arm succeeding ``ratio`` times as
+    often (``p -> ratio * p``) is detected with at least ``power`` by
+    :func:`two_proportion_power` over ``n`` pairs per arm; ``nan`` when no ``p`` with
+    ``ratio * p <= 1`` reaches it.
+
+    Power grows with ``p`` on ``(0, 1 / ratio]`` here (a larger absolute gap), so the threshold
+    is found by bisection. The protocol gate of the manipulation tasks uses it as its lower
+    bound (:mod:`jepa_geometry.study.gate`).
+    """
+    if not ratio > 1.0:
+        raise ValueError(f"ratio must be > 1, got {ratio!r}")
+    if not 0.0 < power < 1.0:
+        raise ValueError(f"power must lie in (0, 1), got {power!r}")
+    top = 1.0 / ratio
+    if two_proportion_power(top, 1.0, n, alpha) < power:
+        return float("nan")
+    low, high = 0.0, top
+    while high - low > tol:
+        mid = (low + high) / 2
+        if two_proportion_power(mid, ratio * mid, n, alpha) >= power:
+            high = mid
+        else:
+            low = mid
+    return high
