@@ -49,8 +49,8 @@ def test_grid_spans_interior_and_drops_wall_cells(task, grid) -> None:
 
 
 def test_unknown_task_raises() -> None:
-    with pytest.raises(ValueError, match="'pusht'.*tworoom"):
-        ls.position_grid(types.SimpleNamespace(name="pusht"), N)
+    with pytest.raises(ValueError, match="'nosuch'.*tworoom"):
+        ls.position_grid(types.SimpleNamespace(name="nosuch"), N)
 
 
 def test_isotropic_embedding_gives_the_disc(grid) -> None:
@@ -137,3 +137,42 @@ def test_new_task_grids_keep_only_states_the_simulator_holds(name) -> None:
         assert g.mask.all() and g.xs[0] == pytest.approx(-np.pi) and g.xs[-1] < np.pi
     else:  # the maze's walls drop cells
         assert 0 < g.mask.sum() < g.mask.size
+
+
+@pytest.mark.parametrize("name", ["pusht", "cube"])
+def test_manipulation_grids_move_the_object_and_nothing_else(name) -> None:
+    """Push-T's block and Cube's cube sit at the grid's coordinates (read back from the
+    simulator after the hold test's step); the rest of the scene is the same in every cell."""
+    env = make_task(name, image_size=32)
+    try:
+        g = ls.position_grid(env, 4, progress=False)
+        env.reset(seed=0)
+        template = env.get_state()
+        assert g.mask.all()  # nothing in the window collides at these sizes
+        states = [ls._state(env, x, y, template) for y in g.ys for x in g.xs]
+        for m in (0, 5, len(states) - 1):
+            env.set_state(states[m])
+            np.testing.assert_allclose(ls._coords(env, env.get_state()), g.positions[m])
+            np.testing.assert_array_equal(env.render(), g.frames[m])
+        rest = np.delete(np.asarray(states), [2, 3] if name == "pusht" else [], axis=1)
+        if name == "pusht":
+            np.testing.assert_array_equal(rest, rest[:1].repeat(len(rest), 0))
+            assert states[0][4] == pytest.approx(np.pi / 4)
+        else:  # only the cube's two qpos entries differ between cells
+            diff = np.flatnonzero((np.asarray(states) != states[0]).any(0))
+            adr = 1 + env.model.jnt_qposadr[env.model.joint("object_joint_0").id]
+            assert set(diff) == {adr, adr + 1}
+        assert len({f.tobytes() for f in g.frames}) == len(g.frames)  # the object is visible
+    finally:
+        env.close()
+    assert ls.GRID_WORDS[name][0] and ls.grid_period(name) is None
+
+
+def test_a_block_on_the_pusher_is_not_held() -> None:
+    env = make_task("pusht", image_size=32)
+    try:
+        on_pusher = np.array([*ls.PUSHT_PARK, *ls.PUSHT_PARK, ls.PUSHT_ANGLE, 0.0, 0.0])
+        assert not ls._holds(env, on_pusher)
+        assert ls._holds(env, np.array([*ls.PUSHT_PARK, 256.0, 256.0, ls.PUSHT_ANGLE, 0, 0]))
+    finally:
+        env.close()

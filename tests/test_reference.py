@@ -1,3 +1,4 @@
+import pandas as pd
 import pytest
 
 from jepa_geometry.study.reference import reference_numbers
@@ -33,7 +34,7 @@ def test_bad_filters_fail_loudly():
         reference_numbers(task="atari")
 
 
-@pytest.mark.parametrize("task", ["tworoom", "reacher", "pointmaze"])
+@pytest.mark.parametrize("task", ["pusht", "reacher", "cube", "tworoom", "pointmaze"])
 @pytest.mark.parametrize("solver", ["cem", "icem", "mppi"])
 def test_per_tier_rows_average_to_the_per_solver_table(task, solver):
     tiers = reference_numbers(table="scale_success_per_tier", task=task, solver=solver)
@@ -44,24 +45,26 @@ def test_per_tier_rows_average_to_the_per_solver_table(task, solver):
         assert mean[arm] == pytest.approx(value, abs=0.05)
 
 
-@pytest.mark.parametrize("task", ["reacher", "pointmaze"])
+@pytest.mark.parametrize("task", ["pusht", "reacher", "cube", "pointmaze"])
 def test_overall_means_and_contrasts_are_consistent(task):
     overall = reference_numbers(table="scale_success_overall", task=task).set_index("arm").value
     per_solver = reference_numbers(table="scale_success_per_solver", task=task)
     for arm, mean in per_solver.groupby("arm").value.mean().items():
         assert overall[arm] == pytest.approx(mean, abs=0.01)
-    diff = reference_numbers(table="scale_success_overall_difference", task=task, versus="lewm")
-    for arm, value in zip(diff.arm, diff.value, strict=True):
-        assert overall[arm] - overall["lewm"] == pytest.approx(value, abs=0.011)
+    diff = reference_numbers(table="scale_success_overall_difference", task=task)
+    assert "lewm" in set(diff.versus)
+    for _, r in diff.iterrows():  # every contrast, not only those against LeWM
+        assert overall[r.arm] - overall[r.versus] == pytest.approx(r.value, abs=0.011)
     # The T* per-tier SCALE values average to the tuned table's SCALE value.
     tiers = reference_numbers(table="scale_success_mppi_tuned_per_tier", task=task)
     tuned = reference_numbers(table="scale_success_mppi_tuned", task=task, arm="scale")
     assert tiers.value.mean() == pytest.approx(tuned.value.iloc[0], abs=0.05)
-    # Training seed 3072 of the replication table is the main grid.
+    # Training seed 3072 of the replication table is the main grid (Cube: the replication file
+    # lists SCALE at 64.13 / 70.47 against the grid's 64.17 / 70.50, as its setting says).
     seeds = reference_numbers(table="scale_success_training_seeds", task=task, train_seed="3072")
     main = per_solver.set_index(["solver", "arm"]).value
     for _, r in seeds.iterrows():
-        assert main[(r.solver, r.arm)] == r.value
+        assert main[(r.solver, r.arm)] == pytest.approx(r.value, abs=0.05 if task == "cube" else 0)
 
 
 def test_reacher_and_pointmaze_spot_values():
@@ -82,3 +85,127 @@ def test_table_ids_are_unique():
     text = resources.files("jepa_geometry.study").joinpath("reference_numbers.yaml").read_text()
     ids = [t["id"] for t in yaml.safe_load(text)["tables"]]
     assert len(ids) == len(set(ids))
+
+
+def _tables():
+    from importlib import resources
+
+    import yaml
+
+    text = resources.files("jepa_geometry.study").joinpath("reference_numbers.yaml").read_text()
+    return yaml.safe_load(text)["tables"]
+
+
+def test_every_row_has_one_value_per_key_and_arm_and_unique_keys():
+    for table in _tables():
+        keys, arms = table["keys"], table["arms"]
+        seen = set()
+        for row in table["rows"]:
+            assert len(row) == len(keys) + len(arms), (table["id"], row)
+            key = tuple(str(v) for v in row[: len(keys)])
+            assert key not in seen, f"{table['id']}: duplicate row {key}"
+            seen.add(key)
+            assert any(v is not None for v in row[len(keys) :]), (table["id"], row)
+
+
+def test_unverified_tables_say_so_in_their_setting():
+    unverified = [t for t in _tables() if t.get("verified") is False]
+    ids = {t["id"] for t in unverified}
+    assert {"aniso_lambda_above_mean", "anisowm_landscape_spearman"} <= ids
+    for table in unverified:
+        assert "unverified" in table["setting"].lower(), table["id"]
+
+
+@pytest.mark.parametrize("task", ["pusht", "reacher", "cube"])
+def test_20cell_contrasts_are_differences_of_the_20cell_means(task):
+    means = reference_numbers(table="scale_success_20cell", task=task).set_index("arm").value
+    assert set(means.index) == {"lewm", "scale", "aux", "scale_half_q", "aux_half_q"}
+    diff = reference_numbers(table="scale_success_20cell_difference", task=task)
+    # Each task reports the half-q arms against LeWM and against their full-q arm.
+    pairs = set(zip(diff.versus, diff.arm, strict=True))
+    assert {("lewm", "scale_half_q"), ("lewm", "aux_half_q"), ("scale", "scale_half_q")} <= pairs
+    for _, r in diff.iterrows():  # e.g. Push-T obj-half minus base: 67.92 - 65.15 = 2.77 vs +2.78
+        assert means[r.arm] - means[r.versus] == pytest.approx(r.value, abs=0.02)
+
+
+@pytest.mark.parametrize("task", ["pusht", "cube"])
+def test_half_minus_full_contrasts(task):
+    means = reference_numbers(table="scale_success_20cell", task=task).set_index("arm").value
+    diff = reference_numbers(table="scale_success_20cell_difference", task=task)
+    d = diff.set_index(["versus", "arm"]).value
+    for half, full in (("scale_half_q", "scale"), ("aux_half_q", "aux")):
+        assert d[(full, half)] == pytest.approx(means[half] - means[full], abs=0.02)
+    # Push-T loses with half q (obj -1.31, aux -2.96); Cube is flat for obj (+0.10).
+    sign = {"pusht": -1, "cube": 1}[task]
+    assert sign * d[("scale", "scale_half_q")] > 0
+
+
+@pytest.mark.parametrize("task", ["pusht", "cube"])
+def test_20cell_means_average_the_four_solvers(task):
+    # 20 cells = CEM, iCEM, MPPI@0.5 (per-solver table) and GD (its own table), x 5 tiers.
+    means = reference_numbers(table="scale_success_20cell", task=task).set_index("arm").value
+    per_solver = reference_numbers(table="scale_success_per_solver", task=task)
+    gd = reference_numbers(table="scale_success_gd", task=task)
+    four = pd.concat([per_solver, gd]).groupby("arm").value
+    assert four.size()[["lewm", "scale", "aux"]].tolist() == [4, 4, 4]
+    for arm in ("lewm", "scale", "aux"):
+        assert four.mean()[arm] == pytest.approx(means[arm], abs=0.05)
+
+
+def test_20cell_wilcoxon_p_values_belong_to_reported_contrasts():
+    p = reference_numbers(table="scale_success_20cell_wilcoxon_p")
+    diff = reference_numbers(table="scale_success_20cell_difference")
+    contrasts = set(zip(diff.task, diff.versus, diff.arm, strict=True))
+    for _, r in p.iterrows():
+        assert (r.task, r.versus, r.arm) in contrasts
+        assert 0.031 <= r.value <= 1.0  # n = 6: the smallest possible p is 1/32
+    assert set(p.task) >= {"pusht", "reacher", "cube", "pointmaze"}
+
+
+@pytest.mark.parametrize(
+    ("task", "t_star"), [("pusht", 64), ("reacher", 32), ("cube", 32), ("pointmaze", 256)]
+)
+def test_mppi_temperature_sweep_peaks_at_t_star(task, t_star):
+    sweep = reference_numbers(table="scale_mppi_temperature_sweep", task=task)
+    best = sweep.loc[sweep.value.idxmax(), "temperature"]
+    assert float(best) == t_star
+    # DINO-WM stays at T = 0.5 in the T* table: same value as on the shipped-T held-out sets.
+    tuned = reference_numbers(table="scale_success_mppi_tuned", task=task, arm="dinowm")
+    shipped = reference_numbers(table="scale_success_mppi_shipped_heldout", task=task, arm="dinowm")
+    assert tuned.value.tolist() == shipped.value.tolist()
+
+
+@pytest.mark.parametrize("task", ["pusht", "reacher", "cube"])
+def test_frozen_encoder_space_share_is_the_ratio_of_tau_gaps(task):
+    gap = reference_numbers(table="scale_frozen_encoder_tau_gap", task=task)
+    gap = gap.set_index(["training", "arm"]).value
+    share = reference_numbers(table="scale_frozen_encoder_space_share", task=task)
+    for arm, value in zip(share.arm, share.value, strict=True):
+        ratio = 100 * gap[("frozen_encoder", arm)] / gap[("end_to_end", arm)]
+        assert ratio == pytest.approx(value, abs=1.0)
+
+
+def test_pusht_and_cube_spot_values():
+    half = reference_numbers(table="scale_success_half_q_per_solver", task="cube")
+    assert dict(zip(half.solver, half.value, strict=True)) == {"cem": 65.17, "icem": 69.87}
+    cells = reference_numbers(table="scale_success_20cell", task="pusht")
+    assert dict(zip(cells.arm, cells.value, strict=True)) == {
+        "lewm": 65.15, "scale": 69.23, "aux": 69.86, "scale_half_q": 67.92, "aux_half_q": 66.90
+    }  # fmt: skip
+    cube = reference_numbers(table="scale_success_20cell", task="cube").set_index("arm").value
+    assert cube.tolist() == [59.64, 62.55, 61.99, 62.65, 61.57]
+    lam = reference_numbers(table="aniso_lambda_above_mean").set_index("task").value
+    assert lam.to_dict() == {"pusht": 95.0, "reacher": 124.0}  # the paper's range 95 ... 124
+
+
+def test_anisowm_landscape_spearman_table():
+    rho = reference_numbers(table="anisowm_landscape_spearman")
+    assert set(rho.paper) == {"AnisoWM"}
+    assert set(rho.task) == {"pusht", "cube"}
+    values = rho.set_index(["task", "arm"]).value
+    assert values[("pusht", "lewm")] == 0.65 and values[("pusht", "anisowm")] == 0.92
+    assert values[("cube", "lewm")] == 0.15 and values[("cube", "anisowm")] == 0.91
+    for task in ("pusht", "cube"):
+        assert -1.0 <= values[(task, "lewm")] < values[(task, "anisowm")] <= 1.0
+    assert reference_numbers(table="anisowm_landscape_spearman", task="tworoom",
+                             allow_empty=True).empty  # fmt: skip

@@ -141,3 +141,31 @@ def test_rate_table_pools_tidy_rows() -> None:
         stats.success_matrix(
             df[(df.method == "lewm") & ~((df.train_seed == 1) & (df.episode == 0))]
         )
+
+
+def test_power_matches_a_simulated_two_proportion_test():
+    """The closed-form power against the rejection rate of the same pooled z-test simulated
+    on 4,000 drawn studies (binomial counts), at the laptop gate's n and threshold."""
+    n = 600
+    p = stats.min_rate_for_power(n, 1.5)
+    assert stats.two_proportion_power(p, 1.5 * p, n) == pytest.approx(0.8, abs=1e-4)
+    rng = np.random.default_rng(0)
+    a, b = rng.binomial(n, p, 4000) / n, rng.binomial(n, 1.5 * p, 4000) / n
+    pool = (a + b) / 2
+    z = (b - a) / np.sqrt(2 * pool * (1 - pool) / n)
+    assert np.mean(np.abs(z) > 1.959964) == pytest.approx(0.8, abs=0.025)
+
+
+def test_power_threshold_is_the_smallest_rate_with_the_power():
+    p = stats.min_rate_for_power(600, 1.5)
+    assert 0.10 < p < 0.12
+    rates = np.linspace(0.001, 1 / 1.5, 400)
+    power = [stats.two_proportion_power(r, 1.5 * r, 600) for r in rates]
+    assert np.all(np.diff(power) >= 0)  # monotone (1 once saturated): bisection applies
+    assert rates[np.argmax(np.array(power) >= 0.8)] == pytest.approx(p, abs=2e-3)
+    assert stats.min_rate_for_power(200, 1.5) > p  # fewer outcomes need a larger rate
+    assert np.isnan(stats.min_rate_for_power(4, 1.5))  # smoke: no rate has the power
+    with pytest.raises(ValueError, match="ratio must be > 1"):
+        stats.min_rate_for_power(600, 1.0)
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        stats.two_proportion_power(0.1, 0.2, 0)

@@ -293,3 +293,43 @@ def test_no_recorded_build_of_a_task_is_an_empty_check():
 
     out = previous_build_check(pd.DataFrame(), "reacher", "laptop")
     assert out.empty and list(out.columns) == list(COLUMNS)
+
+
+def test_half_q_table_pairs_each_contrast_and_sets_scale_beside():
+    """Arms built so that half q loses 10 pp of full q's gain: the paired differences are
+    recomputed independently, and SCALE's column is its 20-cell means' difference."""
+    rng = np.random.default_rng(3)
+    base = rng.random((3, 200)) < 0.2
+    full = base | (rng.random((3, 200)) < 0.25)  # a superset of lewm's successes
+    half = full & (rng.random((3, 200)) < 0.8)
+    rows = []
+    for arm, ok in (("lewm", base), ("scale", full), ("scale-halfq", half), ("aux", base)):
+        rows += [{"protocol": "p", "solver": "cem", "budget": "T1", "arm": arm, "train_seed": s,
+                  "episode": e, "success": bool(ok[s, e]), "hard": False}
+                 for s in range(3) for e in range(200)]  # fmt: skip
+    t = tables.half_q_table(pd.DataFrame(rows), "reacher", "p")
+    assert list(t["contrast"]) == ["scale − lewm", "scale-halfq − lewm", "scale-halfq − scale"]
+    for (a, b), text in zip([(full, base), (half, base), (half, full)], t["ours (pp)"],
+                            strict=True):  # fmt: skip
+        assert text.startswith(f"{100 * (a.mean() - b.mean()):.1f} [")
+    ref = reference_numbers(table="scale_success_20cell", task="reacher")
+    v = dict(zip(ref["arm"], ref["value"], strict=True))
+    assert t["SCALE (pp)"].iloc[1] == f"{v['scale_half_q'] - v['lewm']:+.2f}"
+    assert (t["seeds"] == 3).all()
+    md = tables.half_q_markdown(t, "reacher")
+    assert "| scale-halfq − scale" in md and "not a result of this book" in md
+    empty = tables.half_q_table(pd.DataFrame(rows).query("arm != 'scale-halfq'"), "reacher", "p")
+    assert len(empty) == 1  # only scale − lewm
+    none = tables.half_q_table(pd.DataFrame(rows).query("arm == 'lewm'"), "tworoom", "p")
+    assert none.empty and "no half of $q$ in SCALE" in tables.half_q_markdown(none, "tworoom")
+
+
+def test_ladder_sentence_says_which_rung_the_study_runs():
+    gate = pd.DataFrame([{"lever": "as profiled", "reason": "r1"}, {"lever": "96 px",
+                                                                     "reason": "r2"}])
+    ok = tables.ladder_sentence(gate, "96 px", "96 px", "laptop")
+    assert ok.startswith("as profiled: r1; then 96 px: r2.") and "the rule picks, 96 px" in ok
+    assert "No rung passes" in tables.ladder_sentence(gate, None, None, "laptop")
+    assert "is NOT the one" in tables.ladder_sentence(gate, None, "96 px", "laptop")
+    assert "At this profile the rule picks no rung" in tables.ladder_sentence(
+        gate, None, "96 px", "smoke")

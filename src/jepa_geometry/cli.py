@@ -117,7 +117,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 def _cmd_study(args: argparse.Namespace) -> int:
     spec = load_study(args.task)
-    stages = build_study(spec, _profile_of(args), args.workers, progress=not args.quiet)
+    profile = spec.profile(_profile_of(args))  # the study's rung of its ladder, if any
+    stages = build_study(spec, profile, args.workers, progress=not args.quiet)
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"total: {stages.seconds.sum() / 60:.1f} min with {args.workers} workers")
     return 0

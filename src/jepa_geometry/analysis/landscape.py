@@ -14,10 +14,11 @@ AnisoWM shows hand-picked goals ("the clearest of several hundred"); the book re
 distribution over random goals (:func:`landscape_distribution`) as well.
 
 Tasks (:data:`GRID_WORDS`): Two-Room (agent positions), Reacher (the two joint angles; the
-shoulder's distance wraps around the circle, :data:`PERIODS`) and PointMaze (point positions;
-the straight-line distance, not the path length around walls). Every grid keeps only the cells
-the simulator can hold (:func:`_holds`). The grid (:func:`position_grid`) is model-independent:
-the caller caches it and encodes ``grid.frames`` with each model
+shoulder's distance wraps around the circle, :data:`PERIODS`), PointMaze (point positions;
+the straight-line distance, not the path length around walls), Push-T (block positions, other
+factors fixed, as AnisoWM's window) and Cube (cube positions on the table). Every grid keeps
+only the cells the simulator can hold (:func:`_holds`). The grid (:func:`position_grid`) is
+model-independent: the caller caches it and encodes ``grid.frames`` with each model
 (:func:`jepa_geometry.wm.model.encode_frames`).
 """
 
@@ -44,6 +45,14 @@ GRID_WORDS: dict[str, tuple[str, str]] = {
     "pointmaze": (
         "point positions in the maze",
         "the straight-line distance in maze units (not the path length around walls)",
+    ),
+    "pusht": (
+        "block positions (its angle fixed at the goal's π/4, the pusher parked in a corner)",
+        "the distance between block positions in physics units (512-unit frame)",
+    ),
+    "cube": (
+        "cube positions on the table (its yaw and the arm fixed as at a reset)",
+        "the distance between cube positions in metres",
     ),
 }
 LANDSCAPE_TASKS: tuple[str, ...] = tuple(GRID_WORDS)
@@ -84,15 +93,31 @@ class Grid:
         return img
 
 
+PUSHT_PARK = (40.0, 40.0)  # the pusher's position while the block moves over the grid
+PUSHT_ANGLE = np.pi / 4  # the block's angle: that of the env's goal T
+PUSHT_WINDOW = (120.0, 390.0)  # block xy: the range of the expert's goal positions
+
+
+def _coords(task: Any, state: np.ndarray) -> np.ndarray:
+    """The two coordinates a grid spans, read from a simulator state."""
+    state = np.asarray(state)
+    if task.name == "pusht":
+        return state[2:4]  # the block
+    if task.name == "cube":
+        return task._cube_pos(task._qpos(state))[:2]
+    return state[:2]  # the agent, the point, Reacher's two joint angles
+
+
 def _holds(task: Any, state: np.ndarray) -> bool:
     """Whether the simulator can hold ``task`` at ``state``: one env step with a zero action
     leaves its position there (within 1e-3). Setting a state accepts anything, but a step runs
     the contact or collision code, which moves a position the task cannot hold: Two-Room's
     border and central wall outside the door (``TwoRoomEnv._apply_collisions``), PointMaze's
-    walls, Reacher's elbow beyond its joint range."""
+    walls, Reacher's elbow beyond its joint range, a Push-T block on the pusher or a wall, a
+    Cube cube inside the arm."""
     task.set_state(state)
     task.step(np.zeros(task.action_dim, dtype=np.float32))
-    return bool(np.allclose(task.get_state()[:2], np.asarray(state)[:2], atol=1e-3))  # position
+    return bool(np.allclose(_coords(task, task.get_state()), _coords(task, state), atol=1e-3))
 
 
 def _axes(task: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -106,6 +131,12 @@ def _axes(task: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
         return np.linspace(-np.pi, np.pi, n, endpoint=False), np.linspace(
             -ELBOW_LIMIT, ELBOW_LIMIT, n
         )
+    if task.name == "pusht":
+        return np.linspace(*PUSHT_WINDOW, n), np.linspace(*PUSHT_WINDOW, n)
+    if task.name == "cube":  # the range the env draws cube start positions from
+        space = task.env.variation_space["cube"]["start_position"]
+        lo, hi = (np.asarray(b, dtype=np.float64).reshape(-1) for b in (space.low, space.high))
+        return np.linspace(lo[0], hi[0], n), np.linspace(lo[1], hi[1], n)
     # pointmaze: the box around the free cells' centres, half a cell (2 units) beyond them
     env = task.env
     centres = np.array([env.ij_to_xy(tuple(ij)) for ij in np.argwhere(env.maze_map == 0)])
@@ -113,9 +144,20 @@ def _axes(task: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.linspace(lo[0], hi[0], n), np.linspace(lo[1], hi[1], n)
 
 
-def _state(task: Any, x: float, y: float) -> np.ndarray:
-    """The simulator state of grid point (x, y): Two-Room's xy; the others at rest."""
-    return np.array([x, y]) if task.name == "tworoom" else np.array([x, y, 0.0, 0.0])
+def _state(task: Any, x: float, y: float, template: np.ndarray) -> np.ndarray:
+    """The simulator state of grid point (x, y): Two-Room's xy; Reacher and PointMaze at
+    rest; Push-T's block at (x, y) (:data:`PUSHT_ANGLE`, pusher at :data:`PUSHT_PARK`);
+    Cube's ``template`` (the state after a seeded reset) with the cube moved to (x, y)."""
+    if task.name == "tworoom":
+        return np.array([x, y])
+    if task.name == "pusht":
+        return np.array([*PUSHT_PARK, x, y, PUSHT_ANGLE, 0.0, 0.0])
+    if task.name == "cube":
+        state = np.array(template, dtype=np.float64)
+        adr = 1 + task.model.jnt_qposadr[task.model.joint("object_joint_0").id]  # after time
+        state[adr : adr + 2] = (x, y)
+        return state
+    return np.array([x, y, 0.0, 0.0])
 
 
 def position_grid(task: Any, n: int = 32, progress: bool = True) -> Grid:
@@ -125,6 +167,7 @@ def position_grid(task: Any, n: int = 32, progress: bool = True) -> Grid:
     the border clamp of the env's collision code); cells inside the central wall's band are
     dropped unless they lie in the door. Reacher: shoulder in [−π, π), elbow within its range.
     PointMaze: the box around the free cells; cells in or against a wall are dropped.
+    Push-T: block positions in :data:`PUSHT_WINDOW`²; Cube: the cube's start-position range.
     """
     if task.name not in LANDSCAPE_TASKS:
         raise ValueError(
@@ -134,11 +177,12 @@ def position_grid(task: Any, n: int = 32, progress: bool = True) -> Grid:
         raise ValueError(f"grid size n must be >= 2, got {n}")
     xs, ys = _axes(task, n)
     task.reset(seed=0)
+    template = task.get_state()
     mask = np.zeros((n, n), dtype=bool)
     positions, frames = [], []
     for iy, y in enumerate(tqdm(ys, desc=f"{task.name} position grid", disable=not progress)):
         for ix, x in enumerate(xs):
-            state = _state(task, x, y)
+            state = _state(task, x, y, template)
             if not _holds(task, state):
                 continue
             mask[iy, ix] = True

@@ -51,15 +51,14 @@ planner).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pandas as pd
 
 from jepa_geometry import stats
 from jepa_geometry.envs.dataset import episode_counts
-from jepa_geometry.planning.protocol import PROTOCOLS, SCALE_PROTOCOL, evaluate_arm
-from jepa_geometry.profiles import Profile, with_overrides
+from jepa_geometry.planning.protocol import SCALE_PROTOCOL, evaluate_arm
+from jepa_geometry.profiles import Profile
 from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
+from jepa_geometry.study.levers import LADDERS, Lever
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables import format_rate
 from jepa_geometry.wm.training import world_model_artifact
@@ -77,66 +76,6 @@ POWER, POWER_ALPHA = 0.8, 0.05
 BUDGET = {"train_minutes_per_model": 15, "collect_minutes": 15, "study_hours": 2.5}
 """The laptop compute budget of the manipulation studies, fixed before their gates ran."""
 MANIPULATION_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "anisowm", "scale-halfq")
-
-
-@dataclass(frozen=True)
-class Lever:
-    """One rung of a task's ladder: multipliers of profile values, and the protocol.
-
-    ``image`` multiplies ``data.image_size``, ``steps`` ``train.steps`` and ``episodes`` the
-    task's [training, held-out] episode counts; ``protocol`` is one of
-    :data:`~jepa_geometry.planning.protocol.PROTOCOLS`. Rungs are cumulative (each repeats
-    the levers of the rung before), so one rung is one configuration.
-    """
-
-    name: str
-    image: float = 1.0
-    steps: float = 1.0
-    episodes: float = 1.0
-    protocol: str = SCALE_PROTOCOL
-
-    def __post_init__(self) -> None:
-        if min(self.image, self.steps, self.episodes) < 1.0:
-            raise ValueError(f"lever {self.name!r}: multipliers must be >= 1")
-        if self.protocol not in PROTOCOLS:
-            raise ValueError(f"lever {self.name!r}: unknown protocol {self.protocol!r}; "
-                             f"valid: {', '.join(PROTOCOLS)}")  # fmt: skip
-
-    def overrides(self, task: str, profile: Profile) -> dict[str, object]:
-        """The dotted profile overrides of this rung, relative to ``profile``."""
-        out: dict[str, object] = {}
-        if self.image != 1.0:
-            out["data.image_size"] = round(self.image * profile.data.image_size)
-        if self.steps != 1.0:
-            out["train.steps"] = round(self.steps * profile.train.steps)
-        if self.episodes != 1.0:
-            counts = [round(self.episodes * c) for c in episode_counts(task, profile)]
-            out["data.task_episodes"] = {**profile.data.task_episodes, task: counts}
-        return out
-
-    def apply(self, task: str, profile: Profile) -> Profile:
-        """``profile`` with this rung's levers."""
-        return with_overrides(profile, self.overrides(task, profile))
-
-
-LADDERS: dict[str, tuple[Lever, ...]] = {
-    # Push-T: the block's angle must be visible (96 px), then longer training, then more data.
-    "pusht": (
-        Lever("as profiled"),
-        Lever("96 px", image=1.5),
-        Lever("96 px, 3x steps", image=1.5, steps=3.0),
-        Lever("96 px, 3x steps, 2x episodes", image=1.5, steps=3.0, episodes=2.0),
-    ),
-    # Cube: pairs the cube must move in (most 25-step pairs are solved at the start), then more
-    # data (held-out too: moving pairs are rare), then longer training.
-    "cube": (
-        Lever("as profiled"),
-        Lever("moving pairs", protocol="goal25_budget50_moving"),
-        Lever("moving pairs, 5x episodes", episodes=5.0, protocol="goal25_budget50_moving"),
-        Lever("moving pairs, 5x episodes, 3x steps", episodes=5.0, steps=3.0,
-              protocol="goal25_budget50_moving"),
-    ),
-}  # fmt: skip
 
 
 def gate_low(task: str, profile: Profile) -> float:
@@ -269,13 +208,27 @@ def lever_choice(
     return (passed[0] if passed else None), pd.DataFrame(rows)
 
 
+def study_choice(
+    task: str, profile: Profile, progress: bool = False
+) -> tuple[str | None, Lever | None, pd.DataFrame]:
+    """The gate of ``task``'s study under ``profile`` (the profile *before* any study
+    settings): (main protocol, rung, one row per gate run).
+
+    A task with a ladder climbs it (:func:`lever_choice`; protocol ``None`` when no rung
+    passes); any other task runs :func:`protocol_choice` (rung ``None``: as profiled).
+    """
+    if task in LADDERS:
+        lever, rows = lever_choice(task, profile, progress)
+        return (lever.protocol if lever else None), lever, rows
+    chosen, rows = protocol_choice(task, profile, progress)
+    return chosen, None, rows
+
+
 __all__ = [
     "ALTERNATIVES",
     "BUDGET",
-    "LADDERS",
     "MANIPULATION_ARMS",
     "POWER_RATIO",
-    "Lever",
     "gate_low",
     "lever_choice",
     "FLOOR_FRACTION",
@@ -286,4 +239,5 @@ __all__ = [
     "gate_table",
     "protocol_choice",
     "protocol_gate",
+    "study_choice",
 ]

@@ -8,7 +8,7 @@ on; none re-declares an arm, a protocol or a seed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -16,7 +16,8 @@ import yaml
 
 from jepa_geometry.envs import check_task
 from jepa_geometry.planning.protocol import PROTOCOLS
-from jepa_geometry.profiles import Profile
+from jepa_geometry.profiles import PROFILES, Profile
+from jepa_geometry.study.levers import Lever, ladder_lever
 from jepa_geometry.wm.arms import check_arms
 
 BASELINE = "lewm"
@@ -26,6 +27,7 @@ before its models were trained: SIGReg's strength (``tables.sigreg_strength_deci
 ΛReg variant (``lambdareg.choose_variant``). Every task's study applies them; its pages show
 the decision as taken there."""
 _FIELDS = ("task", "arms", "protocols", "solver_seeds", "secondary_seeds", "about")
+_OPTIONAL = ("settings",)
 
 
 class SpecError(ValueError):
@@ -47,6 +49,9 @@ class StudySpec:
     solver_seeds: tuple[int, ...] | None
     secondary_seeds: tuple[int, ...] | None
     about: str
+    settings: dict[str, str] = field(default_factory=dict)
+    """Profile name -> the rung of the task's ladder the study runs at there
+    (:mod:`.levers`); a profile not named runs as profiled."""
 
     def __post_init__(self) -> None:
         check_task(self.task)
@@ -70,6 +75,30 @@ class StudySpec:
             ):  # fmt: skip
                 raise SpecError(f"study {self.task!r}: {name} must be null or integers >= 0")
         object.__setattr__(self, "arms", tuple(names))
+        for name, rung in self.settings.items():
+            if name not in PROFILES:
+                raise SpecError(f"study {self.task!r}: settings for unknown profile {name!r}; "
+                                f"valid: {', '.join(PROFILES)}")  # fmt: skip
+            try:
+                lever = ladder_lever(self.task, rung)
+            except ValueError as e:
+                raise SpecError(f"study {self.task!r}: {e}") from None
+            if lever.protocol != self.main_protocol:
+                raise SpecError(
+                    f"study {self.task!r}: the {name} rung {rung!r} plans under "
+                    f"{lever.protocol}, but the main protocol is {self.main_protocol}"
+                )
+
+    def lever(self, profile: Profile) -> Lever | None:
+        """The rung this study runs at under ``profile`` (``None``: as profiled)."""
+        rung = self.settings.get(profile.name)
+        return None if rung is None else ladder_lever(self.task, rung)
+
+    def profile(self, base: Profile) -> Profile:
+        """``base`` with the study's rung for it applied (the profile every chapter and
+        build of this study uses)."""
+        lever = self.lever(base)
+        return base if lever is None else lever.apply(self.task, base)
 
     @property
     def main_protocol(self) -> str:
@@ -103,12 +132,12 @@ def load_study(task: str) -> StudySpec:
         raise SpecError(f"no study specification for task {task!r}; valid: {', '.join(valid)}")
     path = resources.files("jepa_geometry.study").joinpath("specs", f"{task}.yaml")
     raw: dict[str, Any] = yaml.safe_load(path.read_text()) or {}
-    unknown = sorted(set(raw) - set(_FIELDS))
+    unknown = sorted(set(raw) - set(_FIELDS) - set(_OPTIONAL))
     missing = [f for f in _FIELDS if f not in raw]
     if unknown or missing:
         raise SpecError(
             f"study file {task}.yaml: unknown fields {unknown}, missing {missing}; "
-            f"fields: {', '.join(_FIELDS)}"
+            f"fields: {', '.join(_FIELDS)} (optional: {', '.join(_OPTIONAL)})"
         )
     if raw["task"] != task:
         raise SpecError(f"study file {task}.yaml describes task {raw['task']!r}")
@@ -123,4 +152,12 @@ def load_study(task: str) -> StudySpec:
         solver_seeds=seeds(raw["solver_seeds"]),
         secondary_seeds=seeds(raw["secondary_seeds"]),
         about=str(raw["about"]).strip(),
+        settings=_settings(task, raw.get("settings", {})),
     )
+
+
+def _settings(task: str, raw: Any) -> dict[str, str]:
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise SpecError(f"study file {task}.yaml: settings must map profile names to rung "
+                        f"names, got {raw!r}")  # fmt: skip
+    return dict(raw)

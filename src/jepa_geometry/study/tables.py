@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.envs import TASKS
+from jepa_geometry.envs import TASKS, task_class, task_title
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval
-from jepa_geometry.study.grid import CELL_KEYS, STUDY_ARMS
+from jepa_geometry.study.grid import CELL_KEYS, STUDY_ARMS, paired_table
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.verdict import verdict_table
@@ -238,6 +238,45 @@ def gate_sentence(gate: pd.DataFrame, chosen: str, main_protocol: str, profile: 
             "defined there; smaller or larger models may pass or fail it differently)."
         )
     return f"{steps}. {tail}"
+
+
+def ladder_sentence(gate: pd.DataFrame, rung: str | None, spec_rung: str | None,
+                    profile: str) -> str:  # fmt: skip
+    """What a task's ladder (:func:`~jepa_geometry.study.gate.lever_choice`) found, and
+    whether the study file runs at the rung it picks (``None``: no rung passed / the file
+    names none for this profile)."""
+    steps = "; then ".join(f"{r.lever}: {r.reason}" for r in gate.itertuples())
+    if rung == spec_rung:
+        tail = (f"The study runs at the rung the rule picks, {rung}." if rung else
+                "No rung passes within the budget, and the study file runs none: the arms are "
+                "not compared by planning on this task at this profile.")  # fmt: skip
+    elif profile == "laptop":
+        tail = (f"The study file's rung, {spec_rung or 'as profiled'}, is NOT the one the rule "
+                f"picks ({rung or 'none passes'}) "
+                "at the laptop profile, where the ladder is defined: read its results with "
+                "that in mind.")  # fmt: skip
+    else:
+        tail = (f"At this profile the rule picks {rung or 'no rung'}, while the study file runs "
+                f"{spec_rung or 'as profiled'} (the ladder is defined at the laptop profile).")
+    return f"{steps}. {tail}"
+
+
+def choice_sentence(spec: Any, profile: str, chosen: str | None, rung: Any,
+                    gate: pd.DataFrame) -> str:  # fmt: skip
+    """The gate's sentence for a study page: :func:`ladder_sentence` for a task with a
+    ladder (a ``rung`` was sought), :func:`gate_sentence` for the others."""
+    if "lever" in gate.columns:
+        return ladder_sentence(gate, rung.name if rung else None, spec.settings.get(profile),
+                               profile)  # fmt: skip
+    return gate_sentence(gate, str(chosen), spec.main_protocol, profile)
+
+
+def gate_style(gate: pd.DataFrame) -> Any:
+    """The gate's table as shown on a page (task and sentence dropped, rates in percent)."""
+    formats = {"solved at start": "{:.1%}", "lewm hard": "{:.1%}", "random hard": "{:.1%}",
+               "train (min)": "{:.1f}"}  # fmt: skip
+    shown = gate.drop(columns=["task", "reason"])
+    return shown.style.format({k: v for k, v in formats.items() if k in shown}).hide(axis="index")
 
 
 def arm_order(arms: Sequence[str]) -> list[str]:
@@ -552,3 +591,55 @@ def code_protocol_sentence(
 def probe_means(probes: pd.DataFrame) -> pd.DataFrame:
     """Per arm, the mean over training seeds of every probe measure."""
     return probes.groupby("arm").mean(numeric_only=True)
+
+
+HALF_Q_CONTRASTS: tuple[tuple[str, str], ...] = (
+    ("scale", "lewm"), ("scale-halfq", "lewm"), ("scale-halfq", "scale"),
+)  # fmt: skip
+"""SCALE's half-q ablation: full and half q against LeWM, and half against full."""
+
+
+def half_q_table(
+    episodes: pd.DataFrame, task: str, protocol: str, solver: str = "cem", budget: str = "T1"
+) -> pd.DataFrame:
+    """SCALE's half-q ablation in one cell: each contrast of :data:`HALF_Q_CONTRASTS`, paired
+    over training seeds and pairs, beside SCALE's 20-cell difference for the task.
+
+    Columns: ``contrast``, ``ours (pp)`` (difference with its paired bootstrap 95 % interval),
+    ``McNemar p``, ``seeds``, ``SCALE (pp)`` (its mean over 20 solver cells, 6 episode seeds;
+    blank where it reports none). Empty when the study trained no half-q arm.
+    """
+    arms = set(episodes["arm"])
+    cell = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == solver)
+                    & (episodes["budget"] == budget)]  # fmt: skip
+    ref = reference_numbers(allow_empty=True, table="scale_success_20cell", task=task)
+    paper = dict(zip(ref["arm"], ref["value"], strict=True))
+    name = {"scale-halfq": "scale_half_q"}  # the reference file's spelling
+    rows = []
+    for a, b in HALF_Q_CONTRASTS:
+        if {a, b} - arms:
+            continue
+        d = paired_table(cell[cell["arm"].isin([a, b])], baseline=b).iloc[0]
+        pa, pb = paper.get(name.get(a, a)), paper.get(name.get(b, b))
+        rows.append({
+            "contrast": f"{a} − {b}",
+            "ours (pp)": format_rate(d["diff"], d["low"], d["high"]),
+            "McNemar p": float(d["p_mcnemar"]),
+            "seeds": int(d["seeds"]),
+            "SCALE (pp)": "" if pa is None or pb is None else f"{pa - pb:+.2f}",
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def half_q_markdown(table: pd.DataFrame, task: str) -> str:
+    """:func:`half_q_table` as a markdown table with its reading, or the sentence saying
+    why there is none."""
+    if table.empty:
+        has_half = task_class(task).half_q is not None
+        return (f"This study trains no half-q arm: {task_title(task)} has "
+                + ("one in SCALE, but its study file does not list `scale-halfq`."
+                   if has_half else "no half of $q$ in SCALE (its state has two coordinates)."))
+    shown = table.assign(**{"McNemar p": table["McNemar p"].map("{:.3g}".format)})
+    return (shown.to_markdown(index=False) + "\n\nDifferences in percentage points with their "
+            "paired 95 % interval over training seeds and pairs; SCALE's column is its 20-cell "
+            "mean difference (one training seed, 6 episode seeds), not a result of this book.")

@@ -2,8 +2,9 @@
 
 An *arm* is one training configuration of the shared world model (the papers call them
 arms): ``lewm``, ``scale``, ``aux``, ``anisowm``, or a sum such as ``scale+anisowm``
-(which neither paper tried). Its name is parsed into loss components (:func:`parse_arm`) and
-weighted per task (:func:`arm_weights`); the loss terms themselves live in :mod:`.losses`.
+(which neither paper tried); ``scale-halfq`` is SCALE trained on half of q (its ablation).
+Its name is parsed into loss components (:func:`parse_arm`) and weighted per task
+(:func:`arm_weights`); the loss terms themselves live in :mod:`.losses`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jepa_geometry.envs import TASKS
+from jepa_geometry.envs import TASKS, q_indices
 
 ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "anisowm")
 LAMBDAREG_ARMS: tuple[str, ...] = ("anisowm", "scale+anisowm")
@@ -29,14 +30,31 @@ published form, the others are our declared variants (book: rec-lambdareg-varian
 LAMBDAREG_SETTINGS: tuple[str, ...] = ("bound", "alpha_lr", "alpha_warmup")
 
 
+HALF_Q_SUFFIX = "-halfq"
+"""An arm name ending in this suffix (``scale-halfq``, ``aux-halfq``) trains its q terms on
+SCALE's half of q (``envs.q_indices(task, "half")``) and keeps every other setting of the
+full-q arm, as SCALE's half-q ablation does (its Table of half-q arms, §6 of the paper)."""
+Q_TERMS: tuple[str, ...] = ("scale", "aux")  # the components that read q
+
+
+def q_variant(arm: str) -> str:
+    """``"half"`` for an arm named with :data:`HALF_Q_SUFFIX`, else ``"full"``."""
+    if not isinstance(arm, str):
+        raise ValueError(f"arm must be a non-empty string like 'scale+anisowm', got {arm!r}")
+    return "half" if arm.strip().endswith(HALF_Q_SUFFIX) else "full"
+
+
 def parse_arm(arm: str) -> tuple[str, ...]:
     """Canonical components of an arm name: ``"anisowm+scale"`` -> ``("scale", "anisowm")``.
 
-    ``lewm`` is the base every arm shares, so it is dropped from sums.
+    ``lewm`` is the base every arm shares, so it is dropped from sums. A
+    :data:`HALF_Q_SUFFIX` is not a component (see :func:`q_variant`); it needs a q term.
     """
     if not isinstance(arm, str) or not arm:
         raise ValueError(f"arm must be a non-empty string like 'scale+anisowm', got {arm!r}")
-    parts = [p.strip() for p in arm.split("+")]
+    half = q_variant(arm) == "half"
+    body = arm.strip().removesuffix(HALF_Q_SUFFIX) if half else arm
+    parts = [p.strip() for p in body.split("+")]
     bad = [p for p in parts if p not in ARMS]
     if bad:
         raise ValueError(
@@ -44,12 +62,18 @@ def parse_arm(arm: str) -> tuple[str, ...]:
             f"and sums of them such as 'scale+anisowm'"
         )
     comps = tuple(m for m in ARMS if m in parts and m != "lewm")
+    if half and not set(comps) & set(Q_TERMS):
+        raise ValueError(
+            f"arm {arm!r}: {HALF_Q_SUFFIX!r} needs a term that reads q ({', '.join(Q_TERMS)})"
+        )
     return comps or ("lewm",)
 
 
 def arm_name(arm: str) -> str:
-    """The canonical spelling of an arm, used in artifact keys."""
-    return "+".join(parse_arm(arm))
+    """The canonical spelling of an arm, used in artifact keys (``scale-halfq`` keeps its
+    suffix, so the key records which q the model was trained on)."""
+    comps = parse_arm(arm)
+    return "+".join(comps) + (HALF_Q_SUFFIX if q_variant(arm) == "half" else "")
 
 
 @dataclass(frozen=True)
@@ -83,6 +107,7 @@ def arm_weights(
     comps = parse_arm(arm)
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; valid: {', '.join(TASKS)}")
+    q_indices(task, q_variant(arm))  # a half-q arm on a task without a half of q fails here
     w: dict[str, float | None] = {"sigreg": sigreg_weight}
     w["scale"] = SCALE_WEIGHT[task] if "scale" in comps else None
     w["aux"] = AUX_WEIGHT[task] if "aux" in comps else None

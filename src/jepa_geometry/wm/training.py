@@ -49,11 +49,17 @@ from jepa_geometry.artifacts import (
     set_aside,
     write_verified,
 )
-from jepa_geometry.envs import TASKS
+from jepa_geometry.envs import TASKS, q_indices, q_names
 from jepa_geometry.envs.dataset import ClipSampler, dataset_spec, load_dataset
 from jepa_geometry.jobs import JOB_THREADS, job_threads
 from jepa_geometry.profiles import Profile, TrainSettings
-from jepa_geometry.wm.arms import ObjectiveWeights, arm_name, arm_weights, parse_arm
+from jepa_geometry.wm.arms import (
+    ObjectiveWeights,
+    arm_name,
+    arm_weights,
+    parse_arm,
+    q_variant,
+)
 from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model
 
@@ -531,7 +537,7 @@ def world_model_artifact(
 
     w = _check_run(task, arm, seed, profile, weights)
     clips = {k: getattr(profile.data, k) for k in ("image_size", "history", "frameskip")}
-    spec = {
+    spec: dict[str, Any] = {
         "task": task,
         "method": arm_name(arm),  # spelled "method" in keys written before the arm rename
         "weights": w.as_dict(),
@@ -543,10 +549,12 @@ def world_model_artifact(
         "format": CHECKPOINT_FORMAT,
         "torch_threads": JOB_THREADS,
     }
+    if q_variant(arm) != "full":  # full-q keys predate the field and stay valid without it
+        spec["q"] = [q_names(task)[i] for i in q_indices(task, q_variant(arm))]
     return Artifact("checkpoints", f"{task}-{arm_name(arm)}", spec)
 
 
-def clip_batches(dataset: Any, profile: Profile, seed: int) -> BatchSource:
+def clip_batches(dataset: Any, profile: Profile, seed: int, q: str = "full") -> BatchSource:
     """Training batches of ``data.ClipSampler`` clips; step s's batch depends only on (seed, s).
 
     The clip starts of step s are drawn uniformly (with replacement, like ClipSampler) by a
@@ -559,6 +567,7 @@ def clip_batches(dataset: Any, profile: Profile, seed: int) -> BatchSource:
         history=profile.data.history,
         frameskip=profile.data.frameskip,
         batch_size=profile.train.batch_size,
+        q_variant=q,
     )
     base = derive_seed(seed, "batches")
 
@@ -597,11 +606,12 @@ def train_world_model(
 
         ds = load_dataset(task, profile)
         model = build_world_model(profile, ds.action.shape[1], derive_seed(seed, "init"))
+        q_cols = q_indices(task, q_variant(arm))
         objective = Objective(
             arm,
             w,
             model.embed_dim,
-            ds.q.shape[1],
+            len(q_cols),
             profile.train.sigreg_projections,
             profile.train.pairs_per_batch,
             seed,
@@ -610,14 +620,15 @@ def train_world_model(
             result = train(
                 model,
                 objective,
-                clip_batches(ds, profile, seed),
+                clip_batches(ds, profile, seed, q_variant(arm)),
                 profile.train,
                 seed,
                 checkpoint=resume,
                 progress=progress,
             )
         meta = {"task": task, "method": arm_name(arm), "weights": w.as_dict(), "seed": seed}
-        meta.update(q_dim=int(ds.q.shape[1]), action_dim=int(ds.action.shape[1]))
+        meta.update(q_dim=len(q_cols), action_dim=int(ds.action.shape[1]))
+        meta["q"] = [q_names(task)[i] for i in q_cols]
         save_model(tmp / MODEL_FILE, model, meta)
         (tmp / LOG_FILE).write_text(json.dumps(result.log))
         fresh = result.steps - result.resumed_from

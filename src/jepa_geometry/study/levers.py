@@ -1,0 +1,87 @@
+"""The levers of a task's gate: how a study may be scaled up, for every arm alike.
+
+A task whose baseline does not plan at a profile as it stands (Push-T and Cube at the laptop
+profile) gets a *ladder*: rungs that each add one lever to the rung before (more pixels,
+training steps, episodes, or pairs the object must move in). :func:`jepa_geometry.study.gate.
+lever_choice` climbs it; a study file names the rung it uses per profile
+(:meth:`jepa_geometry.study.spec.StudySpec.profile`). Levers are multipliers of the profile's
+own values, so a user's override (``train__steps=500``) is scaled, not silently replaced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jepa_geometry.envs.dataset import episode_counts
+from jepa_geometry.planning.protocol import PROTOCOLS, SCALE_PROTOCOL
+from jepa_geometry.profiles import Profile, with_overrides
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One rung of a task's ladder: multipliers of profile values, and the protocol.
+
+    ``image`` multiplies ``data.image_size``, ``steps`` ``train.steps`` and ``episodes`` the
+    task's [training, held-out] episode counts; ``protocol`` is one of
+    :data:`~jepa_geometry.planning.protocol.PROTOCOLS`. Rungs are cumulative (each repeats
+    the levers of the rung before), so one rung is one configuration.
+    """
+
+    name: str
+    image: float = 1.0
+    steps: float = 1.0
+    episodes: float = 1.0
+    protocol: str = SCALE_PROTOCOL
+
+    def __post_init__(self) -> None:
+        if min(self.image, self.steps, self.episodes) < 1.0:
+            raise ValueError(f"lever {self.name!r}: multipliers must be >= 1")
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"lever {self.name!r}: unknown protocol {self.protocol!r}; "
+                             f"valid: {', '.join(PROTOCOLS)}")  # fmt: skip
+
+    def overrides(self, task: str, profile: Profile) -> dict[str, object]:
+        """The dotted profile overrides of this rung, relative to ``profile``."""
+        out: dict[str, object] = {}
+        if self.image != 1.0:
+            out["data.image_size"] = round(self.image * profile.data.image_size)
+        if self.steps != 1.0:
+            out["train.steps"] = round(self.steps * profile.train.steps)
+        if self.episodes != 1.0:
+            counts = [round(self.episodes * c) for c in episode_counts(task, profile)]
+            out["data.task_episodes"] = {**profile.data.task_episodes, task: counts}
+        return out
+
+    def apply(self, task: str, profile: Profile) -> Profile:
+        """``profile`` with this rung's levers."""
+        return with_overrides(profile, self.overrides(task, profile))
+
+
+LADDERS: dict[str, tuple[Lever, ...]] = {
+    # Push-T: the block's angle must be visible (96 px), then longer training, then more data.
+    "pusht": (
+        Lever("as profiled"),
+        Lever("96 px", image=1.5),
+        Lever("96 px, 3x steps", image=1.5, steps=3.0),
+        Lever("96 px, 3x steps, 2x episodes", image=1.5, steps=3.0, episodes=2.0),
+    ),
+    # Cube: pairs the cube must move in (most 25-step pairs are solved at the start), then more
+    # data (held-out too: moving pairs are rare), then longer training.
+    "cube": (
+        Lever("as profiled"),
+        Lever("moving pairs", protocol="goal25_budget50_moving"),
+        Lever("moving pairs, 5x episodes", episodes=5.0, protocol="goal25_budget50_moving"),
+        Lever("moving pairs, 5x episodes, 3x steps", episodes=5.0, steps=3.0,
+              protocol="goal25_budget50_moving"),
+    ),
+}  # fmt: skip
+
+
+def ladder_lever(task: str, name: str) -> Lever:
+    """The rung called ``name`` of ``task``'s ladder."""
+    if task not in LADDERS:
+        raise ValueError(f"task {task!r} has no ladder; tasks with one: {', '.join(LADDERS)}")
+    names = [lv.name for lv in LADDERS[task]]
+    if name not in names:
+        raise ValueError(f"{task} has no lever {name!r}; its ladder: {'; '.join(names)}")
+    return LADDERS[task][names.index(name)]
