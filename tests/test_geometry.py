@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jepa_geometry as jg
-from jepa_geometry.analysis import landscape, measurements
+from jepa_geometry.analysis import landscape, measurements, probes
 from jepa_geometry.study import tables
 from jepa_geometry.study.reference import reference_numbers
 
@@ -80,3 +80,17 @@ def test_paper_probe_table_maps_the_reference_file():
     var2 = reference_numbers(table="scale_pca_variance_share", task="tworoom", k="2", arm="scale")
     assert ref.loc["scale", "var_top2"] == pytest.approx(var2.value.iloc[0] / 100)
     assert {"r2_top8", "r2_full_ridge", "r2_full_mlp", "ratio_p90_over_p10"} <= set(ref.columns)
+
+
+def test_coordinate_r2_splits_the_full_probe_by_coordinate():
+    """Its mean is geometry_probe's r2_full_ridge (same split); a coordinate the embedding
+    does not carry has R² near 0, one it carries linearly near 1."""
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(600, 3))
+    z = np.concatenate([q[:, :2] @ rng.normal(size=(2, 6)), rng.normal(size=(600, 4))], 1)
+    r2 = probes.coordinate_r2(z, q, seed=3)
+    full = probes.geometry_probe(z, q, seed=3, mlp=False)["r2_full_ridge"]
+    assert r2.mean() == pytest.approx(full, abs=1e-12)
+    assert r2[0] > 0.99 and r2[1] > 0.99 and abs(r2[2]) < 0.05
+    with pytest.raises(ValueError, match="same >= 8 frames"):
+        probes.coordinate_r2(z[:5], q[:5], seed=0)

@@ -21,7 +21,10 @@ def test_each_task_study_follows_its_gate():
     """The gates' outcomes at the laptop profile (study.gate; book: rec-protocol-gate)."""
     assert load_study("reacher").protocols == ("goal25_budget50",)
     assert load_study("pointmaze").protocols == ("goal50_budget100", "goal25_budget50")
-    assert available_studies() == ["pointmaze", "reacher", "tworoom"]
+    pusht = load_study("pusht")
+    assert pusht.protocols == ("goal25_budget50",) and pusht.settings == {"laptop": "96 px"}
+    assert pusht.arms == ("lewm", "scale", "aux", "anisowm", "scale-halfq")
+    assert available_studies() == ["pointmaze", "pusht", "reacher", "tworoom"]
 
 
 def test_unknown_task_lists_the_valid_studies():

@@ -333,3 +333,16 @@ def test_ladder_sentence_says_which_rung_the_study_runs():
     assert "is NOT the one" in tables.ladder_sentence(gate, None, "96 px", "laptop")
     assert "At this profile the rule picks no rung" in tables.ladder_sentence(
         gate, None, "96 px", "smoke")
+
+
+def test_coordinate_table_averages_seeds_in_q_order():
+    rows = [{"arm": a, "train_seed": s, "coordinate": c, "r2": r + 0.1 * s}
+            for a, base in (("scale", 0.5), ("lewm", 0.2))
+            for s in (0, 1)
+            for c, r in (("block_x", base + 0.4), ("cos_theta", base))]  # fmt: skip
+    t = tables.coordinate_table(pd.DataFrame(rows))
+    assert list(t.index) == ["lewm", "scale"] and list(t.columns) == ["block_x", "cos_theta"]
+    assert t.loc["lewm", "cos_theta"] == pytest.approx(0.25)
+    text = tables.coordinate_sentence(pd.DataFrame(rows))
+    assert text.startswith("lewm decodes block_x best (R² 0.65) and cos_theta worst (0.25)")
+    assert text.endswith("scale decodes cos_theta best (0.55).")

@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from jepa_geometry.analysis import landscape, probes, ranking
 from jepa_geometry.artifacts import Artifact, get_or_build
-from jepa_geometry.envs import make_task
+from jepa_geometry.envs import make_task, q_names
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.planning.protocol import draw_episode_set, make_protocol
 from jepa_geometry.profiles import Profile
@@ -194,6 +194,29 @@ def measure_model(
         "landscape": pd.read_parquet(path / "landscape.parquet"),
         "z_grid_path": path / "z_grid.npy",
     }
+
+
+def coordinate_probes(
+    task: str, arms: list[str], profile: Profile, settings: GeometrySettings | None = None
+) -> pd.DataFrame:
+    """Held-out ridge R² of each coordinate of q (:func:`probes.coordinate_r2`) for every
+    arm x training seed, on the probe frames of :func:`measure_model`. Columns: ``arm``,
+    ``train_seed``, ``coordinate`` (the task's q names), ``r2``. Not cached: one encoding of
+    the probe frames per model."""
+    s = settings or GeometrySettings()
+    ctx = _Context(task, profile, s)
+    names = q_names(task)
+    rows = []
+    try:
+        for seed in profile.seeds.train:
+            for m in check_arms(arms):
+                z, q = _probe_frames(load_world_model(task, m, seed, profile), ctx)
+                r2 = probes.coordinate_r2(z, q, seed=s.probe_seed)
+                rows += [{"arm": m, "train_seed": seed, "coordinate": c, "r2": float(v)}
+                         for c, v in zip(names, r2, strict=True)]  # fmt: skip
+    finally:
+        ctx.close()
+    return pd.DataFrame(rows)
 
 
 def measure_arms(

@@ -311,6 +311,21 @@ def geometry_probe(
     return out
 
 
+def coordinate_r2(z: np.ndarray, q: np.ndarray, seed: int,
+                  ridge_alpha: float = 1e-2) -> np.ndarray:  # fmt: skip
+    """Held-out ridge R² of each coordinate of q from the full embedding, with the split of
+    :func:`geometry_probe` (same ``seed``: the same fit and evaluation halves), so its mean is
+    that function's ``r2_full_ridge``. Which coordinates an embedding carries (Push-T's block
+    angle, say) is what the mean hides."""
+    z, q = _as_frames("z", z), _as_frames("q", q)
+    if len(z) != len(q) or len(z) < 8:
+        raise ValueError(f"need the same >= 8 frames in z and q, got {len(z)} and {len(q)}")
+    q = _standardize_per_dim("q", q)
+    perm = np.random.default_rng(seed).permutation(len(z))
+    fit, ev = perm[: len(z) // 2], perm[len(z) // 2 :]
+    return ridge_r2_per_dim(z[fit], q[fit], z[ev], q[ev], ridge_alpha)
+
+
 def distance_ratio_dispersion(
     z: np.ndarray,
     q: np.ndarray,

@@ -28,7 +28,7 @@ from jepa_geometry import stats
 from jepa_geometry.jobs import run_parallel
 from jepa_geometry.planning.protocol import evaluate_arm
 from jepa_geometry.profiles import Profile
-from jepa_geometry.wm.arms import LAMBDAREG_ARMS
+from jepa_geometry.wm.arms import LAMBDAREG_ARMS, parse_arm
 from jepa_geometry.wm.training import train_world_model, training_log
 
 ARM = "anisowm"
@@ -100,6 +100,11 @@ def _plan(kwargs: dict[str, Any]) -> None:
     evaluate_arm(**kwargs, progress=False)
 
 
+def lambdareg_arms(arms: Sequence[str]) -> list[str]:
+    """The arms of ``arms`` whose objective has ΛReg (a study's ``anisowm`` arms), in order."""
+    return [a for a in arms if "anisowm" in parse_arm(a)]
+
+
 def variant_planning(
     task: str,
     profile: Profile,
@@ -109,9 +114,9 @@ def variant_planning(
     workers: int = 1,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Planning success of the chosen ΛReg variant of each ΛReg arm (``anisowm``,
-    ``scale+anisowm``) beside its published form and ``lewm``, in one cell (default: the main
-    protocol's CEM T1), every training seed.
+    """Planning success of the chosen ΛReg variant of each ΛReg arm among ``arms`` (by default
+    ``anisowm`` and ``scale+anisowm``; pass a study's arms) beside its published form and
+    ``lewm``, in one cell (default: the main protocol's CEM T1), every training seed.
 
     Per arm, rows ``<arm> <variant> - lewm``, ``<arm> published - lewm`` and ``<arm> <variant>
     - published``, each a paired difference over (seed, pair) units with its bootstrap 95 %
@@ -121,6 +126,7 @@ def variant_planning(
     """
     if variant not in LAMBDAREG_VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; valid: {', '.join(LAMBDAREG_VARIANTS)}")
+    arms = lambdareg_arms(arms)
     protocol, solver, budget = cell
     runs = {"lewm": ("lewm", None)}
     for arm in arms:

@@ -643,3 +643,23 @@ def half_q_markdown(table: pd.DataFrame, task: str) -> str:
     return (shown.to_markdown(index=False) + "\n\nDifferences in percentage points with their "
             "paired 95 % interval over training seeds and pairs; SCALE's column is its 20-cell "
             "mean difference (one training seed, 6 episode seeds), not a result of this book.")
+
+
+def coordinate_table(coords: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~jepa_geometry.analysis.measurements.coordinate_probes` as arms x coordinates
+    (mean R² over training seeds), arms in the book's order, coordinates in q's order."""
+    wide = coords.pivot_table(index="arm", columns="coordinate", values="r2", aggfunc="mean")
+    order = list(dict.fromkeys(coords["coordinate"]))
+    return wide.loc[arm_order(list(wide.index)), order]
+
+
+def coordinate_sentence(coords: pd.DataFrame) -> str:
+    """The baseline's least and best decoded coordinates of q, and the arm that decodes the
+    least decoded one best."""
+    wide = coordinate_table(coords)
+    base = wide.loc[BASELINE]
+    worst, best = base.idxmin(), base.idxmax()
+    top = wide[worst].idxmax()
+    return (f"{BASELINE} decodes {best} best (R² {base[best]:.2f}) and {worst} worst "
+            f"({base[worst]:.2f}); of all arms, {top} decodes {worst} best "
+            f"({wide.loc[top, worst]:.2f}).")
