@@ -123,7 +123,12 @@ def _fake_gate(outcomes):
 
 class _Art:
     def manifest(self):
-        return {"summary": {"train_wall_s": 60.0}}
+        return {"summary": {"train_wall_s": 60.0}, "collect_seconds": 30.0}
+
+
+def _no_artifacts(monkeypatch):
+    monkeypatch.setattr(gate, "world_model_artifact", lambda *a, **k: _Art())
+    monkeypatch.setattr(gate, "dataset_artifact", lambda *a, **k: _Art())
 
 
 @pytest.mark.parametrize(
@@ -138,22 +143,69 @@ def test_the_ladder_stops_at_the_first_pass_or_at_saturation(monkeypatch, outcom
                                                              n_rows):
     fake, calls = _fake_gate(outcomes)
     monkeypatch.setattr(gate, "protocol_gate", fake)
-    monkeypatch.setattr(gate, "world_model_artifact", lambda *a, **k: _Art())
+    _no_artifacts(monkeypatch)
     lever, rows = gate.lever_choice("pusht", load_profile("laptop"))
     assert (lever.name if lever else None) == chosen and len(rows) == n_rows
     assert all(c[3] == "validation" for c in calls)  # never the evaluation pairs
     assert calls[:2] == [(64, 1300, "goal25_budget50", "validation"),
                          (96, 1300, "goal25_budget50", "validation")]
     assert list(rows["lever"]) == [lv.name for lv in LADDERS["pusht"][:n_rows]]
-    assert (rows["train (min)"] == 1.0).all()
+    assert (rows["train (min)"] == 1.0).all() and (rows["collect (min)"] == 0.5).all()
 
 
 def test_study_choice_dispatches_on_the_ladder(monkeypatch):
     fake, _ = _fake_gate(["fails", "fails", "fails", "keep"])
     monkeypatch.setattr(gate, "protocol_gate", fake)
-    monkeypatch.setattr(gate, "world_model_artifact", lambda *a, **k: _Art())
+    _no_artifacts(monkeypatch)
     protocol, rung, rows = gate.study_choice("cube", load_profile("laptop"))
     assert rung.name == "moving pairs, 5x episodes, 3x steps"
     assert protocol == "goal25_budget50_moving" and len(rows) == 4
     monkeypatch.setattr(gate, "protocol_choice", lambda t, p, progress=False: ("x", rows))
     assert gate.study_choice("tworoom", load_profile("laptop"))[:2] == ("x", None)
+
+
+def test_a_study_that_does_not_plan_gives_an_empty_grid_and_no_variant_planning():
+    from jepa_geometry.study import grid, lambdareg
+
+    spec = load_study("cube")
+    assert spec.plans is False and spec.main_protocol == "goal25_budget50_moving"
+    smoke = load_profile("smoke")
+    g = grid.planning_grid(spec, smoke, progress=False)  # nothing is planned or trained
+    assert g.episodes.empty and set(grid.EPISODE_COLUMNS) <= set(g.episodes.columns)
+    assert np.isnan(g.temperature)
+    assert lambdareg.study_variant_planning(spec, smoke, "published").empty
+    assert "does not plan" in lambdareg.variant_planning_sentence(
+        lambdareg.study_variant_planning(spec, smoke, "published"))
+    with pytest.raises(SpecError, match="plans must be true or false"):
+        from jepa_geometry.study.spec import _plans
+
+        _plans("cube", "no")
+
+
+def test_best_rung_is_the_largest_paired_gap_and_the_cheaper_on_a_tie():
+    import pandas as pd
+
+    rows = pd.DataFrame({"lever": list("abcd"), "gap": [0.035, 0.055, 0.030, 0.055]})
+    assert gate.best_rung(rows) == 1
+    with pytest.raises(ValueError, match="ran no rung"):
+        gate.best_rung(rows.iloc[:0])
+
+
+def test_paper_gap_counts_what_the_paper_profile_spends():
+    from jepa_geometry.study import tables
+
+    laptop, paper = load_profile("laptop"), load_profile("paper")
+    gap = tables.paper_gap(laptop, paper, "cube", 5).set_index("quantity")
+    assert gap.loc["image size (px)", "ratio"] == pytest.approx(224 / 64)
+    clips = gap.loc["training clips seen (steps x batch)"]
+    assert clips["this profile"] == laptop.train.steps * laptop.train.batch_size
+    assert clips["ratio"] == pytest.approx(clips["paper profile"] / clips["this profile"])
+    assert gap.loc["world-model parameters", "ratio"] > 10  # ViT-tiny against the small CNN
+
+
+def test_the_gate_page_takes_only_a_task_with_a_ladder():
+    from jepa_geometry.book.parameters import check_parameter
+
+    check_parameter("ch06_gate", "task", "cube")
+    with pytest.raises(ValueError, match="a task with a study file and a ladder: cube, pusht"):
+        check_parameter("ch06_gate", "task", "tworoom")

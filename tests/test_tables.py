@@ -312,9 +312,11 @@ def test_half_q_table_pairs_each_contrast_and_sets_scale_beside():
     for (a, b), text in zip([(full, base), (half, base), (half, full)], t["ours (pp)"],
                             strict=True):  # fmt: skip
         assert text.startswith(f"{100 * (a.mean() - b.mean()):.1f} [")
-    ref = reference_numbers(table="scale_success_20cell", task="reacher")
-    v = dict(zip(ref["arm"], ref["value"], strict=True))
-    assert t["SCALE (pp)"].iloc[1] == f"{v['scale_half_q'] - v['lewm']:+.2f}"
+    ref = reference_numbers(table="scale_success_20cell_difference", task="reacher")
+    v = {(r.arm, r.versus): r.value for r in ref.itertuples()}
+    assert t["SCALE (pp)"].iloc[1] == f"{v[('scale_half_q', 'lewm')]:+.2f}"  # +1.91
+    assert t["SCALE (pp)"].iloc[2] == f"{v[('scale_half_q', 'scale')]:+.2f}"  # +0.42
+    assert t["SCALE (pp)"].iloc[0] == ""  # SCALE's Reacher headline has no full-q contrast
     assert (t["seeds"] == 3).all()
     md = tables.half_q_markdown(t, "reacher")
     assert "| scale-halfq − scale" in md and "not a result of this book" in md
@@ -331,8 +333,8 @@ def test_ladder_sentence_says_which_rung_the_study_runs():
     assert ok.startswith("as profiled: r1; then 96 px: r2.") and "the rule picks, 96 px" in ok
     assert "No rung passes" in tables.ladder_sentence(gate, None, None, "laptop")
     assert "is NOT the one" in tables.ladder_sentence(gate, None, "96 px", "laptop")
-    assert "At this profile the rule picks no rung" in tables.ladder_sentence(
-        gate, None, "96 px", "smoke")
+    smoke = tables.ladder_sentence(gate, None, None, "smoke")
+    assert "the rule picks no rung; the study file runs as profiled here" in smoke
 
 
 def test_coordinate_table_averages_seeds_in_q_order():

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jepa_geometry.envs import TASKS
+from jepa_geometry.study.levers import LADDERS
 from jepa_geometry.study.spec import available_studies
 from jepa_geometry.theory.toy2d import REGULARIZERS
 from jepa_geometry.wm.arms import check_arms
@@ -96,9 +97,16 @@ def _study_task() -> tuple[str, Callable[[Any], bool]]:
     return f"a task with a study file: {', '.join(studies)}", lambda v: v in studies
 
 
+def _ladder_task() -> tuple[str, Callable[[Any], bool]]:
+    tasks = [t for t in available_studies() if t in LADDERS]
+    return (f"a task with a study file and a ladder: {', '.join(tasks)}",
+            lambda v: v in tasks)  # fmt: skip
+
+
 CHAPTER_RULES: dict[tuple[str, str], Callable[[], tuple[str, Callable[[Any], bool]]]] = {
     # the task chapters present a task's study, so their task must have one
     ("ch06_planning", "task"): _study_task,
+    ("ch06_gate", "task"): _ladder_task,
     ("ch07_geometry", "task"): _study_task,
 }
 """Rules for one chapter's parameter, checked instead of the name's rule in :data:`RULES`."""

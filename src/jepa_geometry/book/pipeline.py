@@ -28,7 +28,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,7 +153,9 @@ def resolve_chapter(name: str | Path, root: Path | None = None) -> Path:
 _LABEL = r"\b((?:tbl|fig|eq|sec)-{ch}-)"
 
 
-def localise(nb: Any, page: Page, default_task: str, family: list[str]) -> None:
+def localise(
+    nb: Any, page: Page, default_task: str, family: list[str], pages: Sequence[str] = ()
+) -> None:
     """Make a task page of a task chapter its own page, in place (before it executes).
 
     ``family`` lists the chapter prefixes (``ch06``, ``ch07``) whose sources are task chapters:
@@ -163,7 +165,10 @@ def localise(nb: Any, page: Page, default_task: str, family: list[str]) -> None:
     (``Two-Room`` becomes ``Reacher``); and in markdown, the commands and calls of the
     exercises name the page's task (``--task tworoom`` and ``"tworoom"`` become ``--task
     reacher`` and ``"reacher"``). Labels of other chapters are left alone. The default task's
-    page is never localised, so its labels and links stay those of the chapter.
+    page is never localised, so its labels and links stay those of the chapter. A sibling page
+    name that ``pages`` (the book's pages) does not hold becomes the task's one page with that
+    prefix, if it has exactly one (Cube's chapter-6 page is ``ch06_cube_gate``, not
+    ``ch06_cube_planning``).
     """
     task = page.task
     if task is None or task == default_task:
@@ -173,10 +178,18 @@ def localise(nb: Any, page: Page, default_task: str, family: list[str]) -> None:
         subs.append((re.compile(_LABEL.format(ch=ch)), rf"\g<1>{task}-"))
         subs.append((re.compile(rf"\b({ch})_{default_task}_"), rf"\g<1>_{task}_"))
 
+    own = {ch: [p for p in pages if p.startswith(f"{ch}_{task}_")] for ch in family}
+
+    def sibling(m: re.Match[str]) -> str:
+        name, ch = m.group(0), m.group(1)
+        return own[ch][0] if pages and name not in pages and len(own[ch]) == 1 else name
+
+    sibling_name = re.compile(rf"\b({'|'.join(map(re.escape, family))})_{task}_[a-z0-9_]+")
+
     def fix(text: str) -> str:
         for pattern, repl in subs:
             text = pattern.sub(repl, text)
-        return text
+        return sibling_name.sub(sibling, text) if family else text
 
     commands = [(f"--task {default_task}", f"--task {task}"), (f'"{default_task}"', f'"{task}"')]
 
@@ -375,7 +388,8 @@ def run_chapter(
         if old.metadata.get(FINGERPRINT_KEY) == fp:
             return ChapterRun(output.stem, output, 0.0, True)
     if "task" in defaults and given.get("task", defaults["task"]) != defaults["task"]:
-        localise(nb, Page(output.stem, source, given), defaults["task"], _task_family(_root()))
+        localise(nb, Page(output.stem, source, given), defaults["task"], _task_family(_root()),
+                 [p.name for p in book_pages(_root())])  # fmt: skip
 
     t0 = time.perf_counter()
     try:  # output_path=None: papermill keeps the notebook in memory; we write it once, atomically

@@ -177,6 +177,8 @@ def build_study(
         "models", len(models),
         lambda: run_parallel(_train, models, workers, f"train {spec.task}", progress),
     )  # fmt: skip
+    if not spec.plans:  # a task whose gate failed: its models are measured, never planned
+        return pd.DataFrame(rows)
     sweep = mppi_sweep_jobs(spec.task, profile, protocol=spec.main_protocol)
     first = [(j,) for j in sweep + cell_jobs(spec, profile, None)]
     stage(

@@ -51,10 +51,13 @@ planner).
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from jepa_geometry import stats
-from jepa_geometry.envs.dataset import episode_counts
+from jepa_geometry.analysis.measurements import coordinate_probes
+from jepa_geometry.envs.dataset import dataset_artifact, episode_counts
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL, evaluate_arm
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
@@ -149,6 +152,7 @@ def protocol_gate(
         "paired lewm - random": f"{diff.diff:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}]",
         "discriminates": bool(in_window and low_floor),
         "outcome": outcome,
+        "gap": float(diff.diff),  # lewm - random, a fraction (for :func:`best_rung`)
         "reason": reason,
     }
 
@@ -200,12 +204,36 @@ def lever_choice(
             "steps": cfg.train.steps,
             "episodes": "/".join(map(str, episode_counts(task, cfg))),
             **gate,
+            "collect (min)": dataset_artifact(task, cfg).manifest()["collect_seconds"] / 60,
             "train (min)": model.manifest()["summary"]["train_wall_s"] / 60,
         })  # fmt: skip
         if gate["discriminates"] or gate["outcome"] == "saturates":
             break
     passed = [lv for lv, r in zip(LADDERS[task], rows, strict=False) if r["discriminates"]]
     return (passed[0] if passed else None), pd.DataFrame(rows)
+
+
+def best_rung(rows: pd.DataFrame) -> int:
+    """The row of :func:`lever_choice`'s table whose baseline beats the random policy by the
+    most (paired difference on the validation pairs; the earlier, cheaper rung on a tie): the
+    configuration a failed ladder reports, and whose models its study measures."""
+    if rows.empty:
+        raise ValueError("the ladder ran no rung")
+    return int(rows["gap"].to_numpy().argmax())
+
+
+def ladder_probes(task: str, profile: Profile) -> pd.DataFrame:
+    """Held-out ridge R² of each coordinate of q from the first training seed's ``lewm`` at
+    every rung of ``task``'s ladder that has one in the cache or can be trained (the ladder's
+    own models). Columns: ``lever``, ``coordinate``, ``r2``."""
+    out = []
+    for lever in LADDERS[task]:
+        cfg = lever.apply(task, profile)
+        one = dataclasses.replace(cfg, seeds=dataclasses.replace(cfg.seeds,
+                                                                 train=cfg.seeds.train[:1]))
+        df = coordinate_probes(task, [BASELINE], one)
+        out.append(df.assign(lever=lever.name)[["lever", "coordinate", "r2"]])
+    return pd.concat(out, ignore_index=True)
 
 
 def study_choice(
@@ -229,6 +257,8 @@ __all__ = [
     "BUDGET",
     "MANIPULATION_ARMS",
     "POWER_RATIO",
+    "best_rung",
+    "ladder_probes",
     "gate_low",
     "lever_choice",
     "FLOOR_FRACTION",

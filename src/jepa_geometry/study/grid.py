@@ -318,6 +318,12 @@ def floor_check(
     return stats.paired_difference(a if len(a) > 1 else a[0], b if len(a) > 1 else b[0])
 
 
+EPISODE_COLUMNS: tuple[str, ...] = (
+    *CELL_KEYS, "arm", "train_seed", "episode", "success", "hard", "solved_at_start",
+)  # fmt: skip
+"""The per-episode columns every consumer of a planning grid reads (an empty grid has them)."""
+
+
 @dataclass(frozen=True)
 class PlanningGrid:
     """Everything the grid produced: the chosen MPPI temperature and its sweep, the tidy
@@ -351,8 +357,13 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
     Under the main protocol CEM plans with every training seed at every tier, iCEM and MPPI
     with ``spec.solver_seeds``; the other protocols (e.g. SCALE's goal +25 / budget 50, which
     saturates on Two-Room) plan every cell with ``spec.secondary_seeds``. Both bound the cost
-    on a laptop; SCALE's own per-solver tables use one training seed.
+    on a laptop; SCALE's own per-solver tables use one training seed. A study that does not
+    plan (``spec.plans`` false) gives empty tables and a NaN temperature.
     """
+    if not spec.plans:  # the task's gate failed at every rung: nothing is planned
+        return PlanningGrid(temperature=float("nan"), sweep=pd.DataFrame(),
+                            episodes=pd.DataFrame(columns=list(EPISODE_COLUMNS)),
+                            timing=pd.DataFrame())  # fmt: skip
     jobs = grid_parts(spec, profile)
     temperature, sweep = select_mppi_temperature(
         spec.task, profile, protocol=spec.main_protocol, progress=progress

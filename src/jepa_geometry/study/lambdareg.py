@@ -28,6 +28,7 @@ from jepa_geometry import stats
 from jepa_geometry.jobs import run_parallel
 from jepa_geometry.planning.protocol import evaluate_arm
 from jepa_geometry.profiles import Profile
+from jepa_geometry.study.spec import StudySpec
 from jepa_geometry.wm.arms import LAMBDAREG_ARMS, parse_arm
 from jepa_geometry.wm.training import train_world_model, training_log
 
@@ -168,9 +169,24 @@ def variant_planning(
     return pd.DataFrame(rows)
 
 
+def study_variant_planning(
+    spec: StudySpec, profile: Profile, variant: str, workers: int = 1, progress: bool = True
+) -> pd.DataFrame:
+    """:func:`variant_planning` of a study's own ΛReg arms in its main cell (CEM T1 under the
+    main protocol); empty, with nothing trained, for a study that does not plan."""
+    if not spec.plans:
+        return pd.DataFrame(columns=["comparison", "rate", "baseline rate", "diff", "low",
+                                     "high", "p_mcnemar"])  # fmt: skip
+    return variant_planning(spec.task, profile, variant, (spec.main_protocol, "cem", "T1"),
+                            spec.arms, workers, progress)  # fmt: skip
+
+
 def variant_planning_sentence(table: pd.DataFrame) -> str:
     """:func:`variant_planning`'s rows in one sentence: each paired difference with its 95 %
     interval in percentage points and its McNemar p-value."""
+    if table.empty:
+        return ("the study does not plan on this task (its gate failed at every rung of its "
+                "ladder), so no variant is compared by planning.")
     return "; ".join(
         f"{r['comparison']}: {100 * r['diff']:+.1f} pp [{100 * r['low']:+.1f}, "
         f"{100 * r['high']:+.1f}] (McNemar p = {r['p_mcnemar']:.3f})"
@@ -179,6 +195,6 @@ def variant_planning_sentence(table: pd.DataFrame) -> str:
 
 
 __all__ = [
-    "LAMBDAREG_VARIANTS", "LAST_ROWS", "choose_variant", "variant_planning",
-    "variant_planning_sentence", "variant_table",
+    "LAMBDAREG_VARIANTS", "LAST_ROWS", "choose_variant", "study_variant_planning",
+    "variant_planning", "variant_planning_sentence", "variant_table",
 ]  # fmt: skip

@@ -27,7 +27,7 @@ before its models were trained: SIGReg's strength (``tables.sigreg_strength_deci
 ΛReg variant (``lambdareg.choose_variant``). Every task's study applies them; its pages show
 the decision as taken there."""
 _FIELDS = ("task", "arms", "protocols", "solver_seeds", "secondary_seeds", "about")
-_OPTIONAL = ("settings",)
+_OPTIONAL = ("settings", "plans")
 
 
 class SpecError(ValueError):
@@ -52,6 +52,9 @@ class StudySpec:
     settings: dict[str, str] = field(default_factory=dict)
     """Profile name -> the rung of the task's ladder the study runs at there
     (:mod:`.levers`); a profile not named runs as profiled."""
+    plans: bool = True
+    """False for a task whose gate failed at every rung of its ladder: its arms are trained
+    and measured (geometry needs no planner) but never compared by planning."""
 
     def __post_init__(self) -> None:
         check_task(self.task)
@@ -153,7 +156,14 @@ def load_study(task: str) -> StudySpec:
         secondary_seeds=seeds(raw["secondary_seeds"]),
         about=str(raw["about"]).strip(),
         settings=_settings(task, raw.get("settings", {})),
+        plans=_plans(task, raw.get("plans", True)),
     )
+
+
+def _plans(task: str, raw: Any) -> bool:
+    if not isinstance(raw, bool):
+        raise SpecError(f"study file {task}.yaml: plans must be true or false, got {raw!r}")
+    return raw
 
 
 def _settings(task: str, raw: Any) -> dict[str, str]:

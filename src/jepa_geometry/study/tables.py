@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.envs import TASKS, task_class, task_title
+from jepa_geometry.envs.dataset import episode_counts
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
@@ -23,6 +24,7 @@ from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.verdict import verdict_table
 from jepa_geometry.wm.arms import arm_weights
 from jepa_geometry.wm.losses import sigreg_gaussian_floor
+from jepa_geometry.wm.model import build_world_model
 from jepa_geometry.wm.training import (
     DIAGNOSTICS,
     batch_isotropic_share,
@@ -246,18 +248,19 @@ def ladder_sentence(gate: pd.DataFrame, rung: str | None, spec_rung: str | None,
     whether the study file runs at the rung it picks (``None``: no rung passed / the file
     names none for this profile)."""
     steps = "; then ".join(f"{r.lever}: {r.reason}" for r in gate.itertuples())
-    if rung == spec_rung:
+    if profile != "laptop":
+        tail = (f"At this profile the rule picks {rung or 'no rung'}; the study file runs "
+                f"{spec_rung or 'as profiled'} here (the ladder is defined at the laptop "
+                "profile).")  # fmt: skip
+    elif rung == spec_rung:
         tail = (f"The study runs at the rung the rule picks, {rung}." if rung else
                 "No rung passes within the budget, and the study file runs none: the arms are "
                 "not compared by planning on this task at this profile.")  # fmt: skip
-    elif profile == "laptop":
+    else:
         tail = (f"The study file's rung, {spec_rung or 'as profiled'}, is NOT the one the rule "
                 f"picks ({rung or 'none passes'}) "
                 "at the laptop profile, where the ladder is defined: read its results with "
                 "that in mind.")  # fmt: skip
-    else:
-        tail = (f"At this profile the rule picks {rung or 'no rung'}, while the study file runs "
-                f"{spec_rung or 'as profiled'} (the ladder is defined at the laptop profile).")
     return f"{steps}. {tail}"
 
 
@@ -274,8 +277,8 @@ def choice_sentence(spec: Any, profile: str, chosen: str | None, rung: Any,
 def gate_style(gate: pd.DataFrame) -> Any:
     """The gate's table as shown on a page (task and sentence dropped, rates in percent)."""
     formats = {"solved at start": "{:.1%}", "lewm hard": "{:.1%}", "random hard": "{:.1%}",
-               "train (min)": "{:.1f}"}  # fmt: skip
-    shown = gate.drop(columns=["task", "reason"])
+               "train (min)": "{:.1f}", "collect (min)": "{:.1f}"}  # fmt: skip
+    shown = gate.drop(columns=["task", "reason", "gap"], errors="ignore")
     return shown.style.format({k: v for k, v in formats.items() if k in shown}).hide(axis="index")
 
 
@@ -603,30 +606,32 @@ def half_q_table(
     episodes: pd.DataFrame, task: str, protocol: str, solver: str = "cem", budget: str = "T1"
 ) -> pd.DataFrame:
     """SCALE's half-q ablation in one cell: each contrast of :data:`HALF_Q_CONTRASTS`, paired
-    over training seeds and pairs, beside SCALE's 20-cell difference for the task.
+    over training seeds and pairs, beside the contrast SCALE reports for the task (its mean over
+    20 solver cells).
 
     Columns: ``contrast``, ``ours (pp)`` (difference with its paired bootstrap 95 % interval),
-    ``McNemar p``, ``seeds``, ``SCALE (pp)`` (its mean over 20 solver cells, 6 episode seeds;
-    blank where it reports none). Empty when the study trained no half-q arm.
+    ``McNemar p``, ``seeds``, ``SCALE (pp)`` (reference table
+    ``scale_success_20cell_difference``; blank where SCALE reports no such contrast). Empty
+    when the study trained no half-q arm.
     """
     arms = set(episodes["arm"])
     cell = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == solver)
                     & (episodes["budget"] == budget)]  # fmt: skip
-    ref = reference_numbers(allow_empty=True, table="scale_success_20cell", task=task)
-    paper = dict(zip(ref["arm"], ref["value"], strict=True))
+    ref = reference_numbers(allow_empty=True, table="scale_success_20cell_difference", task=task)
+    paper = {(r.arm, r.versus): r.value for r in ref.itertuples()}  # its reported contrasts
     name = {"scale-halfq": "scale_half_q"}  # the reference file's spelling
     rows = []
     for a, b in HALF_Q_CONTRASTS:
         if {a, b} - arms:
             continue
         d = paired_table(cell[cell["arm"].isin([a, b])], baseline=b).iloc[0]
-        pa, pb = paper.get(name.get(a, a)), paper.get(name.get(b, b))
+        reported = paper.get((name.get(a, a), b))
         rows.append({
             "contrast": f"{a} − {b}",
             "ours (pp)": format_rate(d["diff"], d["low"], d["high"]),
             "McNemar p": float(d["p_mcnemar"]),
             "seeds": int(d["seeds"]),
-            "SCALE (pp)": "" if pa is None or pb is None else f"{pa - pb:+.2f}",
+            "SCALE (pp)": "" if reported is None or reported != reported else f"{reported:+.2f}",
         })  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -641,8 +646,9 @@ def half_q_markdown(table: pd.DataFrame, task: str) -> str:
                    if has_half else "no half of $q$ in SCALE (its state has two coordinates)."))
     shown = table.assign(**{"McNemar p": table["McNemar p"].map("{:.3g}".format)})
     return (shown.to_markdown(index=False) + "\n\nDifferences in percentage points with their "
-            "paired 95 % interval over training seeds and pairs; SCALE's column is its 20-cell "
-            "mean difference (one training seed, 6 episode seeds), not a result of this book.")
+            "paired 95 % interval over training seeds and pairs; SCALE's column is the contrast it "
+            "reports, averaged over its 20 solver cells (one training seed, 6 episode seeds; "
+            "blank where it reports none), not a result of this book.")
 
 
 def coordinate_table(coords: pd.DataFrame) -> pd.DataFrame:
@@ -663,3 +669,30 @@ def coordinate_sentence(coords: pd.DataFrame) -> str:
     return (f"{BASELINE} decodes {best} best (R² {base[best]:.2f}) and {worst} worst "
             f"({base[worst]:.2f}); of all arms, {top} decodes {worst} best "
             f"({wide.loc[top, worst]:.2f}).")
+
+
+def paper_gap(profile: Profile, paper: Profile, task: str, action_dim: int) -> pd.DataFrame:
+    """What the ``paper`` profile (the papers' settings) spends beside ``profile``: image size,
+    world-model parameters, training clips seen (steps x batch), training episodes and
+    rollouts per replan at T1. Columns: ``quantity``, ``this profile``, ``paper profile``,
+    ``ratio`` (paper / this)."""
+    def numbers(p: Profile) -> dict[str, float]:
+        tiers = budget_tiers(p)
+        return {
+            "image size (px)": p.data.image_size,
+            "world-model parameters": build_world_model(p, action_dim).num_parameters(),
+            "training clips seen (steps x batch)": p.train.steps * p.train.batch_size,
+            "training episodes": episode_counts(task, p)[0],
+            "rollouts per replan at T1": tiers["T1"][0] * tiers["T1"][1],
+        }
+
+    ours, theirs = numbers(profile), numbers(paper)
+    return pd.DataFrame([{"quantity": k, "this profile": ours[k], "paper profile": theirs[k],
+                          "ratio": theirs[k] / ours[k]} for k in ours])  # fmt: skip
+
+
+def ladder_probe_table(probes: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~jepa_geometry.study.gate.ladder_probes` as rungs x coordinates of q, both in
+    the ladder's and q's order."""
+    wide = probes.pivot(index="lever", columns="coordinate", values="r2")
+    return wide.loc[list(dict.fromkeys(probes["lever"])), list(dict.fromkeys(probes["coordinate"]))]
