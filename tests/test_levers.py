@@ -123,7 +123,7 @@ def _fake_gate(outcomes):
 
 class _Art:
     def manifest(self):
-        return {"summary": {"train_wall_s": 60.0}, "collect_seconds": 30.0}
+        return {"summary": {"train_wall_s": 60.0}, "collect_seconds": 30.0, "workers": 2}
 
 
 def _no_artifacts(monkeypatch):
@@ -151,6 +151,7 @@ def test_the_ladder_stops_at_the_first_pass_or_at_saturation(monkeypatch, outcom
                          (96, 1300, "goal25_budget50", "validation")]
     assert list(rows["lever"]) == [lv.name for lv in LADDERS["pusht"][:n_rows]]
     assert (rows["train (min)"] == 1.0).all() and (rows["collect (min)"] == 0.5).all()
+    assert (rows["collect workers"] == 2).all()
 
 
 def test_study_choice_dispatches_on_the_ladder(monkeypatch):

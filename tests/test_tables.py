@@ -333,6 +333,8 @@ def test_ladder_sentence_says_which_rung_the_study_runs():
     assert ok.startswith("as profiled: r1; then 96 px: r2.") and "the rule picks, 96 px" in ok
     assert "No rung passes" in tables.ladder_sentence(gate, None, None, "laptop")
     assert "is NOT the one" in tables.ladder_sentence(gate, None, "96 px", "laptop")
+    measured = tables.ladder_sentence(gate, None, "96 px", "laptop", plans=False)
+    assert "does not plan: it trains and measures the arms at 96 px" in measured
     smoke = tables.ladder_sentence(gate, None, None, "smoke")
     assert "the rule picks no rung; the study file runs as profiled here" in smoke
 

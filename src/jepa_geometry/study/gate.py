@@ -189,7 +189,8 @@ def lever_choice(
 
     Returns (the passing rung or ``None``, one row per rung gated: ``lever``, the rung's
     image size, training steps and [training, held-out] episodes, the columns of
-    :func:`protocol_gate`, and the baseline's training minutes from its model's manifest).
+    :func:`protocol_gate`, the minutes and worker processes of the rung's dataset collection
+    and the baseline's training minutes, from their manifests).
     """
     if task not in LADDERS:
         raise ValueError(f"task {task!r} has no ladder; tasks with one: {', '.join(LADDERS)}")
@@ -198,13 +199,15 @@ def lever_choice(
         cfg = lever.apply(task, profile)
         gate = protocol_gate(task, cfg, lever.protocol, "validation", progress)
         model = world_model_artifact(task, BASELINE, cfg.seeds.train[0], cfg)
+        data = dataset_artifact(task, cfg).manifest()
         rows.append({
             "lever": lever.name,
             "image (px)": cfg.data.image_size,
             "steps": cfg.train.steps,
             "episodes": "/".join(map(str, episode_counts(task, cfg))),
             **gate,
-            "collect (min)": dataset_artifact(task, cfg).manifest()["collect_seconds"] / 60,
+            "collect (min)": data["collect_seconds"] / 60,
+            "collect workers": data.get("workers"),
             "train (min)": model.manifest()["summary"]["train_wall_s"] / 60,
         })  # fmt: skip
         if gate["discriminates"] or gate["outcome"] == "saturates":

@@ -243,12 +243,17 @@ def gate_sentence(gate: pd.DataFrame, chosen: str, main_protocol: str, profile: 
 
 
 def ladder_sentence(gate: pd.DataFrame, rung: str | None, spec_rung: str | None,
-                    profile: str) -> str:  # fmt: skip
+                    profile: str, plans: bool = True) -> str:  # fmt: skip
     """What a task's ladder (:func:`~jepa_geometry.study.gate.lever_choice`) found, and
     whether the study file runs at the rung it picks (``None``: no rung passed / the file
-    names none for this profile)."""
+    names none for this profile). A study that does not plan (``plans`` false) follows the
+    rule when no rung passes; it then trains its arms at the rung it names."""
     steps = "; then ".join(f"{r.lever}: {r.reason}" for r in gate.itertuples())
-    if profile != "laptop":
+    if profile == "laptop" and rung is None and not plans:
+        tail = ("No rung passes within the budget, and the study file does not plan: it trains "
+                f"and measures the arms at {spec_rung or 'the profile as it stands'}, and no arm "
+                "is compared by planning on this task at this profile.")  # fmt: skip
+    elif profile != "laptop":
         tail = (f"At this profile the rule picks {rung or 'no rung'}; the study file runs "
                 f"{spec_rung or 'as profiled'} here (the ladder is defined at the laptop "
                 "profile).")  # fmt: skip
@@ -270,7 +275,7 @@ def choice_sentence(spec: Any, profile: str, chosen: str | None, rung: Any,
     ladder (a ``rung`` was sought), :func:`gate_sentence` for the others."""
     if "lever" in gate.columns:
         return ladder_sentence(gate, rung.name if rung else None, spec.settings.get(profile),
-                               profile)  # fmt: skip
+                               profile, plans=spec.plans)  # fmt: skip
     return gate_sentence(gate, str(chosen), spec.main_protocol, profile)
 
 
