@@ -8,7 +8,7 @@ export JEPA_GEOMETRY_DATA ?= $(CURDIR)/.cache/data-$(PROFILE)
 endif
 # pages of the book (a task chapter chNN_<rest>.md has one page chNN_<task>_<rest> per task)
 CHAPTERS := $(patsubst book/chapters/%,%,$(shell grep -o 'book/chapters/[a-z0-9_]*' _toc.yml))
-LAPTOP_REBUILD := about 2 h 20 min on 2 cores (three task studies and the pages, README)
+LAPTOP_REBUILD := about 4 h 30 min on 2 cores (five task studies, two ladders and the pages, README)
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 BIN     := $(VENV)/bin
