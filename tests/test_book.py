@@ -143,8 +143,9 @@ def test_failing_chapter_names_itself(tmp_path):
         ("ch02_isotropy_regret", "etas", [0.1, -1.0], "numbers > 0"),
         ("ch07_geometry", "landscape_examples", 0, "an integer >= 1"),
         ("ch07_geometry", "task", "reacher", None),  # a task with a study: passes the rules
-        ("ch07_geometry", "task", "cube", "a task with a study file: pointmaze, reacher, "),
-        ("ch06_planning", "task", "nosuch", "a task with a study file: pointmaze, reacher, "),
+        ("ch07_geometry", "task", "nosuch", "a task with a study file: cube, pointmaze, pusht, "),
+        ("ch06_planning", "task", "cube", "a task whose study plans: pointmaze, pusht, reacher, "),
+        ("ch06_gate", "task", "reacher", "a task with a study file and a ladder: cube, pusht"),
     ],
 )
 def test_chapter_parameters_out_of_range_stop_before_execution(chapter, name, value, message):

@@ -16,7 +16,7 @@ from typing import Any
 
 from jepa_geometry.envs import TASKS
 from jepa_geometry.study.levers import LADDERS
-from jepa_geometry.study.spec import available_studies
+from jepa_geometry.study.spec import available_studies, load_study
 from jepa_geometry.theory.toy2d import REGULARIZERS
 from jepa_geometry.wm.arms import check_arms
 
@@ -97,6 +97,11 @@ def _study_task() -> tuple[str, Callable[[Any], bool]]:
     return f"a task with a study file: {', '.join(studies)}", lambda v: v in studies
 
 
+def _planning_task() -> tuple[str, Callable[[Any], bool]]:
+    tasks = [t for t in available_studies() if load_study(t).plans]
+    return f"a task whose study plans: {', '.join(tasks)}", lambda v: v in tasks
+
+
 def _ladder_task() -> tuple[str, Callable[[Any], bool]]:
     tasks = [t for t in available_studies() if t in LADDERS]
     return (f"a task with a study file and a ladder: {', '.join(tasks)}",
@@ -105,7 +110,7 @@ def _ladder_task() -> tuple[str, Callable[[Any], bool]]:
 
 CHAPTER_RULES: dict[tuple[str, str], Callable[[], tuple[str, Callable[[Any], bool]]]] = {
     # the task chapters present a task's study, so their task must have one
-    ("ch06_planning", "task"): _study_task,
+    ("ch06_planning", "task"): _planning_task,
     ("ch06_gate", "task"): _ladder_task,
     ("ch07_geometry", "task"): _study_task,
 }
