@@ -24,7 +24,11 @@ def test_each_task_study_follows_its_gate():
     pusht = load_study("pusht")
     assert pusht.protocols == ("goal25_budget50",) and pusht.settings == {"laptop": "96 px"}
     assert pusht.arms == ("lewm", "scale", "aux", "anisowm", "scale-halfq")
-    assert available_studies() == ["pointmaze", "pusht", "reacher", "tworoom"]
+    cube = load_study("cube")  # no rung of its ladder passed: trained and measured, not planned
+    assert not cube.plans and cube.settings == {"laptop": "moving pairs"}
+    assert cube.protocols == ("goal25_budget50_moving",)
+    assert all(load_study(t).plans for t in ("pointmaze", "pusht", "reacher", "tworoom"))
+    assert available_studies() == ["cube", "pointmaze", "pusht", "reacher", "tworoom"]
 
 
 def test_unknown_task_lists_the_valid_studies():
