@@ -51,17 +51,15 @@ planner).
 
 from __future__ import annotations
 
-import dataclasses
-
 import pandas as pd
 
 from jepa_geometry import stats
 from jepa_geometry.analysis.measurements import coordinate_probes
 from jepa_geometry.envs.dataset import dataset_artifact, episode_counts
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL, evaluate_arm
-from jepa_geometry.profiles import Profile
+from jepa_geometry.profiles import Profile, with_overrides
 from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
-from jepa_geometry.study.levers import LADDERS, Lever
+from jepa_geometry.study.levers import LADDERS, Lever, ladder_lever
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables import format_rate
 from jepa_geometry.wm.training import world_model_artifact
@@ -195,6 +193,7 @@ def lever_choice(
     if task not in LADDERS:
         raise ValueError(f"task {task!r} has no ladder; tasks with one: {', '.join(LADDERS)}")
     rows: list[dict[str, object]] = []
+    chosen = None
     for lever in LADDERS[task]:
         cfg = lever.apply(task, profile)
         gate = protocol_gate(task, cfg, lever.protocol, "validation", progress)
@@ -210,10 +209,12 @@ def lever_choice(
             "collect workers": data.get("workers"),
             "train (min)": model.manifest()["summary"]["train_wall_s"] / 60,
         })  # fmt: skip
-        if gate["discriminates"] or gate["outcome"] == "saturates":
+        if gate["discriminates"]:
+            chosen = lever
             break
-    passed = [lv for lv, r in zip(LADDERS[task], rows, strict=False) if r["discriminates"]]
-    return (passed[0] if passed else None), pd.DataFrame(rows)
+        if gate["outcome"] == "saturates":
+            break
+    return chosen, pd.DataFrame(rows)
 
 
 def best_rung(rows: pd.DataFrame) -> int:
@@ -225,15 +226,15 @@ def best_rung(rows: pd.DataFrame) -> int:
     return int(rows["gap"].to_numpy().argmax())
 
 
-def ladder_probes(task: str, profile: Profile) -> pd.DataFrame:
+def ladder_probes(task: str, profile: Profile, rows: pd.DataFrame) -> pd.DataFrame:
     """Held-out ridge R² of each coordinate of q from the first training seed's ``lewm`` at
-    every rung of ``task``'s ladder that has one in the cache or can be trained (the ladder's
-    own models). Columns: ``lever``, ``coordinate``, ``r2``."""
+    every rung of :func:`lever_choice`'s table ``rows`` (the models its gates trained; rungs
+    the climb never reached are not trained). Columns: ``lever``, ``coordinate``, ``r2``."""
     out = []
-    for lever in LADDERS[task]:
+    for name in rows["lever"]:
+        lever = ladder_lever(task, name)
         cfg = lever.apply(task, profile)
-        one = dataclasses.replace(cfg, seeds=dataclasses.replace(cfg.seeds,
-                                                                 train=cfg.seeds.train[:1]))
+        one = with_overrides(cfg, {"seeds.train": [cfg.seeds.train[0]]})
         df = coordinate_probes(task, [BASELINE], one)
         out.append(df.assign(lever=lever.name)[["lever", "coordinate", "r2"]])
     return pd.concat(out, ignore_index=True)

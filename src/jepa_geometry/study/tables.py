@@ -257,10 +257,12 @@ def ladder_sentence(gate: pd.DataFrame, rung: str | None, spec_rung: str | None,
         tail = (f"At this profile the rule picks {rung or 'no rung'}; the study file runs "
                 f"{spec_rung or 'as profiled'} here (the ladder is defined at the laptop "
                 "profile).")  # fmt: skip
-    elif rung == spec_rung:
-        tail = (f"The study runs at the rung the rule picks, {rung}." if rung else
-                "No rung passes within the budget, and the study file runs none: the arms are "
-                "not compared by planning on this task at this profile.")  # fmt: skip
+    elif rung is not None and rung == spec_rung:
+        tail = f"The study runs at the rung the rule picks, {rung}."
+    elif rung is None and spec_rung is None:
+        tail = ("No rung passes within the budget, yet the study file plans as profiled: the "
+                "rule says its arms should not be compared by planning, so read its results "
+                "with that in mind.")  # fmt: skip
     else:
         tail = (f"The study file's rung, {spec_rung or 'as profiled'}, is NOT the one the rule "
                 f"picks ({rung or 'none passes'}) "
@@ -656,12 +658,14 @@ def half_q_markdown(table: pd.DataFrame, task: str) -> str:
             "blank where it reports none), not a result of this book.")
 
 
-def coordinate_table(coords: pd.DataFrame) -> pd.DataFrame:
-    """:func:`~jepa_geometry.analysis.measurements.coordinate_probes` as arms x coordinates
-    (mean R² over training seeds), arms in the book's order, coordinates in q's order."""
-    wide = coords.pivot_table(index="arm", columns="coordinate", values="r2", aggfunc="mean")
-    order = list(dict.fromkeys(coords["coordinate"]))
-    return wide.loc[arm_order(list(wide.index)), order]
+def coordinate_table(coords: pd.DataFrame, by: str = "arm") -> pd.DataFrame:
+    """Per-coordinate probes of q (:func:`~jepa_geometry.analysis.measurements.
+    coordinate_probes`, or :func:`~jepa_geometry.study.gate.ladder_probes` with
+    ``by="lever"``) as rows x coordinates (mean R² over training seeds); arms in the book's
+    order, rungs in the ladder's, coordinates in q's order."""
+    wide = coords.pivot_table(index=by, columns="coordinate", values="r2", aggfunc="mean")
+    rows = arm_order(list(wide.index)) if by == "arm" else list(dict.fromkeys(coords[by]))
+    return wide.loc[rows, list(dict.fromkeys(coords["coordinate"]))]
 
 
 def coordinate_sentence(coords: pd.DataFrame) -> str:
@@ -695,9 +699,3 @@ def paper_gap(profile: Profile, paper: Profile, task: str, action_dim: int) -> p
     return pd.DataFrame([{"quantity": k, "this profile": ours[k], "paper profile": theirs[k],
                           "ratio": theirs[k] / ours[k]} for k in ours])  # fmt: skip
 
-
-def ladder_probe_table(probes: pd.DataFrame) -> pd.DataFrame:
-    """:func:`~jepa_geometry.study.gate.ladder_probes` as rungs x coordinates of q, both in
-    the ladder's and q's order."""
-    wide = probes.pivot(index="lever", columns="coordinate", values="r2")
-    return wide.loc[list(dict.fromkeys(probes["lever"])), list(dict.fromkeys(probes["coordinate"]))]
