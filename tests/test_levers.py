@@ -115,8 +115,15 @@ def _fake_gate(outcomes):
     def gate_(task, cfg, protocol, pairs, progress=False):
         outcome = outcomes[len(calls)]
         calls.append((cfg.data.image_size, cfg.train.steps, protocol, pairs))
-        return {"task": task, "protocol": protocol, "pairs": pairs, "lewm (%)": "",
-                "discriminates": outcome == "keep", "outcome": outcome, "reason": outcome}
+        return {
+            "task": task,
+            "protocol": protocol,
+            "pairs": pairs,
+            "lewm (%)": "",
+            "discriminates": outcome == "keep",
+            "outcome": outcome,
+            "reason": outcome,
+        }
 
     return gate_, calls
 
@@ -139,16 +146,17 @@ def _no_artifacts(monkeypatch):
         (["fails", "saturates", "keep", "keep"], None, 2),  # more compute cannot help
     ],
 )
-def test_the_ladder_stops_at_the_first_pass_or_at_saturation(monkeypatch, outcomes, chosen,
-                                                             n_rows):
+def test_the_ladder_stops_at_the_first_pass_or_at_saturation(monkeypatch, outcomes, chosen, n_rows):
     fake, calls = _fake_gate(outcomes)
     monkeypatch.setattr(gate, "protocol_gate", fake)
     _no_artifacts(monkeypatch)
     lever, rows = gate.lever_choice("pusht", load_profile("laptop"))
     assert (lever.name if lever else None) == chosen and len(rows) == n_rows
     assert all(c[3] == "validation" for c in calls)  # never the evaluation pairs
-    assert calls[:2] == [(64, 1300, "goal25_budget50", "validation"),
-                         (96, 1300, "goal25_budget50", "validation")]
+    assert calls[:2] == [
+        (64, 1300, "goal25_budget50", "validation"),
+        (96, 1300, "goal25_budget50", "validation"),
+    ]
     assert list(rows["lever"]) == [lv.name for lv in LADDERS["pusht"][:n_rows]]
     assert (rows["train (min)"] == 1.0).all() and (rows["collect (min)"] == 0.5).all()
     assert (rows["collect workers"] == 2).all()
@@ -176,7 +184,8 @@ def test_a_study_that_does_not_plan_gives_an_empty_grid_and_no_variant_planning(
     assert np.isnan(g.temperature)
     assert lambdareg.study_variant_planning(spec, smoke, "published").empty
     assert "does not plan" in lambdareg.variant_planning_sentence(
-        lambdareg.study_variant_planning(spec, smoke, "published"))
+        lambdareg.study_variant_planning(spec, smoke, "published")
+    )
     with pytest.raises(SpecError, match="plans must be true or false"):
         from jepa_geometry.study.spec import _plans
 

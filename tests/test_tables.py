@@ -148,26 +148,32 @@ def test_landscape_summary_averages_goals_then_seeds():
 
 
 def test_dashboard_cites_the_reference_file_and_the_measuring_section():
-    from jepa_geometry.study.verdict import PROBES, Claim, Evidence
+    from jepa_geometry.study.verdict import PROBES, Claim, Evidence, holm, one_sided_p
 
     c1 = Claim("SCALE", "s", "m", "scale", "lewm", reference="scale_pca_variance_share",
                computed_in=PROBES)  # fmt: skip
     c2 = Claim("AnisoWM", "t", "m", "anisowm", "lewm", paper_note="figure only")
+    c3 = Claim("AnisoWM", "u", "m", "anisowm", "lewm", reference="aniso_success")
     ev = Evidence(0.1, 0.05, 0.15, None, "3 seeds")
-    board = tables.dashboard("tworoom", [(c1, ev), (c2, ev)])
+    board = tables.dashboard([("tworoom", c1, ev), ("tworoom", c2, ev), ("pointmaze", c3, ev)])
     ref = reference_numbers(table="scale_pca_variance_share", task="tworoom")
     assert board.loc[0, "paper's source"] == f"SCALE: {ref['source'].iloc[0]}"
     assert board.loc[1, "paper's source"] == "no number published (figure only)"
+    # AnisoWM reports no PointMaze number: the row says so instead of failing
+    assert board.loc[2, "paper's source"] == "AnisoWM: no number for this task"
     assert board.loc[0, "computed in"] == PROBES and board.loc[0, "verdict"] == "reproduced"
-    assert list(board.task) == ["tworoom", "tworoom"]
-    cov = tables.study_coverage(["tworoom"])
-    assert cov.set_index("task").study.to_dict() == {
-        "tworoom": True,
-        "pusht": False,
-        "reacher": False,
-        "cube": False,
-        "pointmaze": False,
-    }
+    assert list(board.task) == ["Two-Room", "Two-Room", "PointMaze"]
+    # one family across the tasks: Holm over all three rows
+    p = holm([one_sided_p(c, ev) for c in (c1, c2, c3)])
+    assert board["p (Holm)"].tolist() == pytest.approx(p.tolist())
+
+
+def test_verdict_style_colours_verdicts_only():
+    t = pd.DataFrame({"claim": ["a", "b"], "Two-Room": ["reproduced", "fight"], "n": [1, 2]})
+    html = tables.verdict_style(t).to_html()
+    assert tables.VERDICT_COLOURS["reproduced"] in html
+    assert tables.VERDICT_COLOURS["fight"] in html
+    assert html.count("background-color") == 2
 
 
 def test_small_read_outs_of_the_chapters():
@@ -327,8 +333,9 @@ def test_half_q_table_pairs_each_contrast_and_sets_scale_beside():
 
 
 def test_ladder_sentence_says_which_rung_the_study_runs():
-    gate = pd.DataFrame([{"lever": "as profiled", "reason": "r1"}, {"lever": "96 px",
-                                                                     "reason": "r2"}])
+    gate = pd.DataFrame(
+        [{"lever": "as profiled", "reason": "r1"}, {"lever": "96 px", "reason": "r2"}]
+    )
     ok = tables.ladder_sentence(gate, "96 px", "96 px", "laptop")
     assert ok.startswith("as profiled: r1; then 96 px: r2.") and "the rule picks, 96 px" in ok
     assert "No rung passes" in tables.ladder_sentence(gate, None, None, "laptop")

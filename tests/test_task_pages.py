@@ -39,8 +39,11 @@ def _labels(nb) -> set[str]:
 def test_every_study_has_both_task_pages_in_the_toc():
     pages = {p.name: p for p in book_pages(REPO)}
     for task in available_studies():
-        first = ((f"ch06_{task}_planning", "ch06_planning") if load_study(task).plans
-                 else (f"ch06_{task}_gate", "ch06_gate"))  # a study that does not plan
+        first = (
+            (f"ch06_{task}_planning", "ch06_planning")
+            if load_study(task).plans
+            else (f"ch06_{task}_gate", "ch06_gate")
+        )  # a study that does not plan
         for name, source in (first, (f"ch07_{task}_geometry", "ch07_geometry")):
             assert name in pages, f"_toc.yml lacks {name}"
             assert pages[name].source.stem == source and pages[name].parameters == {"task": task}
@@ -116,8 +119,11 @@ def test_every_task_has_a_title():
 
 def test_a_sibling_page_the_book_does_not_hold_becomes_the_task_s_own():
     """Cube's chapter-6 page is its gate page: chapter 7's links to the planning page follow."""
-    nb = jupytext.reads("# Two-Room x\n\nSee {doc}`the planning page <ch06_tworoom_planning>` "
-                        "and {doc}`ch07_tworoom_geometry`.\n", fmt="md:myst")
+    nb = jupytext.reads(
+        "# Two-Room x\n\nSee {doc}`the planning page <ch06_tworoom_planning>` "
+        "and {doc}`ch07_tworoom_geometry`.\n",
+        fmt="md:myst",
+    )
     page = Page("ch07_cube_geometry", CH06, {"task": "cube"})
     localise(nb, page, "tworoom", ["ch06", "ch07"], ["ch06_cube_gate", "ch07_cube_geometry"])
     text = nb.cells[0].source

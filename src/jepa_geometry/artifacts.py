@@ -45,6 +45,7 @@ from filelock import FileLock
 KINDS: tuple[str, ...] = ("datasets", "checkpoints", "results", "figures")
 DATA_ENV = "JEPA_GEOMETRY_DATA"
 READ_ONLY_ENV = "JEPA_GEOMETRY_READ_ONLY"  # caches to reuse but never write (os.pathsep list)
+CACHE_ONLY_ENV = "JEPA_GEOMETRY_CACHE_ONLY"  # "1": a missing artifact raises NotCached
 MANIFEST = "manifest.json"
 TMP_PREFIX = ".tmp-"  # temporary build folders: .tmp-<key>-<random>, ignored by DVC
 TMP_FILE_SUFFIX = ".tmp"  # temporary files of atomic writes: .<name>.tmp<random>, ignored too
@@ -52,6 +53,30 @@ TMP_FILE_SUFFIX = ".tmp"  # temporary files of atomic writes: .<name>.tmp<random
 
 class ArtifactError(RuntimeError):
     """An artifact is missing, truncated or does not match its manifest."""
+
+
+class NotCached(ArtifactError):
+    """Inside :func:`cache_only`, an artifact that would have to be built."""
+
+
+@contextlib.contextmanager
+def cache_only() -> Iterator[None]:
+    """Inside the block, :func:`get_or_build` never builds: an artifact that is absent (or
+    fails its check) raises :class:`NotCached` naming it.
+
+    For pages that only read other studies' results (the cross-task chapter): a study that was
+    never built is reported as missing instead of being trained for hours. The switch is an
+    environment variable, so worker processes started inside the block inherit it.
+    """
+    before = os.environ.get(CACHE_ONLY_ENV)
+    os.environ[CACHE_ONLY_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(CACHE_ONLY_ENV, None)
+        else:
+            os.environ[CACHE_ONLY_ENV] = before
 
 
 def repo_root(start: Path | None = None) -> Path | None:
@@ -272,7 +297,12 @@ def get_or_build(
                 art.verify()
                 return art.path
             except ArtifactError as e:
+                if os.environ.get(CACHE_ONLY_ENV) == "1":
+                    raise NotCached(f"{art.kind}/{art.name}/{art.key} fails its check: {e}") from e
                 warnings.warn(f"rebuilding {art.kind}/{art.name}/{art.key}: {e}", stacklevel=2)
+        if os.environ.get(CACHE_ONLY_ENV) == "1":
+            where = art.path.parent
+            raise NotCached(f"{art.kind}/{art.name}/{art.key} is not in the cache {where}")
         _refuse_foreign(art)
         target = art.write_path
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -555,3 +555,136 @@ def plot_training_diagnostics(
                bbox_to_anchor=(0.5, -0.06))  # fmt: skip
     fig.tight_layout()
     return fig
+
+
+# --- across the tasks (chapter 8) ------------------------------------------------------------
+
+
+def _arm_palette(arms: list[str]) -> dict[str, Any]:
+    return dict(zip(arms, sns.color_palette("colorblind", len(arms)), strict=True))
+
+
+def plot_scale_grid(grid: pd.DataFrame, titles: dict[str, str]) -> plt.Figure:
+    """SCALE's main grid as one faceted figure: rows tasks, columns solvers; per arm our
+    tier-mean success with its 95 % interval (dots and bars) and SCALE's value (open
+    diamonds, same colour); the random policy as a grey band.
+
+    ``grid`` is :func:`jepa_geometry.study.across.scale_grid` output, ``titles`` maps a task to
+    its name in prose.
+    """
+    tasks = list(dict.fromkeys(grid["task"]))
+    solvers = [s for s in ("cem", "icem", "mppi") if s in set(grid["solver"])]
+    arms = [a for a in dict.fromkeys(grid["arm"]) if a != "random"]
+    palette = _arm_palette(arms)
+    fig, axes = plt.subplots(len(tasks), len(solvers), figsize=(2.6 * len(solvers) + 1.2,
+                             2.1 * len(tasks) + 0.6), sharex=True, squeeze=False)  # fmt: skip
+    for i, task in enumerate(tasks):
+        for j, solver in enumerate(solvers):
+            ax = axes[i, j]
+            g = grid[(grid.task == task) & (grid.solver == solver)].set_index("arm")
+            if "random" in g.index:
+                r = g.loc["random"]
+                ax.axhspan(100 * r.low, 100 * r.high, color="0.85", zorder=0)
+            for x, arm in enumerate(arms):
+                if arm not in g.index:
+                    continue
+                r = g.loc[arm]
+                ax.errorbar(x, 100 * r.rate, yerr=[[100 * (r.rate - r.low)],
+                            [100 * (r.high - r.rate)]], fmt="o", ms=4, capsize=2,
+                            color=palette[arm])  # fmt: skip
+                if np.isfinite(r.paper):
+                    ax.plot(x, r.paper, "D", mfc="none", mec=palette[arm], ms=6)
+            ax.set_xticks(range(len(arms)), arms, rotation=45, ha="right", fontsize=8)
+            if i == 0:
+                ax.set_title(solver.upper() if solver != "icem" else "iCEM")
+            if j == 0:
+                ax.set_ylabel(f"{titles.get(task, task)}\nsuccess (%)")
+    handles = [plt.Line2D([], [], ls="", marker="o", color="0.3", label="ours (95 % CI)"),
+               plt.Line2D([], [], ls="", marker="D", mfc="none", mec="0.3", label="SCALE"),
+               plt.matplotlib.patches.Patch(color="0.85", label="random policy")]  # fmt: skip
+    fig.legend(handles=handles, loc="upper center", ncol=3, fontsize=8,
+               bbox_to_anchor=(0.5, 1.0), frameon=False)  # fmt: skip
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig
+
+
+def plot_contrast_forest(contrasts: pd.DataFrame, titles: dict[str, str]) -> plt.Figure:
+    """Forest plot of each arm minus LeWM per task x solver (tier-mean success, paired 95 %
+    intervals), one panel per arm; SCALE's difference as an open diamond where it reports it.
+
+    ``contrasts`` is :func:`jepa_geometry.study.across.scale_contrasts` output.
+    """
+    arms = list(dict.fromkeys(contrasts["arm"]))
+    rows = list(dict.fromkeys(zip(contrasts.task, contrasts.solver, strict=True)))
+    labels = [f"{titles.get(t, t)} {s.upper() if s != 'icem' else 'iCEM'}" for t, s in rows]
+    palette = _arm_palette(arms)
+    fig, axes = plt.subplots(1, len(arms), figsize=(2.5 * len(arms) + 1.5,
+                             0.28 * len(rows) + 1.4), sharey=True, squeeze=False)  # fmt: skip
+    for ax, arm in zip(axes[0], arms, strict=True):
+        c = contrasts[contrasts.arm == arm].set_index(["task", "solver"])
+        for y, key in enumerate(rows):
+            if key not in c.index:
+                continue
+            r = c.loc[key]
+            d = 100 * r["diff"]
+            ax.errorbar(d, y, xerr=[[d - 100 * r.low], [100 * r.high - d]], fmt="o", ms=4,
+                        capsize=2, color=palette[arm])  # fmt: skip
+            if np.isfinite(r.paper):
+                ax.plot(r.paper, y, "D", mfc="none", mec="k", ms=5)
+        ax.axvline(0, color="k", lw=0.8)
+        ax.set_title(f"{arm} − lewm", fontsize=10)
+        ax.set_xlabel("pp")
+    axes[0, 0].set_yticks(range(len(rows)), labels, fontsize=8)
+    axes[0, 0].invert_yaxis()
+    fig.tight_layout()
+    return fig
+
+
+def plot_geometry_heatmap(geometry: pd.DataFrame, measures: list[str],
+                          titles: dict[str, str]) -> plt.Figure:  # fmt: skip
+    """The geometry measures as two heat maps side by side, ours and the papers' (blank where
+    a paper reports none): rows task / arm, columns measures, each cell annotated; the colour
+    of each measure is scaled over both panels together (its min to its max), so a colour
+    means the same value left and right.
+
+    ``geometry`` is :func:`jepa_geometry.study.across.geometry_table` output.
+    """
+    g = geometry[geometry.measure.isin(measures)].copy()
+    g["row"] = [f"{titles.get(t, t)} · {a}" for t, a in zip(g.task, g.arm, strict=True)]
+    order = list(dict.fromkeys(g["row"]))
+    ours = g.pivot(index="row", columns="measure", values="ours").reindex(order)[measures]
+    paper = g.pivot(index="row", columns="measure", values="paper").reindex(order)[measures]
+    both = pd.concat([ours, paper])
+    lo, hi = both.min(), both.max()
+    span = (hi - lo).replace(0, 1.0)
+    fig, axes = plt.subplots(1, 2, figsize=(2 * (0.62 * len(measures) + 1.6),
+                             0.3 * len(order) + 1.8), sharey=True)  # fmt: skip
+    for ax, data, title in ((axes[0], ours, "ours"), (axes[1], paper, "papers")):
+        sns.heatmap((data - lo) / span, ax=ax, cmap="viridis", vmin=0, vmax=1, cbar=False,
+                    annot=data.map(lambda v: "" if np.isnan(v) else f"{v:.2f}"), fmt="",
+                    annot_kws={"fontsize": 6}, linewidths=0.3, linecolor="white")  # fmt: skip
+        ax.set_title(title)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+        ax.grid(False)
+        ax.tick_params(axis="x", labelrotation=60, labelsize=8)
+        ax.tick_params(axis="y", labelsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_lambda_by_task(spectra: pd.DataFrame) -> plt.Figure:
+    """The learned ΛReg target variances, sorted, one line per task (mean over seeds): how
+    far from the isotropic 1 each task's Λ moved.
+
+    ``spectra`` is :func:`jepa_geometry.study.across.lambda_spectra_by_task` output.
+    """
+    fig, ax = plt.subplots(figsize=(5.6, 3.4))
+    for task, g in spectra.groupby("task", sort=False):
+        ax.plot(g["rank"], g["variance"], lw=1.5, label=task)
+    ax.axhline(1.0, color="k", lw=0.8, ls="--", label="isotropic (SIGReg)")
+    ax.set_xlabel("coordinate rank / D (largest first)")
+    ax.set_ylabel("target variance $v_i$")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

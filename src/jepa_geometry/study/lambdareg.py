@@ -185,8 +185,10 @@ def variant_planning_sentence(table: pd.DataFrame) -> str:
     """:func:`variant_planning`'s rows in one sentence: each paired difference with its 95 %
     interval in percentage points and its McNemar p-value."""
     if table.empty:
-        return ("the study does not plan on this task (its gate failed at every rung of its "
-                "ladder), so no variant is compared by planning.")
+        return (
+            "the study does not plan on this task (its gate failed at every rung of its "
+            "ladder), so no variant is compared by planning."
+        )
     return "; ".join(
         f"{r['comparison']}: {100 * r['diff']:+.1f} pp [{100 * r['low']:+.1f}, "
         f"{100 * r['high']:+.1f}] (McNemar p = {r['p_mcnemar']:.3f})"

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.envs import TASKS, task_class, task_title
+from jepa_geometry.envs import task_class, task_title
 from jepa_geometry.envs.dataset import episode_counts
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import budget_tiers
@@ -527,32 +527,57 @@ def landscape_summary(landscape_rows: pd.DataFrame, arms: Sequence[str]) -> pd.D
 # --- the reproducibility dashboard -----------------------------------------------------------
 
 
-def dashboard(task: str, items: Sequence[tuple[Any, Any]]) -> pd.DataFrame:
-    """Every claim of both papers on ``task``: the paper's value and where it is published,
-    ours with its 95 % interval, the verdict, and the chapter section that measures it.
+def dashboard(items: Sequence[tuple[str, Any, Any]]) -> pd.DataFrame:
+    """Every claim of both papers on the tasks of ``items``: the paper's value and where it is
+    published, ours with its 95 % interval, the verdict, and the chapter section that measures
+    it; one family (Holm's correction across every row).
 
-    ``items`` is :func:`~jepa_geometry.study.verdict.paper_claims` output. The paper's source is
-    read from the reference file (the table the claim cites), never typed here.
+    ``items`` are ``(task, claim, evidence)``, the claims of
+    :func:`~jepa_geometry.study.verdict.paper_claims` tagged with their task. The paper's
+    source is read from the reference file (the table the claim cites), never typed here.
     """
-    table = verdict_table(items)
+    table = verdict_table([(claim, ev) for _, claim, ev in items])
     sources = []
-    for claim, _ in items:
-        if claim.reference:
-            ref = reference_numbers(table=claim.reference, task=task)
+    for task, claim, _ in items:
+        ref = (reference_numbers(table=claim.reference, task=task, allow_empty=True)
+               if claim.reference else pd.DataFrame())  # fmt: skip
+        if len(ref):
             sources.append(f"{ref['paper'].iloc[0]}: {ref['source'].iloc[0]}")
+        elif claim.reference:
+            sources.append(f"{claim.paper}: no number for this task")
         else:
             sources.append("no number published (figure only)" if claim.paper_note else "")
-    table.insert(0, "task", task)
+    table.insert(0, "task", [task_title(task) for task, _, _ in items])
     table["paper's source"] = sources
-    table["computed in"] = [claim.computed_in for claim, _ in items]
-    cols = ["task", "paper", "claim", "paper's effect", "paper's source", "our effect [95% CI]",
-            "min effect", "p (Holm)", "units", "requires", "verdict", "computed in"]  # fmt: skip
+    table["computed in"] = [claim.computed_in for _, claim, _ in items]
+    cols = ["task", "paper", "claim", "measure", "paper's effect", "paper's source",
+            "our effect [95% CI]", "min effect", "p (Holm)", "units", "requires", "verdict",
+            "computed in"]  # fmt: skip
     return table[cols]
 
 
-def study_coverage(studied: Sequence[str]) -> pd.DataFrame:
-    """Which of the five tasks have a study in this book yet (the dashboard's scope)."""
-    return pd.DataFrame({"task": list(TASKS), "study": [t in studied for t in TASKS]})
+VERDICT_COLOURS: dict[str, str] = {
+    "reproduced": "#c7e9c0", "contradicted": "#fcbba1", "not detected at this scale": "#e0e0e0",
+    "not detected": "#e0e0e0", "inconclusive": "#ffffff", "reinforce": "#c7e9c0",
+    "add up": "#deebf7", "fight": "#fcbba1", "unclear": "#ffffff",
+}  # fmt: skip
+"""Cell colours of verdicts and cross-lens readings (colour-blind safe greens, reds, greys)."""
+
+
+def verdict_style(table: pd.DataFrame, text_columns: Sequence[str] = ("claim",)) -> Any:
+    """``table`` as a Styler: verdict and reading cells coloured by :data:`VERDICT_COLOURS`,
+    the ``text_columns`` left-aligned and wide enough to read, no index."""
+
+    def colour(v: Any) -> str:
+        c = VERDICT_COLOURS.get(v) if isinstance(v, str) else None
+        return f"background-color: {c}" if c else ""
+
+    cols = [c for c in text_columns if c in table.columns]
+    return (
+        table.style.map(colour)
+        .hide(axis="index")
+        .set_properties(subset=cols, **{"text-align": "left", "min-width": "14em"})
+    )
 
 
 # --- small read-outs the chapters' takeaways quote -------------------------------------------
@@ -648,14 +673,18 @@ def half_q_markdown(table: pd.DataFrame, task: str) -> str:
     why there is none."""
     if table.empty:
         has_half = task_class(task).half_q is not None
-        return (f"This study trains no half-q arm: {task_title(task)} has "
-                + ("one in SCALE, but its study file does not list `scale-halfq`."
-                   if has_half else "no half of $q$ in SCALE (its state has two coordinates)."))
+        return f"This study trains no half-q arm: {task_title(task)} has " + (
+            "one in SCALE, but its study file does not list `scale-halfq`."
+            if has_half
+            else "no half of $q$ in SCALE (its state has two coordinates)."
+        )
     shown = table.assign(**{"McNemar p": table["McNemar p"].map("{:.3g}".format)})
-    return (shown.to_markdown(index=False) + "\n\nDifferences in percentage points with their "
-            "paired 95 % interval over training seeds and pairs; SCALE's column is the contrast it "
-            "reports, averaged over its 20 solver cells (one training seed, 6 episode seeds; "
-            "blank where it reports none), not a result of this book.")
+    return (
+        shown.to_markdown(index=False) + "\n\nDifferences in percentage points with their "
+        "paired 95 % interval over training seeds and pairs; SCALE's column is the contrast it "
+        "reports, averaged over its 20 solver cells (one training seed, 6 episode seeds; "
+        "blank where it reports none), not a result of this book."
+    )
 
 
 def coordinate_table(coords: pd.DataFrame, by: str = "arm") -> pd.DataFrame:
@@ -675,9 +704,11 @@ def coordinate_sentence(coords: pd.DataFrame) -> str:
     base = wide.loc[BASELINE]
     worst, best = base.idxmin(), base.idxmax()
     top = wide[worst].idxmax()
-    return (f"{BASELINE} decodes {best} best (R² {base[best]:.2f}) and {worst} worst "
-            f"({base[worst]:.2f}); of all arms, {top} decodes {worst} best "
-            f"({wide.loc[top, worst]:.2f}).")
+    return (
+        f"{BASELINE} decodes {best} best (R² {base[best]:.2f}) and {worst} worst "
+        f"({base[worst]:.2f}); of all arms, {top} decodes {worst} best "
+        f"({wide.loc[top, worst]:.2f})."
+    )
 
 
 def paper_gap(profile: Profile, paper: Profile, task: str, action_dim: int) -> pd.DataFrame:
@@ -685,6 +716,7 @@ def paper_gap(profile: Profile, paper: Profile, task: str, action_dim: int) -> p
     world-model parameters, training clips seen (steps x batch), training episodes and
     rollouts per replan at T1. Columns: ``quantity``, ``this profile``, ``paper profile``,
     ``ratio`` (paper / this)."""
+
     def numbers(p: Profile) -> dict[str, float]:
         tiers = budget_tiers(p)
         return {
@@ -698,4 +730,3 @@ def paper_gap(profile: Profile, paper: Profile, task: str, action_dim: int) -> p
     ours, theirs = numbers(profile), numbers(paper)
     return pd.DataFrame([{"quantity": k, "this profile": ours[k], "paper profile": theirs[k],
                           "ratio": theirs[k] / ours[k]} for k in ours])  # fmt: skip
-

@@ -31,7 +31,7 @@ should be.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -39,6 +39,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from jepa_geometry import stats
+from jepa_geometry.envs import task_title
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.wm.training import last_logged
 
@@ -313,13 +314,13 @@ def tier_mean_success(
 
 
 # Where each kind of evidence is measured in the book (chapter, section).
-PLANNING = "chapter 6 (Two-Room planning), section 'Planning every cell'"
-PROBES = "chapter 7 (geometry), section 'Where the variance sits, and what it carries'"
-RANKING = "chapter 7 (geometry), section 'Do imagined costs rank plans like reality?'"
-LANDSCAPE = "chapter 7 (geometry), section 'The shape of the cost around a goal'"
+PLANNING = "chapter 6 ({title} planning), section 'Planning every cell'"
+PROBES = "chapter 7 ({title} geometry), section 'Where the variance sits, and what it carries'"
+RANKING = "chapter 7 ({title} geometry), section 'Do imagined costs rank plans like reality?'"
+LANDSCAPE = "chapter 7 ({title} geometry), section 'The shape of the cost around a goal'"
 
 
-def _requires(arm: str) -> str:
+def claim_requires(arm: str) -> str:
     """The precondition a claim about ``arm`` assumes: ΛReg arms need a selected Λ."""
     return "Λ selected" if "anisowm" in arm else ""
 
@@ -352,8 +353,10 @@ def _landscape_note(task: str) -> str:
     value = dict(zip(ref["arm"], ref["value"], strict=True))
     if not {"lewm", "anisowm"} <= set(value):
         return "figure only, no number"
-    return (f"AnisoWM (hand-picked goals; quoted by a summary, unverified): ρ "
-            f"{value['lewm']:.2f} → {value['anisowm']:.2f}")
+    return (
+        f"AnisoWM (hand-picked goals; quoted by a summary, unverified): ρ "
+        f"{value['lewm']:.2f} → {value['anisowm']:.2f}"
+    )
 
 
 def paper_claims(
@@ -392,7 +395,7 @@ def paper_claims(
         items.append((Claim(paper, statement, measure, a, b, paper_effect=paper_effect,
                             paper_note=note, unit="pp", display_scale=100.0, reference=ref,
                             computed_in=PLANNING, min_effect=MIN_EFFECTS["success"],
-                            requires=_requires(a)), ev))  # fmt: skip
+                            requires=claim_requires(a)), ev))  # fmt: skip
 
     def per_model(a: str, b: str, col: str, statement: str, measure: str, paper: str,
                   direction: int = 1, threshold: float = 0.0,
@@ -404,7 +407,7 @@ def paper_claims(
         ev = seed_level_evidence(tab, a, b, col)
         claim = Claim(paper, statement, measure, a, b, direction, threshold, paper_effect, note,
                       reference=ref, computed_in=PROBES, min_effect=MIN_EFFECTS[col],
-                      requires=_requires(a))  # fmt: skip
+                      requires=claim_requires(a))  # fmt: skip
         items.append((claim, ev))
 
     def per_unit(tab: pd.DataFrame, unit: str, a: str, b: str, col: str, statement: str,
@@ -417,7 +420,7 @@ def paper_claims(
         items.append((Claim(paper, statement, measure, a, b, direction,
                             paper_effect=paper_effect, paper_note=note, reference=ref,
                             computed_in=where, min_effect=MIN_EFFECTS[col],
-                            requires=_requires(a)), ev))  # fmt: skip
+                            requires=claim_requires(a)), ev))  # fmt: skip
 
     ref_cem = _paper("scale_success_per_solver", "scale", "lewm", 0.01, task=task, solver="cem")
     cem_note = "" if ref_cem is None else f"SCALE: {100 * ref_cem:+.1f} pp in the code protocol"
@@ -501,4 +504,5 @@ def paper_claims(
              "AnisoWM's cost follows physical distance more closely (Figure 4)",
              "Spearman ρ(latent cost, distance) over the position grid, random goals",
              "AnisoWM", note=_landscape_note(task), where=LANDSCAPE)  # fmt: skip
-    return items
+    title = task_title(task)
+    return [(replace(c, computed_in=c.computed_in.format(title=title)), e) for c, e in items]

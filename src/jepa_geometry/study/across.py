@@ -1,0 +1,766 @@
+"""Across the five tasks: both papers' headline tables, the geometry per task, each method
+under the other paper's lens, and one verdict table for the whole book.
+
+Nothing here trains or plans. :func:`load_studies` reads every task study's planning grid,
+geometry and training logs from the artifact cache inside
+:func:`~jepa_geometry.artifacts.cache_only`, so a study that was never built is reported as
+missing (with the artifact it lacks) instead of being built for hours; the cross-task chapter
+then shows whatever tasks have studies and says which do not.
+
+The papers' numbers come from the reference-data file only (``study.reference``); each table
+keeps them in their own columns, beside ours, never as ours.
+
+* **SCALE's main grid** (SCALE Section 5, its 4-arm table): success per task x solver averaged
+  over the five budget tiers, under SCALE's protocol (goal 25 env steps ahead, budget 50), where
+  every study with planning has it. SCALE reports that SCALE beats LeWM on "all 15 task-solver
+  averages"; :func:`favour_count` counts ours the same way, with and without the interval.
+* **AnisoWM's main table** (AnisoWM Figure 3): LeWM and AnisoWM at CEM T1 under the LeWM
+  paper's protocol of each task.
+* **Geometry** per task x arm (SCALE's probes and rank channels, AnisoWM's ordering agreement,
+  landscape ρ and learned Λ), beside the papers' values.
+* **The other paper's lens** (:func:`lens_items`): SCALE measured by AnisoWM's measures and
+  ΛReg by SCALE's, and whether ``scale+anisowm`` adds up (an interaction contrast). These are
+  our questions, not the papers' claims: they are tested with the same rule as a family of
+  their own.
+* **The book's verdict** (:func:`book_items`): every claim of both papers on every task with a
+  study, Holm's correction across all of them at once (the family is the whole book, so a claim
+  can need more evidence here than on its task's page).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jepa_geometry.analysis.measurements import Geometry, measure_arms
+from jepa_geometry.artifacts import NotCached, cache_only
+from jepa_geometry.envs import TASKS, task_title
+from jepa_geometry.planning.protocol import SCALE_PROTOCOL
+from jepa_geometry.profiles import Profile
+from jepa_geometry.stats import bootstrap_interval
+from jepa_geometry.study import tables, verdict
+from jepa_geometry.study.grid import PlanningGrid, planning_grid, success_table
+from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.study.spec import BASELINE, StudySpec, available_studies, load_study
+from jepa_geometry.wm.arms import arm_weights
+
+SOLVERS: tuple[str, ...] = ("cem", "icem", "mppi")
+SOLVER_NAMES = {"cem": "CEM", "icem": "iCEM", "mppi": "MPPI"}
+CONTRAST_ARMS: tuple[str, ...] = ("scale", "aux", "anisowm", "scale+anisowm", "scale-halfq")
+COMBINED = "scale+anisowm"
+INTERACTION = "both + base"  # the left side of an interaction contrast (interaction_table)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the task studies from the cache
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskStudy:
+    """One task's cached study: its spec, the profile it ran at (the spec's rung of ``base``),
+    the planning grid, the geometry of every arm and the training diagnostics."""
+
+    task: str
+    spec: StudySpec
+    profile: Profile
+    grid: PlanningGrid
+    geometry: Geometry
+    diagnostics: pd.DataFrame
+
+    @property
+    def episodes(self) -> pd.DataFrame:
+        return self.grid.episodes
+
+
+@dataclass(frozen=True)
+class Studies:
+    """The task studies found in the cache, in the book's task order, and why the others are
+    missing (``{task: reason}``)."""
+
+    profile: str
+    studies: dict[str, TaskStudy]
+    missing: dict[str, str]
+
+    @property
+    def planned(self) -> list[str]:
+        """Tasks whose study planned (a failed gate trains and measures only)."""
+        return [t for t, s in self.studies.items() if s.spec.plans]
+
+    def coverage(self) -> pd.DataFrame:
+        """One row per task: whether its study is in this book at this profile, whether it
+        plans, its protocols and arms, or why it is missing."""
+        rows = []
+        for task in TASKS:
+            s = self.studies.get(task)
+            rows.append({
+                "task": task_title(task),
+                "study": s is not None,
+                "plans": bool(s and s.spec.plans),
+                "protocols": ", ".join(s.spec.protocols) if s else "",
+                "arms": ", ".join(s.spec.arms) if s else "",
+                "training seeds": len(s.profile.seeds.train) if s else 0,
+                "note": self.missing.get(task, "" if s is None or s.spec.plans else
+                                         "gate failed at every rung: measured, not planned"),
+            })  # fmt: skip
+        return pd.DataFrame(rows)
+
+
+def load_task_study(task: str, base: Profile) -> TaskStudy:
+    """``task``'s study at ``base`` read from the cache; :class:`NotCached` names the first
+    artifact it lacks."""
+    spec = load_study(task)
+    profile = spec.profile(base)
+    with cache_only():
+        grid = planning_grid(spec, profile, progress=False)
+        geo = measure_arms(task, list(spec.arms), profile, progress=False)
+        diag = tables.training_diagnostics(task, list(spec.arms), profile)
+    return TaskStudy(task, spec, profile, grid, geo, diag)
+
+
+def load_studies(
+    base: Profile, tasks: Sequence[str] = TASKS, require_planned: bool = False
+) -> Studies:
+    """Every task study of ``tasks`` that the cache holds at ``base``; the others in
+    ``missing`` with the reason (no study file, or the artifact that is not built). With
+    ``require_planned``, a cache without any study that plans is a one-line error naming the
+    missing tasks (the success tables would be empty)."""
+    bad = [t for t in tasks if t not in TASKS]
+    if bad or not tasks:
+        raise ValueError(f"tasks must be a non-empty list of {', '.join(TASKS)}; got {list(tasks)}")
+    have = set(available_studies())
+    studies, missing = {}, {}
+    for task in [t for t in TASKS if t in tasks]:
+        if task not in have:
+            missing[task] = "no study file"
+            continue
+        try:
+            studies[task] = load_task_study(task, base)
+        except NotCached as e:
+            missing[task] = f"not built at this profile ({e}); `jepa-geometry study {task}`"
+    out = Studies(base.name, studies, missing)
+    if require_planned and not out.planned:
+        raise NotCached(f"no task study that plans is cached at profile {base.name!r}: "
+                        f"{missing_sentence(out)}")  # fmt: skip
+    return out
+
+
+def missing_sentence(studies: Studies) -> str:
+    """The tasks without a study at this profile and why, in one line ("none" if none)."""
+    if not studies.missing:
+        return "none"
+    return "; ".join(f"{task_title(t)}: {why}" for t, why in studies.missing.items())
+
+
+# --------------------------------------------------------------------------------------------
+# SCALE's main grid
+# --------------------------------------------------------------------------------------------
+
+
+def _tier_mean(episodes: pd.DataFrame, protocol: str, solver: str) -> pd.DataFrame:
+    """Per (arm, seed, pair) success averaged over the budget tiers planned, random floor
+    included (its seed is -1)."""
+    t = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == solver)]
+    return t.groupby(["arm", "train_seed", "episode"])["success"].mean().reset_index()
+
+
+def _tier_means(studies: Studies, protocol: str) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    """``(task, solver, tier means)`` for every planned study with ``protocol`` and solver."""
+    for task in studies.planned:
+        st = studies.studies[task]
+        if protocol in st.spec.protocols:
+            for solver in SOLVERS:
+                yield task, solver, _tier_mean(st.episodes, protocol, solver)
+
+
+def _paper_value(table: str, task: str, arm: str, **filters: str) -> float:
+    ref = reference_numbers(allow_empty=True, table=table, task=task, arm=arm, **filters)
+    return float(ref["value"].mean()) if len(ref) else float("nan")
+
+
+def scale_grid(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:
+    """SCALE's main grid: per task x solver x arm, success averaged over the budget tiers
+    (SCALE's per-solver mean), with a 95 % interval (bootstrap over training seeds and pairs of
+    the tier means) and SCALE's value (percent; NaN where it reports none).
+
+    Columns: task, solver, arm, rate, low, high, seeds, pairs, paper. Our MPPI runs at each
+    study's T*, SCALE's main grid at its shipped temperature (its T* table is
+    :func:`mppi_tstar_table`).
+    """
+    rows = []
+    for task, solver, tm in _tier_means(studies, protocol):
+        for arm in tables.arm_order(list(set(tm["arm"]))):
+            m = tm[tm["arm"] == arm].pivot(index="train_seed", columns="episode",
+                                           values="success").to_numpy(float)  # fmt: skip
+            lo, hi = bootstrap_interval(m if len(m) > 1 else m[0])
+            paper = _paper_value("scale_success_per_solver", task, arm, solver=solver)
+            rows.append({"task": task, "solver": solver, "arm": arm, "rate": float(m.mean()),
+                         "low": lo, "high": hi, "seeds": len(m), "pairs": m.shape[1],
+                         "paper": paper})  # fmt: skip
+    return pd.DataFrame(rows, columns=["task", "solver", "arm", "rate", "low", "high", "seeds",
+                                       "pairs", "paper"])  # fmt: skip
+
+
+def scale_contrasts(
+    studies: Studies, protocol: str = SCALE_PROTOCOL, arms: Sequence[str] = CONTRAST_ARMS
+) -> pd.DataFrame:
+    """Each arm minus ``lewm`` per task x solver on the tier-mean success of the same (seed,
+    pair) units, paired bootstrap 95 % interval (:func:`verdict.paired_unit_evidence`), with
+    SCALE's difference of per-solver means where it reports both arms (percentage points)."""
+    rows = []
+    for task, solver, tm in _tier_means(studies, protocol):
+        for arm in [a for a in arms if a in set(tm["arm"])]:
+            ev = verdict.paired_unit_evidence(tm, arm, BASELINE, "success", "episode")
+            paper = (_paper_value("scale_success_per_solver", task, arm, solver=solver)
+                     - _paper_value("scale_success_per_solver", task, BASELINE,
+                                    solver=solver))  # fmt: skip
+            rows.append({"task": task, "solver": solver, "arm": arm, "diff": ev.effect,
+                         "low": ev.low, "high": ev.high, "units": ev.units,
+                         "paper": paper})  # fmt: skip
+    return pd.DataFrame(rows, columns=["task", "solver", "arm", "diff", "low", "high", "units",
+                                       "paper"])  # fmt: skip
+
+
+def favour_count(contrasts: pd.DataFrame, arm: str = "scale") -> dict[str, Any]:
+    """SCALE's headline count for ``arm`` - LeWM: of the task x solver averages, how many
+    favour ``arm`` in SCALE's table, in ours by the point estimate, and in ours with the whole
+    95 % interval above zero (and below zero)."""
+    ours = contrasts[contrasts["arm"] == arm]
+    ref = reference_numbers(table="scale_success_per_solver")
+    wide = ref.pivot_table(index=["task", "solver"], columns="arm", values="value")
+    paper = wide[arm] - wide[BASELINE] if arm in wide else pd.Series(dtype=float)
+    return {
+        "cells": len(ours),
+        "point": int((ours["diff"] > 0).sum()),
+        "interval_above": int((ours["low"] > 0).sum()),
+        "interval_below": int((ours["high"] < 0).sum()),
+        "paper_cells": int(paper.notna().sum()),
+        "paper_favour": int((paper > 0).sum()),
+    }
+
+
+def favour_sentence(count: dict[str, Any], arm: str = "scale") -> str:
+    """:func:`favour_count` in words."""
+    return (f"SCALE's table favours {arm} over {BASELINE} in {count['paper_favour']} of its "
+            f"{count['paper_cells']} task x solver averages; ours, in {count['point']} of "
+            f"{count['cells']} by the point estimate, {count['interval_above']} with the whole "
+            f"95 % interval above zero and {count['interval_below']} with it below")  # fmt: skip
+
+
+def _cell_text(rate: float, low: float, high: float) -> str:
+    return tables.format_rate(rate, low, high)
+
+
+def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = ("lewm", "scale", "aux")
+                       ) -> pd.DataFrame:  # fmt: skip
+    """The main grid as SCALE prints it: rows task / solver, for each arm our tier-mean success
+    with its interval and SCALE's value in the next column."""
+    out = []
+    for (task, solver), g in grid.groupby(["task", "solver"], sort=False):
+        row: dict[str, Any] = {"task": task_title(task), "solver": SOLVER_NAMES[solver],
+                               "seeds": int(g[g.arm != "random"]["seeds"].max())}  # fmt: skip
+        g = g.set_index("arm")
+        for arm in [*arms, "random"]:
+            if arm in g.index:
+                r = g.loc[arm]
+                row[f"{arm} (%)"] = _cell_text(r.rate, r.low, r.high)
+                if arm != "random":
+                    row[f"{arm}, SCALE (%)"] = r.paper
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def scale_tier_table(studies: Studies, arms: Sequence[str] = ("lewm", "scale", "aux"),
+                     protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:  # fmt: skip
+    """SCALE's per-tier table: success per task x solver x tier for ``arms``, ours (pooled over
+    the seeds planned, 95 % interval) beside SCALE's (percent)."""
+    rows = []
+    for task in studies.planned:
+        st = studies.studies[task]
+        if protocol not in st.spec.protocols:
+            continue
+        succ = success_table(st.episodes[st.episodes["protocol"] == protocol])
+        for (solver, tier), g in succ.groupby(["solver", "budget"], sort=True):
+            row: dict[str, Any] = {"task": task_title(task), "solver": SOLVER_NAMES[solver],
+                                   "tier": tier}  # fmt: skip
+            g = g.set_index("arm")
+            for arm in arms:
+                if arm in g.index:
+                    r = g.loc[arm]
+                    row[f"{arm} (%)"] = _cell_text(r.rate, r.low, r.high)
+                    row[f"{arm}, SCALE (%)"] = _paper_value(
+                        "scale_success_per_tier", task, arm, solver=solver, tier=tier
+                    )
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def mppi_tstar_table(studies: Studies, arms: Sequence[str] = ("lewm", "scale", "aux"),
+                     protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:  # fmt: skip
+    """SCALE's MPPI-at-T* table: per task our MPPI success (tier mean, at the study's T*,
+    chosen on validation pairs of its main protocol) beside SCALE's at its tuned T*."""
+    grid = scale_grid(studies, protocol)
+    rows = []
+    for task in studies.planned:
+        g = grid[(grid.task == task) & (grid.solver == "mppi")].set_index("arm")
+        if g.empty:
+            continue
+        row: dict[str, Any] = {
+            "task": task_title(task),
+            "T* (ours)": studies.studies[task].grid.temperature,
+        }
+        for arm in [a for a in arms if a in g.index]:
+            r = g.loc[arm]
+            row[f"{arm} (%)"] = _cell_text(r.rate, r.low, r.high)
+            row[f"{arm}, SCALE at T* (%)"] = _paper_value("scale_success_mppi_tuned", task, arm)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# AnisoWM's main table
+# --------------------------------------------------------------------------------------------
+
+
+def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
+    """AnisoWM's Figure 3: for every task the paper reports (reference file), LeWM and
+    AnisoWM at CEM T1 under the LeWM paper's protocol of the task, ours (all training seeds,
+    95 % interval) beside the paper's, and our paired difference; a task without a planned
+    study says why."""
+    ref = reference_numbers(table="aniso_success")
+    rows = []
+    for task in dict.fromkeys(ref["task"]):
+        row: dict[str, Any] = {
+            "task": task_title(task),
+            "LeWM, AnisoWM (%)": _paper_value("aniso_success", task, BASELINE),
+            "AnisoWM, AnisoWM (%)": _paper_value("aniso_success", task, arm),
+        }
+        protocol = tables.lewm_paper_protocol(task)
+        st = studies.studies.get(task)
+        if st is None or not st.spec.plans or protocol not in st.spec.protocols:
+            row["note"] = (studies.missing.get(task, "no study") if st is None else
+                           "not planned: the gate failed at every rung" if not st.spec.plans
+                           else f"{protocol} not planned")  # fmt: skip
+            rows.append(row)
+            continue
+        succ = success_table(st.episodes)
+        cell = succ[(succ.protocol == protocol) & (succ.solver == "cem") & (succ.budget == "T1")]
+        cell = cell.set_index("arm")
+        row["LeWM (%)"] = _cell_text(*cell.loc[BASELINE, ["rate", "low", "high"]])
+        row["AnisoWM (%)"] = _cell_text(*cell.loc[arm, ["rate", "low", "high"]])
+        t1 = st.episodes[(st.episodes.protocol == protocol) & (st.episodes.solver == "cem")
+                         & (st.episodes.budget == "T1")]  # fmt: skip
+        ev = verdict.paired_unit_evidence(t1, arm, BASELINE, "success", "episode")
+        row["AnisoWM - LeWM (pp)"] = _cell_text(ev.effect, ev.low, ev.high)
+        row["McNemar p"] = ev.p_value
+        row["seeds x pairs"] = ev.units
+        row["note"] = protocol
+        rows.append(row)
+    cols = ["task", "LeWM (%)", "AnisoWM (%)", "AnisoWM - LeWM (pp)", "McNemar p",
+            "seeds x pairs", "LeWM, AnisoWM (%)", "AnisoWM, AnisoWM (%)", "note"]  # fmt: skip
+    return pd.DataFrame(rows).reindex(columns=cols)
+
+
+# --------------------------------------------------------------------------------------------
+# Geometry across tasks
+# --------------------------------------------------------------------------------------------
+
+# Our measure -> (reference table, filters, factor to our units): the papers' geometry numbers.
+PAPER_GEOMETRY: dict[str, tuple[str, dict[str, str], float]] = {
+    "var_top2": ("scale_pca_variance_share", {"k": "2"}, 0.01),
+    "r2_top2": ("scale_topk_pc_probe_r2", {"k": "2"}, 1.0),
+    "r2_full_ridge": ("scale_full_decodability", {"probe": "ridge"}, 1.0),
+    "r2_full_mlp": ("scale_full_decodability", {"probe": "mlp"}, 1.0),
+    "ratio_p90_over_p10": ("scale_distance_ratio_dispersion", {}, 1.0),
+    "tau_pred": ("scale_rollout_ranking", {"channel": "predictor"}, 1.0),
+    "tau_geom": ("scale_rollout_ranking", {"channel": "geometry"}, 1.0),
+    "tau_total": ("scale_rollout_ranking", {"channel": "total"}, 1.0),
+    "rollout_error": ("scale_rollout_error", {}, 1.0),
+    "agree_enc": ("aniso_cost_ordering", {"cost": "J_enc"}, 1.0),
+    "agree_pred": ("aniso_cost_ordering", {"cost": "J_pred"}, 1.0),
+    "spearman": ("anisowm_landscape_spearman", {}, 1.0),
+}
+GEOMETRY_MEASURES: tuple[str, ...] = tuple(PAPER_GEOMETRY)
+
+
+def model_geometry(geo: Geometry) -> pd.DataFrame:
+    """One row per (arm, training seed) model with every geometry measure: the probes, the
+    rank channels (mean over starts: SCALE's Gaussian candidates for τ and rollout error,
+    AnisoWM's recorded ones for the ordering agreement), the mean landscape ρ over goals, and
+    the learned ``cond Λ`` (ΛReg arms; NaN otherwise)."""
+    keys = ["arm", "train_seed"]
+    probes = geo.probes[keys + ["var_top2", "r2_top2", "r2_full_ridge", "r2_full_mlp",
+                                "ratio_p90_over_p10"]]  # fmt: skip
+    gauss = geo.ranking[geo.ranking.source == "gaussian"].groupby(keys)[
+        ["tau_pred", "tau_geom", "tau_total", "rollout_error"]].mean()  # fmt: skip
+    data = geo.ranking[geo.ranking.source == "dataset"].groupby(keys)[
+        ["agree_enc", "agree_pred"]].mean()  # fmt: skip
+    land = geo.landscape.groupby(keys)[["spearman"]].mean()
+    out = probes.set_index(keys).join([gauss, data, land], how="left")
+    cond = {k: sp["cond"] for k, sp in geo.lambda_spectra.items()}
+    out["cond_lambda"] = [cond.get(k, np.nan) for k in out.index]
+    return out.reset_index()
+
+
+def geometry_table(studies: Studies) -> pd.DataFrame:
+    """Per task x arm, every geometry measure's mean over training seeds (long: task, arm,
+    measure, ours, seeds) with the papers' value where they report it (``paper``, our units;
+    ``source`` names the paper)."""
+    rows = []
+    for task, st in studies.studies.items():
+        per_model = model_geometry(st.geometry)
+        means = per_model.groupby("arm").mean(numeric_only=True)
+        n = per_model.groupby("arm").size()
+        for arm in tables.arm_order(list(means.index)):
+            for measure in (*GEOMETRY_MEASURES, "cond_lambda"):
+                value = float(means.loc[arm, measure])
+                if np.isnan(value):
+                    continue
+                paper, source = _paper_geometry(task, arm, measure)
+                rows.append(
+                    {
+                        "task": task,
+                        "arm": arm,
+                        "measure": measure,
+                        "ours": value,
+                        "seeds": int(n[arm]),
+                        "paper": paper,
+                        "source": source,
+                    }
+                )
+    return pd.DataFrame(rows, columns=["task", "arm", "measure", "ours", "seeds", "paper",
+                                       "source"])  # fmt: skip
+
+
+def _paper_geometry(task: str, arm: str, measure: str) -> tuple[float, str]:
+    if measure not in PAPER_GEOMETRY:
+        return float("nan"), ""
+    table, filters, factor = PAPER_GEOMETRY[measure]
+    ref = reference_numbers(allow_empty=True, table=table, task=task, arm=arm, **filters)
+    if ref.empty:
+        return float("nan"), ""
+    return float(factor * ref["value"].mean()), str(ref["paper"].iloc[0])
+
+
+def geometry_display(geometry: pd.DataFrame) -> pd.DataFrame:
+    """:func:`geometry_table` wide: rows task / arm, columns measures, each ``ours (paper)``."""
+
+    def text(r: pd.Series) -> str:
+        return f"{r.ours:.3g}" + ("" if np.isnan(r.paper) else f" ({r.paper:.3g})")
+
+    t = geometry.assign(cell=geometry.apply(text, axis=1), task=geometry.task.map(task_title))
+    wide = t.pivot(index=["task", "arm"], columns="measure", values="cell")
+    cols = [m for m in (*GEOMETRY_MEASURES, "cond_lambda") if m in wide.columns]
+    order = [(task_title(task), arm) for task in TASKS for arm in tables.arm_order(list(t.arm))]
+    return wide.reindex([i for i in order if i in wide.index])[cols].fillna("").reset_index()
+
+
+def lambda_by_task(studies: Studies, paper: Profile) -> pd.DataFrame:
+    """AnisoWM's learned target spectra per task (it reports that they differ by task): per
+    ΛReg arm, the mean over seeds of ``cond Λ`` and of the share of the D coordinates whose
+    target variance is above the mean (1, since tr Λ = D), beside AnisoWM's share where it
+    gives a count (its D is the ``paper`` profile's embedding width)."""
+    rows = []
+    for task, st in studies.studies.items():
+        lam = tables.lambda_table(st.geometry.lambda_spectra)
+        count = _paper_value("aniso_lambda_above_mean", task, "anisowm")
+        for arm, g in lam.groupby("arm", sort=False):
+            rows.append({"task": task_title(task), "arm": arm, "seeds": len(g),
+                         "cond Λ": g["cond"].mean(), "D": int(g["D"].iloc[0]),
+                         "share above mean": float((g["above_mean"] / g["D"]).mean()),
+                         "share above mean, AnisoWM": count / paper.model.embed_dim
+                         if arm == "anisowm" else np.nan})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def lambda_spectra_by_task(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
+    """The final learned target variances of ``arm``, sorted, mean over seeds, per task (long:
+    task, rank / D, variance)."""
+    rows = []
+    for task, st in studies.studies.items():
+        finals = [
+            np.asarray(sp["final_sorted"], float)
+            for (m, _), sp in sorted(st.geometry.lambda_spectra.items())
+            if m == arm
+        ]
+        if not finals:
+            continue
+        v = np.mean(finals, axis=0)
+        rows += [
+            {"task": task_title(task), "rank": (i + 0.5) / len(v), "variance": float(x)}
+            for i, x in enumerate(v)
+        ]
+    return pd.DataFrame(rows, columns=["task", "rank", "variance"])
+
+
+# --------------------------------------------------------------------------------------------
+# Each method under the other paper's lens
+# --------------------------------------------------------------------------------------------
+
+LENS = "ours (cross-lens)"
+
+
+def interaction_table(
+    table: pd.DataFrame, value: str, keys: Sequence[str], both: str = COMBINED,
+    a: str = "scale", b: str = "anisowm", base: str = BASELINE,
+) -> pd.DataFrame:  # fmt: skip
+    """Does the combination add up? Per unit of ``keys`` the two sides of the interaction
+    contrast ``(both - base) - [(a - base) + (b - base)] = (both + base) - (a + b)``: rows with
+    arm :data:`INTERACTION` and ``"a + b"``, so a paired comparison of the two is the
+    interaction (zero when the effects add, negative when they fight)."""
+    wide = table[table["arm"].isin([both, a, b, base])].pivot_table(
+        index=list(keys), columns="arm", values=value)  # fmt: skip
+    wide = wide.dropna()
+    left = (wide[both] + wide[base]).rename(value).reset_index().assign(arm=INTERACTION)
+    right = (wide[a] + wide[b]).rename(value).reset_index().assign(arm="a + b")
+    return pd.concat([left, right], ignore_index=True)
+
+
+def lens_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evidence]]:
+    """Our cross-lens questions per task, each as a claim with our evidence (no paper effect):
+
+    * SCALE under AnisoWM's lens: does ``scale`` raise the cost-ordering agreement of J_enc and
+      J_pred and the landscape ρ over ``lewm``?
+    * ΛReg under SCALE's lens: does ``anisowm`` raise the top-2 variance share, the top-2 probe
+      R² and the τ channels over ``lewm``?
+    * The combination: does ``scale+anisowm`` beat ``scale``, and is its effect the sum of the
+      two (interaction contrast on success, τ_geom and landscape ρ, read by
+      :func:`additivity`)?
+    """
+    items: list[tuple[str, verdict.Claim, verdict.Evidence]] = []
+    mins = verdict.MIN_EFFECTS
+
+    def add(task: str, statement: str, measure: str, a: str, b: str, col: str,
+            ev: verdict.Evidence, where: str) -> None:  # fmt: skip
+        items.append((task, verdict.Claim(LENS, statement, measure, a, b,
+                                          min_effect=mins.get(col, 0.0), computed_in=where,
+                                          unit="pp" if col == "success" else "",
+                                          display_scale=100.0 if col == "success" else 1.0,
+                                          requires=verdict.claim_requires(a)), ev))  # fmt: skip
+
+    for task, st in studies.studies.items():
+        g = st.geometry
+        arms = set(g.probes["arm"])
+        rd = g.ranking[g.ranking.source == "dataset"]
+        rk = g.ranking[g.ranking.source == "gaussian"]
+        where = f"{task_title(task)}, chapter 7"
+        if {"scale", BASELINE} <= arms:
+            for col, cost in (("agree_enc", "J_enc"), ("agree_pred", "J_pred")):
+                ev = verdict.paired_unit_evidence(rd.dropna(subset=[col]), "scale", BASELINE,
+                                                  col, "start")  # fmt: skip
+                add(
+                    task,
+                    f"SCALE orders outcomes better by {cost} (AnisoWM's measure)",
+                    f"cost-ordering agreement of {cost}",
+                    "scale",
+                    BASELINE,
+                    col,
+                    ev,
+                    where,
+                )
+            ev = verdict.paired_unit_evidence(g.landscape, "scale", BASELINE, "spearman",
+                                              "goal_index")  # fmt: skip
+            add(
+                task,
+                "SCALE's cost follows physical distance more closely (AnisoWM Fig. 4)",
+                "landscape Spearman ρ",
+                "scale",
+                BASELINE,
+                "spearman",
+                ev,
+                where,
+            )
+        if {"anisowm", BASELINE} <= arms:
+            for col, text in (("var_top2", "moves variance into the top-2 PCs"),
+                              ("r2_top2", "puts q in the top-2 PCs")):  # fmt: skip
+                ev = verdict.seed_level_evidence(g.probes, "anisowm", BASELINE, col)
+                add(
+                    task, f"ΛReg {text} (SCALE's measure)", col, "anisowm", BASELINE, col, ev, where
+                )
+            for col in ("tau_geom", "tau_pred"):
+                ev = verdict.paired_unit_evidence(rk.dropna(subset=[col]), "anisowm",
+                                                  BASELINE, col, "start")  # fmt: skip
+                add(
+                    task,
+                    f"ΛReg raises SCALE's {col.replace('tau_', 'τ ')} channel",
+                    col,
+                    "anisowm",
+                    BASELINE,
+                    col,
+                    ev,
+                    where,
+                )
+        if not {COMBINED, "scale", "anisowm", BASELINE} <= arms:
+            continue
+        if st.spec.plans:
+            protocol = st.spec.main_protocol
+            tm = verdict.tier_mean_success(st.episodes, protocol, "cem",
+                                           sorted(set(st.episodes.budget)))  # fmt: skip
+            ev = verdict.paired_unit_evidence(tm, COMBINED, "scale", "success", "episode")
+            add(
+                task,
+                "scale+anisowm plans better than scale alone",
+                f"success, {protocol}, CEM (mean over tiers)",
+                COMBINED,
+                "scale",
+                "success",
+                ev,
+                f"{task_title(task)}, chapter 6",
+            )
+            inter = interaction_table(tm, "success", ["train_seed", "episode"])
+            ev = verdict.paired_unit_evidence(inter, INTERACTION, "a + b", "success",
+                                              "episode")  # fmt: skip
+            add(
+                task,
+                "SCALE's and ΛReg's effects on success: do they add up?",
+                f"interaction contrast of success, {protocol}, CEM",
+                INTERACTION,
+                "a + b",
+                "success",
+                ev,
+                f"{task_title(task)}, chapter 6",
+            )
+        for tab, col, unit in ((rk, "tau_geom", "start"), (g.landscape, "spearman",
+                                                             "goal_index")):  # fmt: skip
+            inter = interaction_table(tab.dropna(subset=[col]), col, ["train_seed", unit])
+            ev = verdict.paired_unit_evidence(inter, INTERACTION, "a + b", col, unit)
+            add(
+                task,
+                f"SCALE's and ΛReg's effects on {col}: do they add up?",
+                f"interaction contrast of {col}",
+                INTERACTION,
+                "a + b",
+                col,
+                ev,
+                where,
+            )
+    return items
+
+
+ADDITIVITY: tuple[str, ...] = ("reinforce", "add up", "fight", "unclear")
+
+
+def additivity(ev: verdict.Evidence, min_effect: float, m: int) -> str:
+    """How an interaction contrast reads, from its family-wise interval over ``m`` questions
+    (the rule of :mod:`.verdict`, two-sided): **reinforce** when the interval lies above zero,
+    **fight** when below, **add up** when it lies within ± ``min_effect`` (the effects are
+    additive to within what matters), **unclear** otherwise."""
+    lo, hi = verdict.family_interval(ev, m)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "unclear"
+    if lo > 0:
+        return "reinforce"
+    if hi < 0:
+        return "fight"
+    if -min_effect <= lo and hi <= min_effect:
+        return "add up"
+    return "unclear"
+
+
+def lens_table(items: Sequence[tuple[str, verdict.Claim, verdict.Evidence]]) -> pd.DataFrame:
+    """The cross-lens questions with our effect and interval, read as one family: the
+    directional questions by the verdict rule (Holm across them), the interaction contrasts by
+    :func:`additivity` (Bonferroni across all questions)."""
+    if not items:
+        return pd.DataFrame()
+    table = verdict.verdict_table([(c, e) for _, c, e in items])
+    m = len(items)
+    table["verdict"] = [
+        additivity(e, c.min_effect, m) if c.a == INTERACTION else v
+        for (_, c, e), v in zip(items, table["verdict"], strict=True)
+    ]
+    table.insert(0, "task", [task_title(t) for t, _, _ in items])
+    return table.drop(columns=["paper", "paper's effect"]).rename(columns={"verdict": "reading"})
+
+
+# --------------------------------------------------------------------------------------------
+# The book's verdict
+# --------------------------------------------------------------------------------------------
+
+
+def book_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evidence]]:
+    """Every claim of both papers on every task with a study (:func:`verdict.paper_claims`
+    with the study's main protocol and SCALE's), tagged with its task. Where a task's main
+    protocol is not SCALE's, the claims planned under SCALE's protocol say so in their
+    statement, so each statement names one claim across the tasks."""
+    items = []
+    for task, st in studies.studies.items():
+        main = st.spec.main_protocol
+        claims = verdict.paper_claims(task, st.episodes, st.geometry, main_protocol=main,
+                                      code_protocol=SCALE_PROTOCOL)  # fmt: skip
+        for c, e in claims:
+            if main != SCALE_PROTOCOL and f"{SCALE_PROTOCOL} protocol" in c.measure:
+                c = replace(c, statement=f"{c.statement}, SCALE's protocol")
+            items.append((task, c, e))
+    return items
+
+
+SHORT_VERDICTS = {"not detected at this scale": "not detected"}  # in the claim x task matrices
+
+
+def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
+    """Claim x task: ``value`` (the verdict, or a cross-lens reading) of each claim on each
+    task ("" where not tested), claims in the order they are first listed, tasks in the book's
+    order. ``board`` is :func:`tables.dashboard` or :func:`lens_table` output."""
+    paper = board["paper"] + ": " if "paper" in board else ""
+    b = board.assign(claim=paper + board["claim"])
+    twice = b[b.duplicated(["claim", "task"])]
+    if len(twice):
+        raise ValueError(f"claim tested twice on one task: {twice.iloc[0]['claim']!r} "
+                         f"({twice.iloc[0]['task']})")  # fmt: skip
+    claims = list(dict.fromkeys(b["claim"]))
+    tasks = [task_title(t) for t in TASKS if task_title(t) in set(b["task"])]
+    wide = b.pivot_table(index="claim", columns="task", values=value, aggfunc="first")
+    wide = wide.reindex(index=claims, columns=tasks).fillna("")
+    return wide.replace(SHORT_VERDICTS).reset_index()
+
+
+def verdict_counts(board: pd.DataFrame) -> pd.DataFrame:
+    """Claims per paper x verdict (columns in the rule's order), with totals."""
+    t = pd.crosstab(board["paper"], board["verdict"]).reindex(columns=list(verdict.VERDICTS),
+                                                              fill_value=0)  # fmt: skip
+    t["claims"] = t.sum(axis=1)
+    t.loc["all"] = t.sum()
+    return t.reset_index()
+
+
+def verdict_prose(board: pd.DataFrame, missing: dict[str, str]) -> str:
+    """A short reading of the book's verdict, generated from ``board`` (markdown): the counts,
+    the claims reproduced and contradicted with their tasks, and the tasks without a study."""
+    n = len(board)
+    counts = board["verdict"].value_counts()
+    parts = [f"Across {board['task'].nunique()} tasks the book tests {n} claims: " + ", ".join(
+        f"{int(counts.get(v, 0))} {v}" for v in verdict.VERDICTS) + "."]  # fmt: skip
+    for label in ("reproduced", "contradicted"):
+        sel = board[board["verdict"] == label]
+        if sel.empty:
+            parts.append(f"No claim is {label} on any task.")
+            continue
+        by_claim = sel.groupby(["paper", "claim"], sort=False)["task"].apply(
+            lambda s: ", ".join(s))  # fmt: skip
+        listed = "; ".join(f"{p}: *{c}* ({tasks})" for (p, c), tasks in by_claim.items())
+        parts.append(f"{label.capitalize()}: {listed}.")
+    for paper, g in board.groupby("paper", sort=False):
+        rep = int((g["verdict"] == "reproduced").sum())
+        parts.append(f"{paper}: {rep} of its {len(g)} claim-task pairs reproduced.")
+    if missing:
+        parts.append("Tasks without a study at this profile: " + ", ".join(
+            f"{task_title(t)} ({why})" for t, why in missing.items()) + ".")  # fmt: skip
+    return " ".join(parts)
+
+
+def preconditions_by_task(studies: Studies) -> pd.DataFrame:
+    """:func:`verdict.preconditions` of every task, one row per task x precondition."""
+    parts = []
+    for task, st in studies.studies.items():
+        kappa = arm_weights("anisowm", task).kappa
+        pre = verdict.preconditions(st.geometry, kappa=kappa, diagnostics=st.diagnostics)
+        parts.append(pre.assign(task=task_title(task)))
+    if not parts:
+        return pd.DataFrame(columns=["task", "precondition", "measured", "criterion", "holds"])
+    out = pd.concat(parts, ignore_index=True)
+    return out[["task", "precondition", "measured", "criterion", "holds"]]

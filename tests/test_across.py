@@ -1,0 +1,155 @@
+"""The cross-task chapter's library: cache-only reading, SCALE's grid and count, the
+interaction contrast, the readings and the book-wide verdict matrix, checked against direct
+computations on synthetic studies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jepa_geometry.analysis.measurements import Geometry
+from jepa_geometry.artifacts import Artifact, NotCached, cache_only, get_or_build
+from jepa_geometry.profiles import load_profile
+from jepa_geometry.study import across
+from jepa_geometry.study.grid import PlanningGrid
+from jepa_geometry.study.spec import load_study
+from jepa_geometry.study.verdict import Evidence, family_interval, paired_unit_evidence
+
+ARMS = ("lewm", "scale", "aux", "anisowm", "scale+anisowm")
+
+
+def test_cache_only_never_builds(data_root):
+    art = Artifact("results", "probe", {"x": 1})
+    calls = []
+
+    def build(tmp):
+        calls.append(tmp)
+        (tmp / "v.txt").write_text("1")
+
+    with cache_only(), pytest.raises(NotCached, match="results/probe/.* is not in the cache"):
+        get_or_build(art, build)
+    assert calls == [] and not art.exists()
+    get_or_build(art, build)  # outside the block it builds, once
+    with cache_only():
+        assert get_or_build(art, build) == art.path  # and a cached artifact is read
+    assert len(calls) == 1
+
+
+def test_missing_studies_are_reported_not_built(data_root):
+    studies = across.load_studies(load_profile("smoke"))
+    assert studies.studies == {} and set(studies.missing) == {
+        "tworoom", "pusht", "reacher", "cube", "pointmaze"}  # fmt: skip
+    assert all("not built at this profile" in why for why in studies.missing.values())
+    built = [p for p in data_root.rglob("manifest.json")]
+    assert built == []  # nothing was trained, collected or planned
+    with pytest.raises(NotCached, match="no task study that plans is cached at profile 'smoke'"):
+        across.load_studies(load_profile("smoke"), require_planned=True)
+    with pytest.raises(ValueError, match="tasks must be a non-empty list"):
+        across.load_studies(load_profile("smoke"), tasks=["maze"])
+
+
+def _study(rng: np.random.Generator, seeds=(0, 1), pairs=40) -> across.TaskStudy:
+    """A synthetic Two-Room study: random successes for every arm under SCALE's protocol (CEM
+    with ``seeds``, iCEM and MPPI with seed 0; tiers T1-T3) and a random floor."""
+    rows = []
+    p = {"lewm": 0.5, "scale": 0.6, "aux": 0.55, "anisowm": 0.5, "scale+anisowm": 0.62}
+    for solver, ss in (("cem", seeds), ("icem", (0,)), ("mppi", (0,))):
+        for budget in ("T1", "T2", "T3"):
+            for arm in ARMS:
+                for s in ss:
+                    for e in range(pairs):
+                        rows.append((arm, s, solver, budget, e, rng.random() < p[arm]))
+            for e in range(pairs):
+                rows.append(("random", -1, solver, budget, e, rng.random() < 0.1))
+    eps = pd.DataFrame(
+        rows, columns=["arm", "train_seed", "solver", "budget", "episode", "success"]
+    ).assign(protocol="goal25_budget50", hard=False, solved_at_start=False)
+    grid = PlanningGrid(temperature=1.0, sweep=pd.DataFrame(), episodes=eps,
+                        timing=pd.DataFrame())  # fmt: skip
+    geo = Geometry(probes=pd.DataFrame(), spectra=pd.DataFrame(), ranking=pd.DataFrame(),
+                   landscape=pd.DataFrame())  # fmt: skip
+    spec = load_study("reacher")  # SCALE's protocol is its main one
+    return across.TaskStudy("reacher", spec, load_profile("smoke"), grid, geo, pd.DataFrame())
+
+
+def test_scale_grid_and_contrasts_are_tier_means_of_the_same_units():
+    st = _study(np.random.default_rng(0))
+    studies = across.Studies("smoke", {"reacher": st}, {})
+    grid = across.scale_grid(studies)
+    eps = st.episodes
+    for (solver, arm), g in grid.set_index(["solver", "arm"]).iterrows():
+        sel = eps[(eps.solver == solver) & (eps.arm == arm)]
+        assert g["rate"] == pytest.approx(sel.success.mean())  # equal pairs per tier and seed
+        assert g["low"] <= g["rate"] <= g["high"]
+        assert g["seeds"] == sel.train_seed.nunique() and g["pairs"] == 40
+    con = across.scale_contrasts(studies)
+    for (solver, arm), c in con.set_index(["solver", "arm"]).iterrows():
+        a = eps[(eps.solver == solver) & (eps.arm == arm)].success.mean()
+        b = eps[(eps.solver == solver) & (eps.arm == "lewm")].success.mean()
+        assert c["diff"] == pytest.approx(a - b) and c["low"] <= c["diff"] <= c["high"]
+    assert set(con.arm) == set(ARMS) - {"lewm"}
+    assert set(con[con.solver == "cem"].units) == {"2 seeds x 40 pairs"}
+
+
+def test_favour_count_counts_points_and_intervals():
+    con = pd.DataFrame(
+        {
+            "arm": ["scale"] * 4,
+            "diff": [0.05, 0.02, -0.01, -0.04],
+            "low": [0.01, -0.01, -0.03, -0.06],
+            "high": [0.09, 0.05, 0.01, -0.02],
+        }
+    )
+    c = across.favour_count(con, "scale")
+    assert (c["cells"], c["point"], c["interval_above"], c["interval_below"]) == (4, 2, 1, 1)
+    # SCALE's own text: "SCALE improves the success rate over LeWM on all 15 task-solver
+    # averages" -- the reference file must say the same
+    assert c["paper_favour"] == c["paper_cells"] == 15
+    assert "in 2 of 4 by the point estimate" in across.favour_sentence(c)
+
+
+def test_interaction_contrast_is_the_departure_from_additivity():
+    rng = np.random.default_rng(1)
+    units = pd.MultiIndex.from_product([[0, 1, 2], range(30)], names=["train_seed", "start"])
+    base = rng.normal(size=len(units))
+    a_eff, b_eff = 0.3, 0.2
+    delta = rng.normal(0.05, 0.01, size=len(units))  # the combination gains 0.05 beyond the sum
+    values = {
+        "lewm": base,
+        "scale": base + a_eff,
+        "anisowm": base + b_eff,
+        "scale+anisowm": base + a_eff + b_eff + delta,
+    }
+    table = pd.concat([pd.DataFrame({"arm": arm, "v": v}, index=units).reset_index()
+                       for arm, v in values.items()])  # fmt: skip
+    inter = across.interaction_table(table, "v", ["train_seed", "start"])
+    ev = paired_unit_evidence(inter, across.INTERACTION, "a + b", "v", "start")
+    assert ev.effect == pytest.approx(delta.mean())
+    assert across.additivity(ev, min_effect=0.01, m=1) == "reinforce"
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "reading"),
+    [(0.01, 0.03, "reinforce"), (-0.03, -0.01, "fight"), (-0.004, 0.004, "add up"),
+     (-0.02, 0.005, "unclear")],
+)  # fmt: skip
+def test_additivity_reads_the_family_interval(low, high, reading):
+    ev = Evidence((low + high) / 2, low, high, None, "units")
+    assert across.additivity(ev, min_effect=0.01, m=1) == reading
+    lo, hi = family_interval(ev, 40)  # wider with many questions: a clear reading can blur
+    assert lo < low and hi > high
+
+
+def test_verdict_matrix_is_claim_by_task_and_refuses_a_claim_twice():
+    board = pd.DataFrame({
+        "task": ["Two-Room", "Reacher", "Two-Room"], "paper": ["SCALE"] * 3,
+        "claim": ["x", "x", "y"], "verdict": ["reproduced", "not detected at this scale",
+                                              "inconclusive"]})  # fmt: skip
+    m = across.verdict_matrix(board).set_index("claim")
+    assert list(m.columns) == ["Two-Room", "Reacher"]  # the book's task order
+    assert m.loc["SCALE: x", "Reacher"] == "not detected" and m.loc["SCALE: y", "Reacher"] == ""
+    with pytest.raises(ValueError, match="claim tested twice on one task"):
+        across.verdict_matrix(pd.concat([board, board.iloc[:1]]))
+    counts = across.verdict_counts(board).set_index("paper")
+    assert counts.loc["all", "claims"] == 3 and counts.loc["SCALE", "reproduced"] == 1
