@@ -5,6 +5,7 @@
     jepa-geometry train --task tworoom --arm scale  # train (or find) one world model
     jepa-geometry plan --task tworoom --arm scale --solver icem --budget T3
     jepa-geometry study tworoom --workers 2            # build a task's whole study (cached)
+    jepa-geometry grid --profile paper --tasks all --executor slurm --partition gpu --dry-run
     jepa-geometry book --profile smoke                 # execute every chapter into book/chapters/
     jepa-geometry chapter chapters/ch01_metric_leverage.md out.ipynb -p profile smoke
 
@@ -34,6 +35,7 @@ from jepa_geometry.jobs import default_workers
 from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm, summary_text
 from jepa_geometry.planning.solver import SOLVERS, TIERS
 from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, ProfileError, load_profile
+from jepa_geometry.study import cluster
 from jepa_geometry.study.build import build_study
 from jepa_geometry.study.gate import LADDERS, lever_choice, protocol_choice
 from jepa_geometry.study.spec import available_studies, load_study
@@ -124,6 +126,37 @@ def _cmd_study(args: argparse.Namespace) -> int:
     return 0
 
 
+def _study_tasks(text: str) -> list[str]:
+    """``all`` or a comma-separated list of tasks with a study file."""
+    have = available_studies()
+    tasks = have if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in tasks if t not in have]
+    if bad or not tasks:
+        raise argparse.ArgumentTypeError(
+            f"unknown study task(s) {bad or text!r}; valid: all, {', '.join(have)}"
+        )
+    return tasks
+
+
+def _cmd_grid(args: argparse.Namespace) -> int:
+    profile = _profile_of(args)
+    specs = [load_study(t) for t in args.tasks]
+    fmt = {"float_format": lambda x: f"{x:.2f}", "index": False}
+    if args.dry_run:
+        units = cluster.dry_run(specs, profile)
+        if args.units:
+            print(units.to_string(**fmt))
+        print(cluster.dry_run_summary(units).to_string(**fmt))
+        return 0
+    result = cluster.run_grid(specs, profile, args.executor, args.folder, args.max_parallel,
+                              args.partition, progress=not args.quiet)  # fmt: skip
+    print(cluster.grid_summary(result).to_string(index=False))
+    bad = result[result.status.isin(["failed", "blocked"])]
+    for _, r in bad.iterrows():
+        print(f"{r.status}: {r.unit}: {r.error}" + (f" (log: {r.log})" if r.log else ""))
+    return 1 if len(bad) else 0
+
+
 def _cmd_gate(args: argparse.Namespace) -> int:
     profile = _profile_of(args)
     if args.task in LADDERS:
@@ -207,6 +240,45 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_profile(sy)
     sy.set_defaults(func=_cmd_study)
+
+    sr = sub.add_parser(
+        "grid", help="the task studies as jobs through submitit: SLURM or this machine "
+        "(study.cluster); cached units are skipped, so a rerun submits only what is missing",
+    )  # fmt: skip
+    sr.add_argument(
+        "--tasks",
+        type=_study_tasks,
+        default="all",
+        help="all (default) or a comma-separated list of tasks with a study",
+    )
+    sr.add_argument(
+        "--executor",
+        choices=cluster.EXECUTORS,
+        default="local",
+        help="local: jobs on this machine; slurm: sbatch through submitit",
+    )
+    sr.add_argument("--partition", help="SLURM partition (slurm only)")
+    sr.add_argument(
+        "--max-parallel",
+        type=_positive_int,
+        default=None,
+        help="jobs at once (default: one per core locally, unlimited on SLURM)",
+    )
+    sr.add_argument(
+        "--folder",
+        type=Path,
+        default=Path("runs") / "grid",
+        help="where submitit keeps each job's pickles and logs",
+    )
+    sr.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list the units, their estimated device-hours and what is cached",
+    )
+    sr.add_argument("--units", action="store_true", help="with --dry-run: every unit")
+    sr.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_profile(sr)
+    sr.set_defaults(func=_cmd_grid)
 
     sg = sub.add_parser(
         "gate", help="the gate before a task's study: its protocol, or for Push-T and Cube "

@@ -113,6 +113,39 @@ class TheorySettings:
     toy_noise_levels: tuple[float, ...]
 
 
+CLUSTER_UNITS: tuple[str, ...] = ("collect", "train", "plan", "measure")
+"""The kinds of unit of work of the study grid (:mod:`jepa_geometry.study.cluster`)."""
+RESOURCE_KEYS: tuple[str, ...] = ("gpus", "cpus", "mem_gb", "hours")
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """What each kind of unit of the study grid asks a job engine for, and what it is expected
+    to cost (:mod:`jepa_geometry.study.cluster`). Never part of an artifact's key: where a job
+    runs does not change what it computes.
+
+    Each of ``collect``, ``train``, ``plan`` and ``measure`` maps ``gpus``, ``cpus``,
+    ``mem_gb`` and ``hours`` (the job's time limit) to numbers. The estimates give device-hours
+    per unit: a model trains ``train.steps / train_steps_per_s`` seconds, a plan at tier T1
+    takes ``plan_seconds`` (other tiers in proportion to their rollouts), a dataset is
+    collected at ``collect_frames_per_s``, a model is measured in ``measure_hours``.
+
+    ``device`` is where training and planning run (``cpu`` or ``cuda``). It is the one field
+    that enters keys, and only when it is not ``cpu``: a GPU does not give a CPU's bits, so a
+    model trained on one never stands in for a model trained on the other.
+    """
+
+    collect: dict[str, float]
+    train: dict[str, float]
+    plan: dict[str, float]
+    measure: dict[str, float]
+    train_steps_per_s: float
+    plan_seconds: float
+    collect_frames_per_s: float
+    measure_hours: float
+    device: str
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -124,6 +157,7 @@ class Profile:
     plan: PlanSettings
     eval: EvalSettings
     theory: TheorySettings = field(repr=False)
+    cluster: ClusterSettings = field(repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain nested dict (lists for tuples), e.g. for manifests and cache keys."""
@@ -259,12 +293,21 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "theory.toy_seeds": (1, _INF, False),
     "theory.toy_steps": (1, _INF, False),
     "theory.toy_noise_levels": (0, _INF, True),
+    "cluster.collect": (0, _INF, False),
+    "cluster.train": (0, _INF, False),
+    "cluster.plan": (0, _INF, False),
+    "cluster.measure": (0, _INF, False),
+    "cluster.train_steps_per_s": (0, _INF, True),
+    "cluster.plan_seconds": (0, _INF, True),
+    "cluster.collect_frames_per_s": (0, _INF, True),
+    "cluster.measure_hours": (0, _INF, True),
 }
 
 
 # The valid values of every string setting that is not a name of something else.
 CHOICES: dict[str, tuple[str, ...]] = {
     "train.precision": ("bf16", "fp32"),
+    "cluster.device": ("cpu", "cuda"),
 }
 
 
@@ -289,6 +332,13 @@ def check_limits(profile: Profile) -> None:
         if value not in valid:
             raise ProfileError(
                 f"profile {profile.name!r}: {key} must be one of {', '.join(valid)}, got {value!r}"
+            )
+    for kind in CLUSTER_UNITS:
+        keys = set(getattr(profile.cluster, kind))
+        if keys != set(RESOURCE_KEYS) or getattr(profile.cluster, kind)["hours"] <= 0:
+            raise ProfileError(
+                f"profile {profile.name!r}: cluster.{kind} must give {', '.join(RESOURCE_KEYS)} "
+                f"(hours > 0), got {dict(getattr(profile.cluster, kind))!r}"
             )
     for key, (low, high, open_low) in LIMITS.items():
         value = _dotted(profile, key)

@@ -196,6 +196,18 @@ def measure_model(
     }
 
 
+def measure(
+    task: str, arm: str, seed: int, profile: Profile, settings: GeometrySettings | None = None
+) -> dict[str, Any]:
+    """:func:`measure_model` for one model on its own (a unit of the study grid,
+    :mod:`jepa_geometry.study.cluster`): the model-independent inputs are built for it alone."""
+    ctx = _Context(task, profile, settings or GeometrySettings())
+    try:
+        return measure_model(task, arm, seed, profile, ctx)
+    finally:
+        ctx.close()
+
+
 def coordinate_probes(
     task: str, arms: list[str], profile: Profile, settings: GeometrySettings | None = None
 ) -> pd.DataFrame:

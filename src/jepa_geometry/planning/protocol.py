@@ -352,12 +352,14 @@ def evaluate_planner(
         raise EvaluationError(f"solver horizon {spec.horizon} != protocol horizon {proto.horizon}")
     if episode_batch < 1:
         raise EvaluationError(f"episode_batch must be >= 1, got {episode_batch}")
+    device = next(model.parameters()).device
     planner = Planner(
         model,
         spec,
         action_dim=task.action_dim,
         frameskip=proto.frameskip,
         action_bounds=(data.zscore_action(task.action_low), data.zscore_action(task.action_high)),
+        device=str(device),
     )
     was_training = model.training
     model.eval()
@@ -382,8 +384,9 @@ def evaluate_planner(
                 # Only unfinished episodes are rendered, encoded and rolled out; the finished
                 # ones keep their place in the chunk (zeros), so the solver's noise per
                 # episode is the same as when the whole chunk is planned (LatentGoalCost).
-                z_now = torch.zeros(len(rows), 1, z_goal.shape[1])
-                z_now[torch.as_tensor(active)] = _encode(model, runner.observe(todo))[:, None]
+                z_now = torch.zeros(len(rows), 1, z_goal.shape[1], device=device)
+                z_now[torch.as_tensor(active, device=device)] = _encode(
+                    model, runner.observe(todo))[:, None]  # fmt: skip
                 plan = planner.plan(
                     z_now, z_goal[rows], seed=plan_seed(seed, r, c),
                     active=active if skip_finished else None,
@@ -423,7 +426,7 @@ def evaluate_random(task: Any, episodes: EpisodeSet, seed: int) -> pd.DataFrame:
 def _encode(model: Any, frames: np.ndarray) -> torch.Tensor:
     """(n, H, W, 3) uint8 frames -> (n, D) embeddings (eval-mode BatchNorm)."""
     x = torch.as_tensor(np.ascontiguousarray(frames)).permute(0, 3, 1, 2)
-    return model.encode(x).float()
+    return model.encode(x.to(next(model.parameters()).device)).float()
 
 
 # --------------------------------------------------------------------------------------
@@ -501,6 +504,8 @@ def _cell(
             "solver": spec.as_dict(),
             "episode_batch": EPISODE_BATCH,
             "torch_threads": JOB_THREADS,
+            # CPU keys predate the field and stay valid; a GPU's plans are its own
+            **({"device": profile.cluster.device} if profile.cluster.device != "cpu" else {}),
         },
     )
     rand_art = Artifact("results", f"random-{task}", {**set_spec, "policy": "uniform"})
@@ -563,6 +568,7 @@ def evaluate_arm(
     def build_plan(tmp) -> dict:
         env, data, eps = context()
         model = load_world_model(task, arm, train_seed, profile, weights)
+        model.to(profile.cluster.device)
         t0 = time.perf_counter()
         with job_threads():  # the same plans on any machine (jepa_geometry.jobs)
             table = evaluate_planner(env, model, data, eps, spec, seed, progress=progress)

@@ -342,6 +342,7 @@ def train(
     checkpoint: Path | None = None,
     progress: bool = True,
     on_checkpoint: Callable[[int], None] | None = None,
+    device: str = "cpu",
 ) -> TrainResult:
     """Train ``model`` (in place) for ``settings.steps`` optimizer steps.
 
@@ -357,6 +358,8 @@ def train(
     :func:`embedding_diagnostics` of the logging step's batch and, for ΛReg, the target
     variances v.
     """
+    model.to(device)
+    objective.to(device)
     decayed = list(model.parameters()) + [
         p for n, p in objective.named_parameters() if not n.startswith("lambda_reg.")
     ]
@@ -391,6 +394,8 @@ def train(
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["torch_rng"])
+        if state.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
         gen.set_state(state["generator"])
         log, window, window_n = state["log"], state["window"], state["window_n"]
         start = state["step"]
@@ -404,6 +409,7 @@ def train(
             "optimizer": opt.state_dict(),
             "scheduler": sched.state_dict(),
             "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if device != "cpu" else None,
             "generator": gen.get_state(),
             "log": log,
             "window": window,
@@ -422,7 +428,7 @@ def train(
     bar = _progress(settings.steps, start, objective.arm, progress)
     try:
         for step in range(start, settings.steps):
-            batch = next(it)
+            batch = {k: v.to(device, non_blocking=True) for k, v in next(it).items()}
             if step == start:
                 check_batch(batch, model, objective.q_dim)
             terms = objective(model, batch, gen, settings.precision)
@@ -551,6 +557,8 @@ def world_model_artifact(
     }
     if q_variant(arm) != "full":  # full-q keys predate the field and stay valid without it
         spec["q"] = [q_names(task)[i] for i in q_indices(task, q_variant(arm))]
+    if profile.cluster.device != "cpu":  # CPU keys predate the field and stay valid
+        spec["device"] = profile.cluster.device
     return Artifact("checkpoints", f"{task}-{arm_name(arm)}", spec)
 
 
@@ -625,7 +633,9 @@ def train_world_model(
                 seed,
                 checkpoint=resume,
                 progress=progress,
+                device=profile.cluster.device,
             )
+        model.to("cpu")  # the model file is read anywhere (load_model_file maps to the CPU)
         meta = {"task": task, "method": arm_name(arm), "weights": w.as_dict(), "seed": seed}
         meta.update(q_dim=len(q_cols), action_dim=int(ds.action.shape[1]))
         meta["q"] = [q_names(task)[i] for i in q_cols]

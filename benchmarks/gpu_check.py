@@ -1,0 +1,126 @@
+"""The paper profile's GPU check: is a cluster's GPU fast enough, and what will the grid cost?
+
+Run on a CUDA machine whenever one is available (under 10 minutes, into a temporary cache):
+
+    .venv/bin/python benchmarks/gpu_check.py                      # Two-Room, 300 steps, cuda
+    .venv/bin/python benchmarks/gpu_check.py --task pusht --steps 500
+
+1. Collects a small dataset of the task at the paper profile's 224 px (``--episodes``; the
+   timing of collection is reported, its size is not the paper's).
+2. Trains one paper-profile ``lewm`` model (ViT-tiny/14, D = 192, batch 128, bf16) for
+   ``--steps`` steps on the device and reports steps/s, peak GPU memory, and the projected
+   hours per model at the profile's full length and for the whole grid (``study.cluster``'s
+   cost model with the measured rate in place of the profile's estimate).
+3. Plans one CEM T1 cell (300 samples x 30 iterations, SCALE's protocol) with that model on
+   ``--pairs`` pairs and reports seconds per plan against LeWM's published 0.98 s.
+
+The numbers it prints are what ``cluster.train_steps_per_s`` and ``cluster.plan_seconds`` of
+``presets/paper.yaml`` should become for that GPU. ``--device cpu`` with ``--set`` overrides
+runs the same path on a CPU (``tests/test_gpu_check.py``), to check the script, not a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import sys
+import tempfile
+import time
+from typing import Any
+
+LEWM_PLAN_SECONDS = 0.98  # LeWM's full plan, CEM 300 x 30 (LeWM, Fig. 3; a secondary summary)
+
+
+def _assign(text: str) -> tuple[str, Any]:
+    name, _, raw = text.partition("=")
+    try:
+        return name, ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return name, raw
+
+
+def check(task: str, steps: int, episodes: int, pairs: int, device: str,
+          overrides: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """Collect, train and plan as the module docstring says; the measured numbers."""
+    import torch
+
+    from jepa_geometry.envs.dataset import load_dataset
+    from jepa_geometry.planning.protocol import SCALE_PROTOCOL, evaluate_arm
+    from jepa_geometry.profiles import load_profile, with_overrides
+    from jepa_geometry.study import cluster
+    from jepa_geometry.study.spec import available_studies, load_study
+    from jepa_geometry.wm.training import train_world_model
+
+    if device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit(
+            "gpu_check: no CUDA device here (torch.cuda.is_available() is False); "
+            "run it on a GPU machine, or pass --device cpu to test the script"
+        )
+    paper = load_profile("paper")
+    short = with_overrides(paper, {
+        "data.episodes": episodes, "data.heldout_episodes": max(episodes // 4, 2),
+        "data.task_episodes": {}, "train.steps": steps, "train.checkpoint_every": steps,
+        "train.log_every": max(steps // 5, 1), "cluster.device": device, **overrides,
+    })  # fmt: skip
+    out: dict[str, Any] = {"task": task, "device": device, "steps": steps}
+    if device == "cuda":
+        out["gpu"] = torch.cuda.get_device_name(0)
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    data = load_dataset(task, short, progress=False)
+    out["collect_frames_per_s"] = len(data.pixels) / (time.perf_counter() - t0)
+    art = train_world_model(task, "lewm", 0, short, progress=False)
+    summary = art.manifest()["summary"]
+    out["train_steps_per_s"] = float(summary["steps_per_s"])
+    out["peak_memory_gb"] = torch.cuda.max_memory_allocated() / 2**30 if device == "cuda" else 0.0
+    out["hours_per_model"] = paper.train.steps / out["train_steps_per_s"] / 3600
+    res = evaluate_arm(task, "lewm", 0, short, solver="cem", budget="T1",
+                       protocol=SCALE_PROTOCOL, episodes=pairs, progress=False)  # fmt: skip
+    ep = res.episodes
+    out["plan_seconds"] = float(ep["plan_seconds"].sum() / max(int(ep["plans"].sum()), 1))
+    out["plan_vs_lewm"] = out["plan_seconds"] / LEWM_PLAN_SECONDS
+    measured = with_overrides(paper, {"cluster.train_steps_per_s": out["train_steps_per_s"],
+                                      "cluster.plan_seconds": out["plan_seconds"]})  # fmt: skip
+    units = cluster.dry_run([load_study(t) for t in available_studies()], measured)
+    summary_rows = cluster.dry_run_summary(units)
+    total = summary_rows[summary_rows.stage == "total"].set_index("device")["all (h)"]
+    out["grid_gpu_hours"] = float(total.get("GPU", 0.0))
+    out["grid_cpu_hours"] = float(total.get("CPU", 0.0))
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--task", default="tworoom")
+    ap.add_argument("--steps", type=int, default=300, help="training steps to time")
+    ap.add_argument("--episodes", type=int, default=24, help="episodes of the timing dataset")
+    ap.add_argument("--pairs", type=int, default=10, help="start/goal pairs of the T1 cell")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--set", type=_assign, action="append", default=[], metavar="KEY=VALUE",
+                    help="a paper-profile override (to test the script on a CPU)")  # fmt: skip
+    args = ap.parse_args(argv)
+    before = os.environ.get("JEPA_GEOMETRY_DATA")
+    with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:
+        os.environ["JEPA_GEOMETRY_DATA"] = tmp  # never the book's cache
+        try:
+            t0 = time.perf_counter()
+            out = check(args.task, args.steps, args.episodes, args.pairs, args.device,
+                        dict(args.set))  # fmt: skip
+            out["wall_s"] = time.perf_counter() - t0
+        finally:
+            if before is None:
+                os.environ.pop("JEPA_GEOMETRY_DATA", None)
+            else:
+                os.environ["JEPA_GEOMETRY_DATA"] = before
+    for key, value in out.items():
+        print(f"{key:>22}: {value:.3f}" if isinstance(value, float) else f"{key:>22}: {value}")
+    print(f"LeWM plans in {LEWM_PLAN_SECONDS} s (CEM 300 x 30): this device takes "
+          f"{out['plan_vs_lewm']:.2f} x that; a paper model trains in "
+          f"{out['hours_per_model']:.1f} h; the grid needs {out['grid_gpu_hours']:.0f} GPU-h "
+          f"and {out['grid_cpu_hours']:.0f} CPU-h")  # fmt: skip
+    return out
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

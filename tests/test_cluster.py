@@ -1,0 +1,135 @@
+"""The study grid through submitit's local executor: a whole smoke study of one task, its
+chapters read from the cache alone, a second run that submits nothing, a preempted training
+that resumes bit-identically, and a failing unit reported while the rest finish."""
+
+from __future__ import annotations
+
+import operator
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from jepa_geometry.artifacts import CACHE_ONLY_ENV, Artifact
+from jepa_geometry.book.pipeline import resolve_page, run_chapter
+from jepa_geometry.profiles import load_profile, with_overrides
+from jepa_geometry.study import cluster
+from jepa_geometry.study.spec import load_study
+from jepa_geometry.wm.training import train_world_model, world_model_artifact
+
+from .conftest import REPO
+
+SMOKE = load_profile("smoke")
+
+
+def test_dry_run_counts_and_costs_every_unit_without_building(data_root):
+    spec = load_study("tworoom")
+    units = cluster.dry_run([spec], SMOKE)
+    models = len(spec.arms) * len(SMOKE.seeds.train)
+    counts = units.groupby(["stage", "kind"]).size().to_dict()
+    assert counts == {("collect", "collect"): 1, ("train", "train"): models,
+                      ("plan", "plan"): models + 1, ("plan", "measure"): models,
+                      ("mppi", "plan"): models}  # fmt: skip
+    train = units[units.kind == "train"]
+    assert train.hours.tolist() == pytest.approx(
+        [SMOKE.train.steps / SMOKE.cluster.train_steps_per_s / 3600] * models)  # fmt: skip
+    assert not units.cached.any()
+    assert list(data_root.rglob("manifest.json")) == []  # a dry run builds nothing
+    summary = cluster.dry_run_summary(units)
+    total = summary[summary.stage == "total"]
+    assert total["units"].sum() == len(units) and set(total.device) == {"CPU"}  # smoke: no GPU
+    assert total["all (h)"].sum() == pytest.approx(units.hours.sum())
+    with pytest.raises(cluster.GridError, match="unknown executor 'pbs'; valid: local, slurm"):
+        cluster.run_grid([spec], SMOKE, executor="pbs")
+
+
+@pytest.mark.chapters
+def test_a_smoke_study_through_the_local_executor_then_the_chapter_from_cache(data_root, tmp_path):
+    spec = load_study("tworoom")
+    out = cluster.run_grid([spec], SMOKE, "local", tmp_path / "jobs", max_parallel=2,
+                           progress=False)  # fmt: skip
+    assert (out.status == "done").all(), out[out.status != "done"].to_string()
+    assert set(out.stage) == set(cluster.STAGES)
+    # the cross-task page reads the study from the cache alone: a missing artifact would fail
+    os.environ[CACHE_ONLY_ENV] = "1"
+    try:
+        page = resolve_page("ch08_across", REPO)
+        run_chapter(page.source, tmp_path / "ch08.ipynb", {"profile": "smoke"}, timeout=600)
+    finally:
+        os.environ.pop(CACHE_ONLY_ENV)
+    jobs = sorted((tmp_path / "jobs").iterdir())
+    again = cluster.run_grid([spec], SMOKE, "local", tmp_path / "jobs", progress=False)
+    assert (again.status == "cached").all()  # the second invocation submits nothing
+    assert sorted((tmp_path / "jobs").iterdir()) == jobs
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _weights(path) -> dict:
+    return torch.load(path, map_location="cpu", weights_only=False)["state"]
+
+
+def test_a_preempted_training_resumes_bit_identical(data_root, tmp_path, monkeypatch):
+    profile = with_overrides(SMOKE, {"train.steps": 120, "train.checkpoint_every": 10})
+    unit = cluster.stage_units("train", [load_study("tworoom")], profile)[0]
+    task, arm, seed, p = unit.args
+    cluster.run_stage(cluster.stage_units("collect", [load_study("tworoom")], profile), "local",
+                      tmp_path / "jobs", profile, 1, progress=False)  # fmt: skip
+    ex = cluster.make_executor("local", tmp_path / "jobs", "train", p)
+    job = ex.submit(unit.call, *unit.args)
+    art = world_model_artifact(task, arm, seed, p)
+    resume = art.write_path.parent / f".{art.key}.resume.pt"
+    deadline = time.time() + 300
+    while not resume.exists() and time.time() < deadline:
+        time.sleep(0.1)
+    assert resume.exists() and not art.exists()
+    # SLURM's preemption notice: SIGUSR2 to the job's task, whose submitit handler calls
+    # TrainModel.checkpoint and exits for requeueing; the local controller then restarts it
+    for pid in _children(int(job.job_id)):
+        os.kill(pid, signal.SIGUSR2)
+    job.result()
+    summary = art.manifest()["summary"]
+    assert summary["resumed_from"] > 0  # the requeued job went on from the trainer's checkpoint
+    interrupted = _weights(art.path / "model.pt")
+    monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path / "fresh"))
+    cluster.run_collect(task, p)
+    fresh = train_world_model(task, arm, seed, p, progress=False)
+    assert fresh.manifest()["summary"]["resumed_from"] == 0
+    clean = _weights(fresh.path / "model.pt")
+    assert clean.keys() == interrupted.keys()
+    assert all(torch.equal(clean[k], interrupted[k]) for k in clean)
+
+
+def test_a_failing_unit_is_reported_and_the_rest_finish(data_root, tmp_path):
+    spec = load_study("tworoom")
+    good = cluster.stage_units("collect", [spec], SMOKE)[0]
+    never = Artifact("results", "never-built", {"n": 1})
+    bad = cluster.Unit("plan", "plan", "tworoom", "divide by zero", operator.truediv, (1, 0),
+                       (never,), (), 0.0)  # fmt: skip
+    after = cluster.Unit("plan", "plan", "tworoom", "needs the failed one", operator.add, (1, 1),
+                         (Artifact("results", "after", {"n": 2}),), (never,), 0.0)  # fmt: skip
+    rows = cluster.run_stage([bad, good], "local", tmp_path / "jobs", SMOKE, 2, progress=False)
+    by = {r["unit"]: r for r in rows}
+    assert by["collect tworoom"]["status"] == "done" and good.cached
+    assert by["divide by zero"]["status"] == "failed"
+    assert "ZeroDivisionError" in by["divide by zero"]["error"]
+    log = by["divide by zero"]["log"]
+    assert os.path.isfile(log) and "ZeroDivisionError" in open(log).read()
+    blocked = cluster.run_stage([after], "local", tmp_path / "jobs", SMOKE, 2, progress=False,
+                                blocked_by={never.key: "divide by zero"})  # fmt: skip
+    assert blocked[0]["status"] == "blocked"
+    assert blocked[0]["error"].endswith("missing (divide by zero failed)")
