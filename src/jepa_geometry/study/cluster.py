@@ -226,10 +226,10 @@ def _mppi_units(spec: StudySpec, p: Profile) -> list[Unit]:
     except NotCached:
         sweep = _plan_unit("mppi", f"MPPI sweep {task}",
                            mppi_sweep_jobs(task, p, protocol=spec.main_protocol))  # fmt: skip
-        models = _models(spec, p)  # the MPPI cells' count and cost do not depend on T
-        hours = sum(cell_hours(c) for c in cell_jobs(spec, p, 1.0)) / max(len(models), 1)
+        # the MPPI cells' models and costs do not depend on the temperature: T = 1 stands in
         return [Unit("mppi", "plan", task, f"plan {task} {arm} seed {s} MPPI", PlanCells(), ([],),
-                     (), sweep.outputs, hours) for arm, s in models]  # fmt: skip
+                     (), sweep.outputs, sum(cell_hours(c) for c in cells))
+                for (arm, s), cells in _per_model(cell_jobs(spec, p, 1.0)).items()]  # fmt: skip
     cells = _per_model(cell_jobs(spec, p, temperature))
     return [_plan_unit("mppi", f"plan {task} {arm} seed {s} MPPI", c)
             for (arm, s), c in cells.items()]  # fmt: skip
