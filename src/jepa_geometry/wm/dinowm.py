@@ -1,0 +1,185 @@
+"""DINO-WM's world model: a block-causal predictor on the patch tokens of a frozen encoder.
+
+DINO-WM (SCALE's fourth arm, SCALE Section 5) does not learn its encoder: every frame becomes
+the patch tokens of a frozen pretrained ViT (DINOv2 ViT-S/14 in the paper, :mod:`.dino`; an
+offline stand-in here when the weights are not at hand), and a transformer predicts the next
+frame's patch tokens from the last ``history`` frames and the executed action block. The paper
+settings: a 10-d action embedding concatenated to every patch token (width 384 + 10), depth 6,
+16 heads of width 64, MLP 2048; no SIGReg and no state q.
+
+The predictor is **block-causal**: a token of frame t attends to every token of frames <= t
+(all patches of the same frame see each other), never to a later frame; output token (t, p)
+predicts patch p of frame t + 1 (its first F features; the action features are dropped).
+
+:class:`PatchWorldModel` has the interface of :class:`~jepa_geometry.wm.model.WorldModel`, so
+the planners use it unchanged: ``encode`` flattens a frame's P x F tokens into one vector of
+D = P * F numbers, and ``rollout`` imagines from flattened vectors. The planning cost the
+solvers minimise, ``||z_T - z_goal||^2`` summed over D, is DINO-WM's mean over patch features
+times D: CEM and iCEM rank candidates identically under both, and an MPPI temperature on the
+mean (SCALE keeps DINO-WM's 0.5) is D times that temperature on the sum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+@dataclass(frozen=True)
+class PatchPredictorConfig:
+    """The predictor's size (DINO-WM's by default) and what it is fed."""
+
+    patches: int  # P, patch tokens per frame
+    features: int  # F, features per patch token
+    action_block_dim: int  # frameskip x action dim
+    history: int = 3
+    action_embed: int = 10
+    depth: int = 6
+    heads: int = 16
+    dim_head: int = 64
+    mlp: int = 2048
+    dropout: float = 0.0
+
+    @property
+    def width(self) -> int:
+        return self.features + self.action_embed
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def block_causal_mask(frames: int, patches: int) -> torch.Tensor:
+    """(frames * patches)^2 bool mask, True where attention is allowed: token i of frame
+    ``i // patches`` sees token j iff ``j // patches <= i // patches``."""
+    f = torch.arange(frames * patches) // patches
+    return f[:, None] >= f[None, :]
+
+
+class _Block(nn.Module):
+    """Pre-norm transformer block with a given attention mask."""
+
+    def __init__(self, cfg: PatchPredictorConfig) -> None:
+        super().__init__()
+        w, inner = cfg.width, cfg.heads * cfg.dim_head
+        self.heads, self.dropout = cfg.heads, cfg.dropout
+        self.norm1 = nn.LayerNorm(w)
+        self.qkv = nn.Linear(w, 3 * inner, bias=False)
+        self.out = nn.Linear(inner, w)
+        self.norm2 = nn.LayerNorm(w)
+        self.mlp = nn.Sequential(nn.Linear(w, cfg.mlp), nn.GELU(), nn.Dropout(cfg.dropout),
+                                 nn.Linear(cfg.mlp, w))  # fmt: skip
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        b, n, _ = x.shape
+        q, k, v = self.qkv(self.norm1(x)).reshape(b, n, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        drop = self.dropout if self.training else 0.0
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=drop)
+        x = x + self.out(a.transpose(1, 2).reshape(b, n, -1))
+        return x + self.mlp(self.norm2(x))
+
+
+class PatchPredictor(nn.Module):
+    """(B, T, P, F) patch tokens and (B, T, A') embedded actions -> (B, T, P, F) predictions
+    of the next frame's tokens, block-causal over frames."""
+
+    def __init__(self, cfg: PatchPredictorConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.pos = nn.Parameter(0.02 * torch.randn(1, cfg.history * cfg.patches, cfg.width))
+        self.blocks = nn.ModuleList(_Block(cfg) for _ in range(cfg.depth))
+        self.norm = nn.LayerNorm(cfg.width)
+        self.register_buffer("mask", block_causal_mask(cfg.history, cfg.patches), persistent=False)
+
+    def forward(self, tokens: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        b, t, p, f = tokens.shape
+        x = torch.cat([tokens, actions[:, :, None].expand(b, t, p, -1)], dim=-1)
+        x = x.reshape(b, t * p, -1) + self.pos[:, : t * p]
+        mask = self.mask[: t * p, : t * p]
+        for blk in self.blocks:
+            x = blk(x, mask)
+        return self.norm(x)[..., :f].reshape(b, t, p, f)
+
+
+class PatchWorldModel(nn.Module):
+    """DINO-WM: a frozen patch encoder, an action embedding and a :class:`PatchPredictor`.
+
+    ``encoder`` maps uint8 frames (N, 3, H, W) to patch tokens (N, P, F) and is frozen here
+    (no gradients, eval mode, whatever it was before). Latents are the flattened tokens, so
+    ``embed_dim`` = P * F.
+    """
+
+    def __init__(self, encoder: nn.Module, cfg: PatchPredictorConfig, image_size: int) -> None:
+        super().__init__()
+        self.cfg, self.image_size = cfg, image_size
+        self.encoder = encoder.eval()
+        for prm in self.encoder.parameters():
+            prm.requires_grad_(False)
+        self.history, self.action_block_dim = cfg.history, cfg.action_block_dim
+        self.embed_dim = cfg.patches * cfg.features
+        self.action_encoder = nn.Linear(cfg.action_block_dim, cfg.action_embed)
+        self.predictor = PatchPredictor(cfg)
+
+    def train(self, mode: bool = True) -> PatchWorldModel:
+        super().train(mode)
+        self.encoder.eval()  # frozen: its normalisation statistics never move
+        return self
+
+    def num_parameters(self, trainable: bool = False) -> int:
+        return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable)
+
+    @torch.no_grad()
+    def encode(self, pixels: torch.Tensor) -> torch.Tensor:
+        """uint8 pixels (..., 3, H, W) -> flattened patch tokens (..., P * F)."""
+        s = self.image_size
+        if pixels.ndim < 4 or tuple(pixels.shape[-3:]) != (3, s, s):
+            raise ValueError(f"encode expects pixels of shape (..., 3, {s}, {s}), "
+                             f"got {tuple(pixels.shape)}")  # fmt: skip
+        lead = pixels.shape[:-3]
+        tokens = self.encoder(pixels.reshape(-1, 3, s, s))
+        if tokens.shape[1:] != (self.cfg.patches, self.cfg.features):
+            raise ValueError(f"the encoder gave tokens {tuple(tokens.shape[1:])}, expected "
+                             f"({self.cfg.patches}, {self.cfg.features})")  # fmt: skip
+        return tokens.reshape(*lead, self.embed_dim)
+
+    def predict(self, z: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """Teacher-forced one-step prediction, as ``WorldModel.predict``: output t (from frames
+        <= t and action blocks <= t) predicts z_{t+1}; z (B, T, P * F), T <= history."""
+        b, t, d = z.shape
+        if d != self.embed_dim or not 1 <= t <= self.history or actions.shape[:2] != (b, t):
+            raise ValueError(f"predict expects z (B, T <= {self.history}, {self.embed_dim}) and "
+                             f"actions (B, T, {self.action_block_dim}); got {tuple(z.shape)}, "
+                             f"{tuple(actions.shape)}")  # fmt: skip
+        tokens = z.reshape(b, t, self.cfg.patches, self.cfg.features)
+        out = self.predictor(tokens, self.action_encoder(actions))
+        return out.reshape(b, t, d)
+
+    def rollout(self, z_context: torch.Tensor, action_blocks: torch.Tensor,
+                context_actions: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
+        """H imagined frames (B, H, P * F) from ``z_context`` (B, h, P * F), as
+        ``WorldModel.rollout``: each step feeds the last ``history`` frames and their blocks and
+        appends the last position's prediction."""
+        b, h, _ = z_context.shape
+        past = action_blocks.new_zeros(b, 0, action_blocks.shape[-1])
+        if h > 1:
+            if context_actions is None or tuple(context_actions.shape[:2]) != (b, h - 1):
+                raise ValueError(f"a context of {h} frames needs context_actions (B, {h - 1}, "
+                                 f"{self.action_block_dim})")  # fmt: skip
+            past = context_actions
+        acts = torch.cat([past, action_blocks], dim=1)
+        zs, preds = z_context, []
+        for _ in range(action_blocks.shape[1]):
+            n = zs.shape[1]
+            lo = max(0, n - self.history)
+            nxt = self.predict(zs[:, lo:], acts[:, lo:n])[:, -1]
+            preds.append(nxt)
+            zs = torch.cat([zs, nxt.unsqueeze(1)], dim=1)
+        return torch.stack(preds, dim=1)
+
+
+def patch_cost(z: torch.Tensor, z_goal: torch.Tensor) -> torch.Tensor:
+    """DINO-WM's planning cost: the mean over all patch features of the squared difference
+    (the solvers' summed cost divided by D)."""
+    return (z - z_goal).pow(2).mean(-1)
