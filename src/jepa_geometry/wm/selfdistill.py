@@ -13,7 +13,7 @@ two properties that matter and says what it is not:
 * it is *not* DINOv2: ~100x fewer parameters, minutes of CPU instead of a GPU cluster, about
   10^4 simulator frames instead of 142 M natural images, and only DINO's class-token loss (no
   iBOT patch loss, so its patch tokens are shaped only through the class token). Its page says
-  so ({ref}`rec-dino-standin` in the book).
+  so (book: *Reconstructions*, section rec-dino-standin).
 
 DINO's self-distillation (Caron et al. 2021): a student and a teacher of the same architecture
 (encoder + projection head ending in K prototypes) see two random crops of the same frame; the
