@@ -53,6 +53,22 @@ def _ids(page: Path, cache: dict[Path, set[str]]) -> set[str]:
     return cache[page]
 
 
+def _settle(driver, timeout_s: float = 10.0) -> None:
+    """Wait until the current document has loaded and has a body (a meta-refresh redirect
+    replaces the document after ``get`` returns)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        ready = driver.execute_script(
+            "return document.readyState === 'complete' && document.body !== null"
+            " && !document.querySelector('meta[http-equiv=\"refresh\"]')"
+        )
+        if ready:
+            return
+        time.sleep(0.1)
+
+
 def check_book(html_root: Path) -> dict[str, list[str]]:
     """Problems per page (empty lists: the page reads well). Keeps a screenshot per page."""
     html_root = Path(html_root)
@@ -68,6 +84,7 @@ def check_book(html_root: Path) -> dict[str, list[str]]:
             rel = str(page.relative_to(html_root))
             problems: list[str] = []
             driver.get(page.as_uri())
+            _settle(driver)  # index.html redirects: wait for the page it leads to
             here = Path(unquote(urlsplit(driver.current_url).path))  # after any redirect
             driver.execute_async_script(
                 "const done = arguments[arguments.length - 1];"
