@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
+from torch import nn
 from tqdm import tqdm
 
 from jepa_geometry import stats
@@ -352,7 +353,7 @@ def evaluate_planner(
         raise EvaluationError(f"solver horizon {spec.horizon} != protocol horizon {proto.horizon}")
     if episode_batch < 1:
         raise EvaluationError(f"episode_batch must be >= 1, got {episode_batch}")
-    device = next(model.parameters()).device
+    device = model_device(model)
     planner = Planner(
         model,
         spec,
@@ -422,11 +423,19 @@ def evaluate_random(task: Any, episodes: EpisodeSet, seed: int) -> pd.DataFrame:
     return runner.table()
 
 
+def model_device(model: Any) -> torch.device:
+    """Where ``model`` runs: its first parameter's or buffer's device; a model with neither
+    (a toy or an oracle) runs on the CPU."""
+    for tensor in (*model.parameters(), *model.buffers()) if isinstance(model, nn.Module) else ():
+        return tensor.device
+    return torch.device("cpu")
+
+
 @torch.no_grad()
 def _encode(model: Any, frames: np.ndarray) -> torch.Tensor:
     """(n, H, W, 3) uint8 frames -> (n, D) embeddings (eval-mode BatchNorm)."""
     x = torch.as_tensor(np.ascontiguousarray(frames)).permute(0, 3, 1, 2)
-    return model.encode(x.to(next(model.parameters()).device)).float()
+    return model.encode(x.to(model_device(model))).float()
 
 
 # --------------------------------------------------------------------------------------
