@@ -113,6 +113,27 @@ class TheorySettings:
     toy_noise_levels: tuple[float, ...]
 
 
+@dataclass(frozen=True)
+class DinoWMSettings:
+    """The DINO-WM arm (:mod:`jepa_geometry.wm.dinowm`): its frozen encoder and the size of its
+    patch-token predictor (DINO-WM's own: a 10-d action embedding, depth 6, 16 heads of
+    width 64, MLP 2048).
+
+    ``encoder`` is ``dinov2`` (DINOv2 ViT-S/14 from the local file ``dinov2_weights``) or
+    ``standin`` (the offline stand-in, :mod:`jepa_geometry.wm.selfdistill`, pretrained for
+    ``standin_steps`` steps).
+    """
+
+    encoder: str
+    dinov2_weights: str  # path of dinov2_vits14_pretrain.pth ("" when the encoder is standin)
+    action_embed: int
+    depth: int
+    heads: int
+    dim_head: int
+    mlp: int
+    standin_steps: int
+
+
 CLUSTER_UNITS: tuple[str, ...] = ("collect", "train", "plan", "measure")
 """The kinds of unit of work of the study grid (:mod:`jepa_geometry.study.cluster`)."""
 RESOURCE_KEYS: tuple[str, ...] = ("gpus", "cpus", "mem_gb", "hours")
@@ -158,6 +179,7 @@ class Profile:
     eval: EvalSettings
     theory: TheorySettings = field(repr=False)
     cluster: ClusterSettings = field(repr=False)
+    dinowm: DinoWMSettings = field(repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain nested dict (lists for tuples), e.g. for manifests and cache keys."""
@@ -301,6 +323,12 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "cluster.plan_seconds": (0, _INF, True),
     "cluster.collect_frames_per_s": (0, _INF, True),
     "cluster.measure_hours": (0, _INF, True),
+    "dinowm.action_embed": (1, _INF, False),
+    "dinowm.depth": (1, _INF, False),
+    "dinowm.heads": (1, _INF, False),
+    "dinowm.dim_head": (1, _INF, False),
+    "dinowm.mlp": (1, _INF, False),
+    "dinowm.standin_steps": (1, _INF, False),
 }
 
 
@@ -308,6 +336,7 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
 CHOICES: dict[str, tuple[str, ...]] = {
     "train.precision": ("bf16", "fp32"),
     "cluster.device": ("cpu", "cuda"),
+    "dinowm.encoder": ("standin", "dinov2"),
 }
 
 

@@ -30,6 +30,7 @@ from jepa_geometry.planning.protocol import cell_artifacts, evaluate_arm
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.grid import (
+    arm_temperature,
     check_study_arms,
     grid_parts,
     mppi_sweep_jobs,
@@ -69,7 +70,8 @@ def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> l
                         {
                             "task": spec.task, "arm": arm, "train_seed": seed,
                             "profile": profile, "solver": c.solver, "budget": c.budget,
-                            "protocol": c.protocol, "temperature": temperature,
+                            "protocol": c.protocol,
+                            "temperature": arm_temperature(arm, temperature, profile),
                         }
                     )  # fmt: skip
     return sorted(jobs, key=lambda j: -tiers[j["budget"]][0] * tiers[j["budget"]][1])

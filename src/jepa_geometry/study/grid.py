@@ -33,10 +33,11 @@ from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm
 from jepa_geometry.planning.solver import MPPI_T_STAR_DIM, budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.spec import BASELINE, StudySpec
-from jepa_geometry.wm.arms import check_arms
+from jepa_geometry.wm.arms import DINOWM, arm_name, check_arms
+from jepa_geometry.wm.dinowm import latent_dim, mppi_temperature
 from jepa_geometry.wm.training import train_world_model
 
-STUDY_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "anisowm", "scale+anisowm")
+STUDY_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "anisowm", "scale+anisowm", "dinowm")
 # SCALE's pre-registered MPPI sweep (for D = 192); scaled by D / 192 for our embeddings.
 MPPI_SWEEP_192: tuple[float, ...] = (2.0, 8.0, 32.0, 64.0, 128.0, 256.0, 512.0)
 SWEEP_SEED_OFFSET = 1  # the sweep's episode seed is profile.seeds.eval + this
@@ -66,6 +67,15 @@ def plan_cells(protocols: Sequence[str] = ("goal100_budget150", "goal25_budget50
     solvers = [("cem", t) for t in ("T1", "T2", "T3", "T4", "T5")]
     solvers += [(s, t) for s in ("icem", "mppi") for t in ("T1", "T3")]
     return [Cell(p, s, t) for p in protocols for s, t in solvers]
+
+
+def arm_temperature(arm: str, temperature: float | None, profile: Profile) -> float | None:
+    """The MPPI temperature an arm plans with: the study's T* (chosen on the baseline), except
+    for DINO-WM, which keeps its own 0.5 on the mean cost, as SCALE does (Section 5), i.e.
+    0.5 D on the summed cost of its D-dim latent (``wm.dinowm.mppi_temperature``)."""
+    if temperature is None or arm_name(arm) != DINOWM:
+        return temperature
+    return mppi_temperature(latent_dim(profile))
 
 
 def check_study_arms(arms: Sequence[str]) -> list[str]:
@@ -224,7 +234,8 @@ def evaluate_arms(
     for s, m, c in tqdm(jobs, desc=f"plan {task}", disable=not progress):
         res = evaluate_arm(
             task, m, s, profile, solver=c.solver, budget=c.budget, protocol=c.protocol,
-            temperature=temperature if c.solver == "mppi" else None, progress=False,
+            temperature=arm_temperature(m, temperature if c.solver == "mppi" else None, profile),
+            progress=False,
         )  # fmt: skip
         tables.append(res.episodes)
         floors.setdefault(c, res.random)

@@ -3,6 +3,7 @@
 An *arm* is one training configuration of the shared world model (the papers call them
 arms): ``lewm``, ``scale``, ``aux``, ``anisowm``, or a sum such as ``scale+anisowm``
 (which neither paper tried); ``scale-halfq`` is SCALE trained on half of q (its ablation).
+``dinowm`` is SCALE's fourth arm, a different model (a frozen pretrained patch encoder).
 Its name is parsed into loss components (:func:`parse_arm`) and weighted per task
 (:func:`arm_weights`); the loss terms themselves live in :mod:`.losses`.
 """
@@ -15,6 +16,10 @@ from dataclasses import dataclass
 from jepa_geometry.envs import TASKS, q_indices
 
 ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "anisowm")
+DINOWM = "dinowm"
+"""DINO-WM (SCALE's fourth arm): a frozen pretrained patch encoder and a patch-token
+predictor (:mod:`.dinowm`); a model of its own, so it neither sums with the other arms nor has
+their loss terms (no SIGReg, no q)."""
 LAMBDAREG_ARMS: tuple[str, ...] = ("anisowm", "scale+anisowm")
 """Arms whose objective has ΛReg, and so log the target variances ``lambda_v``."""
 
@@ -52,6 +57,10 @@ def parse_arm(arm: str) -> tuple[str, ...]:
     """
     if not isinstance(arm, str) or not arm:
         raise ValueError(f"arm must be a non-empty string like 'scale+anisowm', got {arm!r}")
+    if arm.strip() == DINOWM:
+        return (DINOWM,)
+    if DINOWM in [p.strip() for p in arm.split("+")]:
+        raise ValueError(f"arm {arm!r}: {DINOWM} is a model of its own and sums with no arm")
     half = q_variant(arm) == "half"
     body = arm.strip().removesuffix(HALF_Q_SUFFIX) if half else arm
     parts = [p.strip() for p in body.split("+")]
@@ -107,6 +116,10 @@ def arm_weights(
     comps = parse_arm(arm)
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; valid: {', '.join(TASKS)}")
+    if comps == (DINOWM,):
+        if overrides:
+            raise ValueError(f"arm {DINOWM!r} has no weights to override, got {overrides}")
+        return ObjectiveWeights(sigreg=0.0)  # prediction only: no SIGReg, no q
     q_indices(task, q_variant(arm))  # a half-q arm on a task without a half of q fails here
     w: dict[str, float | None] = {"sigreg": sigreg_weight}
     w["scale"] = SCALE_WEIGHT[task] if "scale" in comps else None

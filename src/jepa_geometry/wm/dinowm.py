@@ -22,10 +22,22 @@ mean (SCALE keeps DINO-WM's 0.5) is D times that temperature on the sum.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from jepa_geometry.artifacts import sha256_file
+from jepa_geometry.profiles import Profile
+from jepa_geometry.wm.dino import DINOV2_VITS14, DinoConfig, DinoViT, DinoWeightsError, load_dinov2
+from jepa_geometry.wm.selfdistill import (
+    STANDIN_VIT,
+    DistillSettings,
+    load_standin,
+    standin_artifact,
+)
 
 
 @dataclass(frozen=True)
@@ -183,3 +195,85 @@ def patch_cost(z: torch.Tensor, z_goal: torch.Tensor) -> torch.Tensor:
     """DINO-WM's planning cost: the mean over all patch features of the squared difference
     (the solvers' summed cost divided by D)."""
     return (z - z_goal).pow(2).mean(-1)
+
+
+# --------------------------------------------------------------------------------------------
+# The arm at a profile: which encoder, which predictor, and how a saved model comes back
+# --------------------------------------------------------------------------------------------
+
+MPPI_MEAN_TEMPERATURE = 0.5
+"""DINO-WM's MPPI temperature on its mean cost, which SCALE keeps (Section 5): on the summed
+cost the solvers minimise it is ``0.5 * D`` (:func:`mppi_temperature`)."""
+
+
+def standin_settings(profile: Profile) -> DistillSettings:
+    """The stand-in's recipe at ``profile``: ``dinowm.standin_steps`` steps, 10 % warm-up."""
+    steps = profile.dinowm.standin_steps
+    return DistillSettings(steps=steps, warmup_steps=max(steps // 10, 1))
+
+
+def encoder_config(profile: Profile) -> DinoConfig:
+    """The patch encoder's architecture: DINOv2 ViT-S/14 or the stand-in."""
+    return DINOV2_VITS14 if profile.dinowm.encoder == "dinov2" else STANDIN_VIT
+
+
+def encoder_identity(profile: Profile) -> dict[str, Any]:
+    """What a DINO-WM checkpoint's key records of its encoder: the stand-in's artifact key, or
+    the sha256 of the DINOv2 file (a missing file stops here, naming it)."""
+    if profile.dinowm.encoder == "standin":
+        return {"standin": standin_artifact(profile, standin_settings(profile)).key}
+    path = profile.dinowm.dinov2_weights
+    if not path or not Path(path).is_file():
+        load_dinov2(path or None)  # raises DinoWeightsError naming the path and the URL
+    return {"dinov2_sha256": sha256_file(Path(path))}
+
+
+def patch_encoder(profile: Profile) -> DinoViT:
+    """The frozen encoder of ``profile`` (the stand-in is pretrained first if not cached)."""
+    if profile.dinowm.encoder == "standin":
+        return load_standin(profile, standin_settings(profile))
+    return load_dinov2(profile.dinowm.dinov2_weights or None)
+
+
+def predictor_config(profile: Profile, action_dim: int) -> PatchPredictorConfig:
+    """The predictor of ``profile``'s DINO-WM for a task with ``action_dim`` raw actions."""
+    enc, d = encoder_config(profile), profile.dinowm
+    return PatchPredictorConfig(
+        patches=enc.patches, features=enc.embed_dim,
+        action_block_dim=profile.data.frameskip * action_dim, history=profile.data.history,
+        action_embed=d.action_embed, depth=d.depth, heads=d.heads, dim_head=d.dim_head,
+        mlp=d.mlp, dropout=profile.model.predictor_dropout,
+    )  # fmt: skip
+
+
+def build_dinowm(profile: Profile, action_dim: int, seed: int = 0) -> PatchWorldModel:
+    """DINO-WM at ``profile``: the frozen encoder and a predictor initialised from ``seed``."""
+    encoder = patch_encoder(profile)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return PatchWorldModel(encoder, predictor_config(profile, action_dim),
+                               profile.data.image_size)  # fmt: skip
+
+
+def load_patch_model(blob: dict[str, Any]) -> PatchWorldModel:
+    """A saved DINO-WM (``{"config", "encoder", "image_size", "state"}``), rebuilt around an
+    encoder of the recorded architecture whose weights come from the file itself."""
+    try:
+        encoder = DinoViT(DinoConfig(**blob["encoder"]))
+        model = PatchWorldModel(encoder, PatchPredictorConfig(**blob["config"]),
+                                int(blob["image_size"]))  # fmt: skip
+    except (KeyError, TypeError) as e:
+        raise DinoWeightsError(f"not a saved DINO-WM model: {e}") from e
+    model.load_state_dict(blob["state"])
+    return model.eval()
+
+
+def latent_dim(profile: Profile) -> int:
+    """D of ``profile``'s DINO-WM latent: patch tokens x features of its encoder."""
+    enc = encoder_config(profile)
+    return enc.patches * enc.embed_dim
+
+
+def mppi_temperature(model_dim: int) -> float:
+    """DINO-WM's MPPI temperature on the summed cost of a ``model_dim``-dim latent."""
+    return MPPI_MEAN_TEMPERATURE * model_dim

@@ -300,7 +300,7 @@ class WorldModel(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.embed_dim, self.history = cfg.embed_dim, cfg.history
-        self.action_block_dim = cfg.action_block_dim
+        self.action_block_dim, self.image_size = cfg.action_block_dim, cfg.image_size
         if cfg.encoder == "vit":
             self.encoder: nn.Module = ViTEncoder(
                 cfg.image_size, cfg.patch_size, cfg.vit_width, cfg.vit_depth, cfg.vit_heads

@@ -54,11 +54,19 @@ from jepa_geometry.envs.dataset import ClipSampler, dataset_spec, load_dataset
 from jepa_geometry.jobs import JOB_THREADS, job_threads
 from jepa_geometry.profiles import Profile, TrainSettings
 from jepa_geometry.wm.arms import (
+    DINOWM,
     ObjectiveWeights,
     arm_name,
     arm_weights,
     parse_arm,
     q_variant,
+)
+from jepa_geometry.wm.dinowm import (
+    PatchWorldModel,
+    build_dinowm,
+    encoder_config,
+    encoder_identity,
+    load_patch_model,
 )
 from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model
@@ -127,12 +135,16 @@ class Objective(nn.Module):
         is computed in fp32 from the fp32 copies of z and ẑ, so SIGReg's characteristic
         function and SCALE's Pearson correlation keep full precision.
         """
-        with torch.autocast(model.pixel_mean.device.type, torch.bfloat16, precision == "bf16"):
+        device = next(model.parameters()).device.type
+        with torch.autocast(device, torch.bfloat16, precision == "bf16"):
             z = model.encode(batch["pixels"])  # (B, T, D)
             z_hat = model.predict(z[:, :-1], batch["actions"][:, :-1])
         z, z_hat = z.float(), z_hat.float()
         self.last_embeddings = (z.detach(), z_hat.detach())  # for embedding_diagnostics
         terms = {"pred": ((z_hat - z[:, 1:]) ** 2).mean()}
+        if self.components == (DINOWM,):  # DINO-WM: the frozen tokens' next-frame error only
+            terms["loss"] = terms["pred"]
+            return terms
         zt = z.transpose(0, 1)  # (T, B, D): SIGReg per time step over the batch
         w = self.weights
         if self.lambda_reg is not None:
@@ -185,7 +197,10 @@ def embedding_diagnostics(
     """
     zf = z.reshape(-1, z.shape[-1]).double()
     zf = zf - zf.mean(0)
-    eig = torch.linalg.eigvalsh(zf.T @ zf / max(len(zf) - 1, 1)).flip(0).clamp_min(0)
+    # Zc^T Zc and Zc Zc^T share their non-zero eigenvalues: the smaller one is decomposed
+    # (a DINO-WM latent has thousands of dimensions and a batch a few hundred frames)
+    gram = zf @ zf.T if zf.shape[1] > zf.shape[0] else zf.T @ zf
+    eig = torch.linalg.eigvalsh(gram / max(len(zf) - 1, 1)).flip(0).clamp_min(0)
     total = eig.sum().clamp_min(1e-12)
     out = {f"top{k}_share": float(eig[:k].sum() / total) for k in (2, 8)}
     if v is not None:
@@ -227,25 +242,26 @@ def batch_isotropic_share(profile: Profile, k: int) -> float:
 
 def check_batch(batch: Batch, model: WorldModel, q_dim: int) -> None:
     """Fail before training if a batch does not have ClipSampler's format for this model."""
-    cfg, where = model.cfg, "training batch"
+    where = "training batch"
+    history, size, block = model.history, model.image_size, model.action_block_dim
     need = ("pixels", "actions", "q", "episode")
     missing = [k for k in need if k not in batch]
     if missing:
         raise ValueError(f"{where} lacks {missing}; a ClipSampler batch has {list(need)}")
     px, act, q, ep = (batch[k] for k in need)
-    t = cfg.history + 1
-    if px.ndim != 5 or tuple(px.shape[1:]) != (t, 3, cfg.image_size, cfg.image_size):
+    t = history + 1
+    if px.ndim != 5 or tuple(px.shape[1:]) != (t, 3, size, size):
         raise ValueError(
-            f"{where}: pixels must be (B, {t}, 3, {cfg.image_size}, {cfg.image_size}) "
+            f"{where}: pixels must be (B, {t}, 3, {size}, {size}) "
             f"(history + 1 frames), got {tuple(px.shape)}"
         )
     b = px.shape[0]
     if b < 2:
         raise ValueError(f"{where}: SIGReg and BatchNorm need >= 2 clips per batch, got {b}")
-    if tuple(act.shape) != (b, t, cfg.action_block_dim):
+    if tuple(act.shape) != (b, t, block):
         raise ValueError(
             f"{where}: actions must be (B, T, frameskip * action_dim) = "
-            f"{(b, t, cfg.action_block_dim)}, got {tuple(act.shape)}"
+            f"{(b, t, block)}, got {tuple(act.shape)}"
         )
     if q.ndim != 3 or tuple(q.shape[:2]) != (b, t) or q.shape[2] != q_dim:
         raise ValueError(
@@ -505,15 +521,25 @@ MODEL_FILE = "model.pt"
 LOG_FILE = "log.json"
 
 
-def save_model(path: Path, model: WorldModel, meta: dict[str, Any]) -> None:
-    """Atomically write the world model's config, weights and metadata (arm, q_dim, ...)."""
+def save_model(path: Path, model: WorldModel | PatchWorldModel, meta: dict[str, Any]) -> None:
+    """Atomically write the world model's config, weights and metadata (arm, q_dim, ...); a
+    DINO-WM also records its encoder's architecture and frame size (its frozen weights are in
+    the state, so the model reloads without the encoder's source)."""
+    blob = {"config": model.cfg.as_dict(), "state": model.state_dict(), "meta": meta}
+    if isinstance(model, PatchWorldModel):
+        blob.update(encoder=dataclasses.asdict(model.encoder.cfg), image_size=model.image_size)
     with atomic_path(Path(path)) as tmp:
-        torch.save({"config": model.cfg.as_dict(), "state": model.state_dict(), "meta": meta}, tmp)
+        torch.save(blob, tmp)
 
 
-def load_model_file(path: Path, expected: WorldModelConfig | None = None) -> WorldModel:
-    """Rebuild a saved world model in eval mode; refuse one whose config is not ``expected``."""
+def load_model_file(
+    path: Path, expected: WorldModelConfig | None = None
+) -> WorldModel | PatchWorldModel:
+    """Rebuild a saved world model in eval mode; refuse one whose config is not ``expected``
+    (a LeWM-family model; a DINO-WM file is rebuilt from its own record)."""
     blob = torch.load(path, map_location="cpu", weights_only=False)
+    if "encoder" in blob:
+        return load_patch_model(blob)
     if expected is not None:
         check_config(blob["config"], expected.as_dict(), f"model file {path}")
     model = WorldModel(WorldModelConfig(**blob["config"]))
@@ -559,6 +585,10 @@ def world_model_artifact(
         spec["q"] = [q_names(task)[i] for i in q_indices(task, q_variant(arm))]
     if profile.cluster.device != "cpu":  # CPU keys predate the field and stay valid
         spec["device"] = profile.cluster.device
+    if arm_name(arm) == DINOWM:  # its own model: the predictor's size and the frozen encoder
+        spec["dinowm"] = {**profile.section("dinowm"), "dinov2_weights": None,
+                          "encoder": dataclasses.asdict(encoder_config(profile)),
+                          **encoder_identity(profile)}  # fmt: skip
     return Artifact("checkpoints", f"{task}-{arm_name(arm)}", spec)
 
 
@@ -613,7 +643,8 @@ def train_world_model(
     def build(tmp: Path) -> dict[str, Any]:
 
         ds = load_dataset(task, profile)
-        model = build_world_model(profile, ds.action.shape[1], derive_seed(seed, "init"))
+        make = build_dinowm if arm_name(arm) == DINOWM else build_world_model
+        model = make(profile, ds.action.shape[1], derive_seed(seed, "init"))
         q_cols = q_indices(task, q_variant(arm))
         objective = Objective(
             arm,
