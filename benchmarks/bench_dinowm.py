@@ -44,10 +44,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     source = data_root()
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="bench-dinowm-") as tmp:
-        for kind in ("datasets", "checkpoints"):  # the datasets and the stand-in, read-only use
-            for art in (source / kind).glob("*"):
-                if art.name.startswith(args.task) or art.name == "dino-standin":
-                    shutil.copytree(art, Path(tmp) / kind / art.name)
+        for kind, name in (("datasets", args.task), ("checkpoints", "dino-standin")):
+            shutil.copytree(source / kind / name, Path(tmp) / kind / name)  # built ones only
         before = os.environ.get("JEPA_GEOMETRY_DATA")
         os.environ["JEPA_GEOMETRY_DATA"] = tmp
         try:
