@@ -19,6 +19,7 @@ from matplotlib.patches import Circle
 
 from jepa_geometry.analysis import landscape
 from jepa_geometry.artifacts import atomic_path, data_root
+from jepa_geometry.envs import task_title
 
 _FIG_ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -564,13 +565,12 @@ def _arm_palette(arms: list[str]) -> dict[str, Any]:
     return dict(zip(arms, sns.color_palette("colorblind", len(arms)), strict=True))
 
 
-def plot_scale_grid(grid: pd.DataFrame, titles: dict[str, str]) -> plt.Figure:
+def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
     """SCALE's main grid as one faceted figure: rows tasks, columns solvers; per arm our
     tier-mean success with its 95 % interval (dots and bars) and SCALE's value (open
     diamonds, same colour); the random policy as a grey band.
 
-    ``grid`` is :func:`jepa_geometry.study.across.scale_grid` output, ``titles`` maps a task to
-    its name in prose.
+    ``grid`` is :func:`jepa_geometry.study.across.scale_grid` output.
     """
     tasks = list(dict.fromkeys(grid["task"]))
     solvers = [s for s in ("cem", "icem", "mppi") if s in set(grid["solver"])]
@@ -598,7 +598,7 @@ def plot_scale_grid(grid: pd.DataFrame, titles: dict[str, str]) -> plt.Figure:
             if i == 0:
                 ax.set_title(solver.upper() if solver != "icem" else "iCEM")
             if j == 0:
-                ax.set_ylabel(f"{titles.get(task, task)}\nsuccess (%)")
+                ax.set_ylabel(f"{task_title(task)}\nsuccess (%)")
     handles = [plt.Line2D([], [], ls="", marker="o", color="0.3", label="ours (95 % CI)"),
                plt.Line2D([], [], ls="", marker="D", mfc="none", mec="0.3", label="SCALE"),
                plt.matplotlib.patches.Patch(color="0.85", label="random policy")]  # fmt: skip
@@ -608,7 +608,7 @@ def plot_scale_grid(grid: pd.DataFrame, titles: dict[str, str]) -> plt.Figure:
     return fig
 
 
-def plot_contrast_forest(contrasts: pd.DataFrame, titles: dict[str, str]) -> plt.Figure:
+def plot_contrast_forest(contrasts: pd.DataFrame) -> plt.Figure:
     """Forest plot of each arm minus LeWM per task x solver (tier-mean success, paired 95 %
     intervals), one panel per arm; SCALE's difference as an open diamond where it reports it.
 
@@ -616,7 +616,7 @@ def plot_contrast_forest(contrasts: pd.DataFrame, titles: dict[str, str]) -> plt
     """
     arms = list(dict.fromkeys(contrasts["arm"]))
     rows = list(dict.fromkeys(zip(contrasts.task, contrasts.solver, strict=True)))
-    labels = [f"{titles.get(t, t)} {s.upper() if s != 'icem' else 'iCEM'}" for t, s in rows]
+    labels = [f"{task_title(t)} {s.upper() if s != 'icem' else 'iCEM'}" for t, s in rows]
     palette = _arm_palette(arms)
     fig, axes = plt.subplots(1, len(arms), figsize=(2.5 * len(arms) + 1.5,
                              0.28 * len(rows) + 1.4), sharey=True, squeeze=False)  # fmt: skip
@@ -640,8 +640,7 @@ def plot_contrast_forest(contrasts: pd.DataFrame, titles: dict[str, str]) -> plt
     return fig
 
 
-def plot_geometry_heatmap(geometry: pd.DataFrame, measures: list[str],
-                          titles: dict[str, str]) -> plt.Figure:  # fmt: skip
+def plot_geometry_heatmap(geometry: pd.DataFrame, measures: list[str]) -> plt.Figure:
     """The geometry measures as two heat maps side by side, ours and the papers' (blank where
     a paper reports none): rows task / arm, columns measures, each cell annotated; the colour
     of each measure is scaled over both panels together (its min to its max), so a colour
@@ -650,7 +649,7 @@ def plot_geometry_heatmap(geometry: pd.DataFrame, measures: list[str],
     ``geometry`` is :func:`jepa_geometry.study.across.geometry_table` output.
     """
     g = geometry[geometry.measure.isin(measures)].copy()
-    g["row"] = [f"{titles.get(t, t)} · {a}" for t, a in zip(g.task, g.arm, strict=True)]
+    g["row"] = [f"{task_title(t)} · {a}" for t, a in zip(g.task, g.arm, strict=True)]
     order = list(dict.fromkeys(g["row"]))
     ours = g.pivot(index="row", columns="measure", values="ours").reindex(order)[measures]
     paper = g.pivot(index="row", columns="measure", values="paper").reindex(order)[measures]

@@ -41,6 +41,7 @@ replanning steps (a Cube frame costs 33 ms to render here). The solvers themselv
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Sequence
@@ -426,8 +427,9 @@ def evaluate_random(task: Any, episodes: EpisodeSet, seed: int) -> pd.DataFrame:
 def model_device(model: Any) -> torch.device:
     """Where ``model`` runs: its first parameter's or buffer's device; a model with neither
     (a toy or an oracle) runs on the CPU."""
-    for tensor in (*model.parameters(), *model.buffers()) if isinstance(model, nn.Module) else ():
-        return tensor.device
+    if isinstance(model, nn.Module):
+        for tensor in itertools.chain(model.parameters(), model.buffers()):
+            return tensor.device
     return torch.device("cpu")
 
 

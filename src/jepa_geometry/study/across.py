@@ -251,10 +251,6 @@ def favour_sentence(count: dict[str, Any], arm: str = "scale") -> str:
             f"95 % interval above zero and {count['interval_below']} with it below")  # fmt: skip
 
 
-def _cell_text(rate: float, low: float, high: float) -> str:
-    return tables.format_rate(rate, low, high)
-
-
 def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = ("lewm", "scale", "aux")
                        ) -> pd.DataFrame:  # fmt: skip
     """The main grid as SCALE prints it: rows task / solver, for each arm our tier-mean success
@@ -262,12 +258,13 @@ def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = ("lewm", "scale
     out = []
     for (task, solver), g in grid.groupby(["task", "solver"], sort=False):
         row: dict[str, Any] = {"task": task_title(task), "solver": SOLVER_NAMES[solver],
-                               "seeds": int(g[g.arm != "random"]["seeds"].max())}  # fmt: skip
+                               "seeds": int(g[g.arm != "random"]["seeds"].max()),
+                               "pairs": int(g["pairs"].max())}  # fmt: skip
         g = g.set_index("arm")
         for arm in [*arms, "random"]:
             if arm in g.index:
                 r = g.loc[arm]
-                row[f"{arm} (%)"] = _cell_text(r.rate, r.low, r.high)
+                row[f"{arm} (%)"] = tables.format_rate(r.rate, r.low, r.high)
                 if arm != "random":
                     row[f"{arm}, SCALE (%)"] = r.paper
         out.append(row)
@@ -291,7 +288,7 @@ def scale_tier_table(studies: Studies, arms: Sequence[str] = ("lewm", "scale", "
             for arm in arms:
                 if arm in g.index:
                     r = g.loc[arm]
-                    row[f"{arm} (%)"] = _cell_text(r.rate, r.low, r.high)
+                    row[f"{arm} (%)"] = tables.format_rate(r.rate, r.low, r.high)
                     row[f"{arm}, SCALE (%)"] = _paper_value(
                         "scale_success_per_tier", task, arm, solver=solver, tier=tier
                     )
@@ -299,11 +296,11 @@ def scale_tier_table(studies: Studies, arms: Sequence[str] = ("lewm", "scale", "
     return pd.DataFrame(rows)
 
 
-def mppi_tstar_table(studies: Studies, arms: Sequence[str] = ("lewm", "scale", "aux"),
-                     protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:  # fmt: skip
+def mppi_tstar_table(studies: Studies, grid: pd.DataFrame,
+                     arms: Sequence[str] = ("lewm", "scale", "aux")) -> pd.DataFrame:  # fmt: skip
     """SCALE's MPPI-at-T* table: per task our MPPI success (tier mean, at the study's T*,
-    chosen on validation pairs of its main protocol) beside SCALE's at its tuned T*."""
-    grid = scale_grid(studies, protocol)
+    chosen on validation pairs of its main protocol; the MPPI rows of ``grid``,
+    :func:`scale_grid` output) beside SCALE's at its tuned T*."""
     rows = []
     for task in studies.planned:
         g = grid[(grid.task == task) & (grid.solver == "mppi")].set_index("arm")
@@ -315,7 +312,7 @@ def mppi_tstar_table(studies: Studies, arms: Sequence[str] = ("lewm", "scale", "
         }
         for arm in [a for a in arms if a in g.index]:
             r = g.loc[arm]
-            row[f"{arm} (%)"] = _cell_text(r.rate, r.low, r.high)
+            row[f"{arm} (%)"] = tables.format_rate(r.rate, r.low, r.high)
             row[f"{arm}, SCALE at T* (%)"] = _paper_value("scale_success_mppi_tuned", task, arm)
         rows.append(row)
     return pd.DataFrame(rows)
@@ -350,12 +347,12 @@ def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
         succ = success_table(st.episodes)
         cell = succ[(succ.protocol == protocol) & (succ.solver == "cem") & (succ.budget == "T1")]
         cell = cell.set_index("arm")
-        row["LeWM (%)"] = _cell_text(*cell.loc[BASELINE, ["rate", "low", "high"]])
-        row["AnisoWM (%)"] = _cell_text(*cell.loc[arm, ["rate", "low", "high"]])
+        row["LeWM (%)"] = tables.format_rate(*cell.loc[BASELINE, ["rate", "low", "high"]])
+        row["AnisoWM (%)"] = tables.format_rate(*cell.loc[arm, ["rate", "low", "high"]])
         t1 = st.episodes[(st.episodes.protocol == protocol) & (st.episodes.solver == "cem")
                          & (st.episodes.budget == "T1")]  # fmt: skip
         ev = verdict.paired_unit_evidence(t1, arm, BASELINE, "success", "episode")
-        row["AnisoWM - LeWM (pp)"] = _cell_text(ev.effect, ev.low, ev.high)
+        row["AnisoWM - LeWM (pp)"] = tables.format_rate(ev.effect, ev.low, ev.high)
         row["McNemar p"] = ev.p_value
         row["seeds x pairs"] = ev.units
         row["note"] = protocol
@@ -512,7 +509,7 @@ def interaction_table(
     contrast ``(both - base) - [(a - base) + (b - base)] = (both + base) - (a + b)``: rows with
     arm :data:`INTERACTION` and ``"a + b"``, so a paired comparison of the two is the
     interaction (zero when the effects add, negative when they fight)."""
-    wide = table[table["arm"].isin([both, a, b, base])].pivot_table(
+    wide = table[table["arm"].isin([both, a, b, base])].pivot(
         index=list(keys), columns="arm", values=value)  # fmt: skip
     wide = wide.dropna()
     left = (wide[both] + wide[base]).rename(value).reset_index().assign(arm=INTERACTION)
@@ -714,7 +711,7 @@ def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
                          f"({twice.iloc[0]['task']})")  # fmt: skip
     claims = list(dict.fromkeys(b["claim"]))
     tasks = [task_title(t) for t in TASKS if task_title(t) in set(b["task"])]
-    wide = b.pivot_table(index="claim", columns="task", values=value, aggfunc="first")
+    wide = b.pivot(index="claim", columns="task", values=value)
     wide = wide.reindex(index=claims, columns=tasks).fillna("")
     return wide.replace(SHORT_VERDICTS).reset_index()
 

@@ -22,6 +22,7 @@ mean (SCALE keeps DINO-WM's 0.5) is D times that temperature on the sum.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -225,7 +226,15 @@ def encoder_identity(profile: Profile) -> dict[str, Any]:
     path = profile.dinowm.dinov2_weights
     if not path or not Path(path).is_file():
         load_dinov2(path or None)  # raises DinoWeightsError naming the path and the URL
-    return {"dinov2_sha256": sha256_file(Path(path))}
+    st = Path(path).stat()
+    return {"dinov2_sha256": _weights_sha256(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)}
+
+
+@lru_cache(maxsize=8)
+def _weights_sha256(path: str, size: int, mtime_ns: int) -> str:
+    """sha256 of the DINOv2 file, hashed once per (path, size, modification time): every
+    planning cell's key names its checkpoint, so this is asked for once per cell."""
+    return sha256_file(Path(path))
 
 
 def patch_encoder(profile: Profile) -> DinoViT:
