@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import torch
 
-from jepa_geometry.wm.dino import DinoConfig, DinoViT
+from jepa_geometry.wm.dino import DINOV2_VITS14, DinoConfig, DinoViT
 from jepa_geometry.wm.dinowm import (
     PatchPredictorConfig,
     PatchWorldModel,
     block_causal_mask,
+    frame_tokens,
     patch_cost,
+    pool_tokens,
 )
 
 TINY_VIT = DinoConfig(patch_size=8, embed_dim=32, depth=1, heads=2, pretrain_size=32,
@@ -22,7 +24,7 @@ def tiny_model(seed: int = 0) -> PatchWorldModel:
     torch.manual_seed(seed)
     cfg = PatchPredictorConfig(patches=TINY_VIT.patches, features=32, action_block_dim=4,
                                depth=2, heads=2, dim_head=8, mlp=64)  # fmt: skip
-    return PatchWorldModel(DinoViT(TINY_VIT), cfg, image_size=32).eval()
+    return PatchWorldModel(DinoViT(TINY_VIT), cfg, image_size=32, token_grid=4).eval()
 
 
 def test_block_causal_mask_closed_form():
@@ -80,11 +82,49 @@ def test_rollout_is_repeated_one_step_prediction():
 
 def test_paper_size_predictor_parameters_and_cost():
     cfg = PatchPredictorConfig(patches=256, features=384, action_block_dim=10)  # DINO-WM's
-    model = PatchWorldModel(torch.nn.Identity(), cfg, image_size=224)
+    model = PatchWorldModel(DinoViT(DINOV2_VITS14), cfg, image_size=224, token_grid=16)
     w, inner = 384 + 10, 16 * 64
     block = 2 * w + w * 3 * inner + inner * w + w + 2 * w + w * 2048 + 2048 + 2048 * w + w
     expect = 6 * block + 3 * 256 * w + 2 * w + (10 * 10 + 10)
-    assert model.num_parameters() == expect
+    assert model.num_parameters(trainable=True) == expect
     z, g = torch.randn(5, model.embed_dim), torch.randn(5, model.embed_dim)
     torch.testing.assert_close(patch_cost(z, g) * model.embed_dim, (z - g).pow(2).sum(-1))
     assert model.embed_dim == 98_304  # SCALE: "a mean over 98,304 dimensions"
+
+
+def test_pooled_tokens_are_block_means_of_the_patch_grid():
+    # a 4 x 4 grid whose token (r, c) holds the number 4r + c in every feature
+    grid = torch.arange(16.0).reshape(1, 16, 1).expand(2, 16, 3)
+    pooled = pool_tokens(grid, 2)
+    # blocks (0, 0): 0, 1, 4, 5; (0, 1): 2, 3, 6, 7; (1, 0): 8, 9, 12, 13; (1, 1): 10, 11, 14, 15
+    expect = torch.tensor([2.5, 4.5, 10.5, 12.5]).reshape(1, 4, 1).expand(2, 4, 3)
+    assert torch.equal(pooled, expect)
+    assert pool_tokens(grid, 4) is grid
+
+
+def test_a_pooled_model_encodes_the_mean_of_its_encoders_patches():
+    torch.manual_seed(0)
+    cfg = PatchPredictorConfig(patches=4, features=32, action_block_dim=4, depth=1, heads=2,
+                               dim_head=8, mlp=16)  # fmt: skip
+    enc = DinoViT(TINY_VIT)
+    model = PatchWorldModel(enc, cfg, image_size=32, token_grid=2)
+    px = torch.randint(0, 256, (3, 3, 32, 32), dtype=torch.uint8)
+    with torch.no_grad():
+        full = enc(px).reshape(3, 4, 4, 32)  # (N, row, col, F) of the 4 x 4 patch grid
+    expect = full.reshape(3, 2, 2, 2, 2, 32).mean(dim=(2, 4)).reshape(3, 4 * 32)
+    torch.testing.assert_close(model.encode(px), expect)
+    try:
+        PatchWorldModel(enc, cfg, image_size=32, token_grid=3)
+    except ValueError as e:
+        assert "token_grid 3" in str(e)
+    else:
+        raise AssertionError("a token grid that does not divide 4 was accepted")
+
+
+def test_frame_tokens_are_the_encoding_of_the_chosen_rows():
+    model = tiny_model()
+    pixels = torch.randint(0, 256, (10, 32, 32, 3), dtype=torch.uint8).numpy()
+    rows = torch.tensor([7, 2, 5]).numpy()
+    table = frame_tokens(model, pixels, rows, chunk=2, progress=False)
+    direct = model.encode(torch.from_numpy(pixels[rows]).permute(0, 3, 1, 2).contiguous())
+    torch.testing.assert_close(table, direct)

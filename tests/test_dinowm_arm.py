@@ -1,5 +1,6 @@
 """The DINO-WM arm wired into the library: its name and weights, its key (the encoder's
-identity), training that leaves the frozen encoder untouched, a saved model that reloads and
+identity), training that leaves the frozen encoder untouched and reads its frames' tokens from
+a table encoded once, a saved model that reloads and
 predicts the same, planning through the shared protocol, its own MPPI temperature, the
 wide-embedding diagnostics, and the one-line stop when the DINOv2 file is missing."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.planning.protocol import evaluate_arm
 from jepa_geometry.profiles import load_profile, with_overrides
 from jepa_geometry.study.grid import arm_temperature
@@ -15,7 +17,9 @@ from jepa_geometry.wm import dinowm, selfdistill
 from jepa_geometry.wm.arms import arm_weights, check_arms, parse_arm
 from jepa_geometry.wm.dino import DinoWeightsError
 from jepa_geometry.wm.training import (
+    clip_batches,
     embedding_diagnostics,
+    frozen_token_table,
     load_world_model,
     train_world_model,
     world_model_artifact,
@@ -52,7 +56,7 @@ def test_a_dinowm_model_trains_around_a_frozen_encoder_reloads_and_plans():
         SMOKE, dinowm.standin_settings(SMOKE)).key  # fmt: skip
     model = load_world_model("tworoom", "dinowm", 0, SMOKE)
     assert isinstance(model, dinowm.PatchWorldModel)
-    assert model.embed_dim == dinowm.latent_dim(SMOKE) == 64 * 96
+    assert model.embed_dim == dinowm.latent_dim(SMOKE) == SMOKE.dinowm.token_grid**2 * 96
     frozen = dinowm.patch_encoder(SMOKE).state_dict()
     after = model.encoder.state_dict()
     assert all(torch.equal(frozen[k], after[k]) for k in frozen)  # training never moved it
@@ -61,6 +65,10 @@ def test_a_dinowm_model_trains_around_a_frozen_encoder_reloads_and_plans():
     a = torch.randn(2, 2, model.action_block_dim)
     with torch.no_grad():
         torch.testing.assert_close(model.predict(z, a), again.predict(z, a))
+    # the tokens training read from its table are the encoding of the batch's own frames
+    ds = load_dataset("tworoom", SMOKE)
+    batch = next(clip_batches(ds, SMOKE, 0, tokens=frozen_token_table(model, ds, False))(3))
+    torch.testing.assert_close(batch["z"], model.encode(batch["pixels"]))
     res = evaluate_arm("tworoom", "dinowm", 0, SMOKE, solver="cem", budget="T1", progress=False)
     assert len(res.episodes) == SMOKE.eval.episodes and res.episodes["plans"].min() >= 1
 

@@ -121,7 +121,9 @@ class DinoWMSettings:
 
     ``encoder`` is ``dinov2`` (DINOv2 ViT-S/14 from the local file ``dinov2_weights``) or
     ``standin`` (the offline stand-in, :mod:`jepa_geometry.wm.selfdistill`, pretrained for
-    ``standin_steps`` steps).
+    ``standin_steps`` steps). ``token_grid`` is the side of the token grid the predictor sees:
+    the encoder's own grid (16 for DINOv2 at 224 px) keeps every patch, as DINO-WM does; a
+    divisor of it average-pools g x g blocks of patches (the laptop's cost-saving deviation).
     """
 
     encoder: str
@@ -132,6 +134,7 @@ class DinoWMSettings:
     dim_head: int
     mlp: int
     standin_steps: int
+    token_grid: int
 
 
 CLUSTER_UNITS: tuple[str, ...] = ("collect", "train", "plan", "measure")
@@ -329,6 +332,7 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "dinowm.dim_head": (1, _INF, False),
     "dinowm.mlp": (1, _INF, False),
     "dinowm.standin_steps": (1, _INF, False),
+    "dinowm.token_grid": (1, _INF, False),
 }
 
 

@@ -26,9 +26,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from tqdm import tqdm
 
 from jepa_geometry.artifacts import sha256_file
 from jepa_geometry.profiles import Profile
@@ -119,14 +121,22 @@ class PatchPredictor(nn.Module):
 class PatchWorldModel(nn.Module):
     """DINO-WM: a frozen patch encoder, an action embedding and a :class:`PatchPredictor`.
 
-    ``encoder`` maps uint8 frames (N, 3, H, W) to patch tokens (N, P, F) and is frozen here
-    (no gradients, eval mode, whatever it was before). Latents are the flattened tokens, so
-    ``embed_dim`` = P * F.
+    ``encoder`` maps uint8 frames (N, 3, H, W) to patch tokens (N, G^2, F) on its G x G patch
+    grid and is frozen here (no gradients, eval mode, whatever it was before). ``token_grid`` g
+    (a divisor of G) average-pools each (G/g) x (G/g) block of patches into one token, so the
+    predictor sees P = g^2 tokens (g = G keeps every patch, DINO-WM's setting). Latents are the
+    flattened tokens, so ``embed_dim`` = P * F.
     """
 
-    def __init__(self, encoder: nn.Module, cfg: PatchPredictorConfig, image_size: int) -> None:
+    def __init__(self, encoder: nn.Module, cfg: PatchPredictorConfig, image_size: int,
+                 token_grid: int) -> None:  # fmt: skip
         super().__init__()
-        self.cfg, self.image_size = cfg, image_size
+        grid = int(round(encoder.cfg.patches**0.5))
+        if token_grid < 1 or grid % token_grid or cfg.patches != token_grid**2:
+            raise ValueError(f"token_grid {token_grid} must divide the encoder's {grid} x "
+                             f"{grid} patch grid and give the predictor's {cfg.patches} "
+                             "tokens")  # fmt: skip
+        self.cfg, self.image_size, self.token_grid = cfg, image_size, token_grid
         self.encoder = encoder.eval()
         for prm in self.encoder.parameters():
             prm.requires_grad_(False)
@@ -151,7 +161,7 @@ class PatchWorldModel(nn.Module):
             raise ValueError(f"encode expects pixels of shape (..., 3, {s}, {s}), "
                              f"got {tuple(pixels.shape)}")  # fmt: skip
         lead = pixels.shape[:-3]
-        tokens = self.encoder(pixels.reshape(-1, 3, s, s))
+        tokens = pool_tokens(self.encoder(pixels.reshape(-1, 3, s, s)), self.token_grid)
         if tokens.shape[1:] != (self.cfg.patches, self.cfg.features):
             raise ValueError(f"the encoder gave tokens {tuple(tokens.shape[1:])}, expected "
                              f"({self.cfg.patches}, {self.cfg.features})")  # fmt: skip
@@ -192,6 +202,35 @@ class PatchWorldModel(nn.Module):
         return torch.stack(preds, dim=1)
 
 
+@torch.no_grad()
+def frame_tokens(model: PatchWorldModel, pixels: Any, rows: np.ndarray,
+                 chunk: int = 256, progress: bool = True) -> torch.Tensor:  # fmt: skip
+    """The flattened tokens (len(rows), D) of frames ``pixels[rows]`` (uint8, N x H x W x 3).
+
+    DINO-WM's encoder is frozen, so every training frame is encoded once, before training,
+    and the predictor trains on the stored tokens (as DINO-WM does): the same numbers as
+    encoding each batch, without encoding a frame ~``batch x (history + 1)`` times per step
+    over and over.
+    """
+    out = torch.empty(len(rows), model.embed_dim)
+    for lo in tqdm(range(0, len(rows), chunk), desc="frozen tokens", unit="chunk",
+                   disable=not progress, leave=False):  # fmt: skip
+        px = torch.from_numpy(np.asarray(pixels[rows[lo : lo + chunk]])).permute(0, 3, 1, 2)
+        out[lo : lo + chunk] = model.encode(px.contiguous()).float()
+    return out
+
+
+def pool_tokens(tokens: torch.Tensor, grid: int) -> torch.Tensor:
+    """(N, G^2, F) patch tokens of a G x G grid -> (N, grid^2, F): the mean of each
+    (G/grid) x (G/grid) block of neighbouring patches (the identity when grid = G)."""
+    n, p, f = tokens.shape
+    side = int(round(p**0.5))
+    if side == grid:
+        return tokens
+    x = tokens.transpose(1, 2).reshape(n, f, side, side)
+    return F.avg_pool2d(x, side // grid).flatten(2).transpose(1, 2)
+
+
 def patch_cost(z: torch.Tensor, z_goal: torch.Tensor) -> torch.Tensor:
     """DINO-WM's planning cost: the mean over all patch features of the squared difference
     (the solvers' summed cost divided by D)."""
@@ -220,7 +259,13 @@ def encoder_config(profile: Profile) -> DinoConfig:
 
 def encoder_identity(profile: Profile) -> dict[str, Any]:
     """What a DINO-WM checkpoint's key records of its encoder: the stand-in's artifact key, or
-    the sha256 of the DINOv2 file (a missing file stops here, naming it)."""
+    the sha256 of the DINOv2 file (a missing file stops here, naming it; so does a
+    ``token_grid`` that does not divide the encoder's patch grid)."""
+    grid = encoder_config(profile).image_size // encoder_config(profile).patch_size
+    if grid % profile.dinowm.token_grid:
+        valid = ", ".join(str(g) for g in range(1, grid + 1) if grid % g == 0)
+        raise ValueError(f"dinowm.token_grid {profile.dinowm.token_grid} does not divide the "
+                         f"encoder's {grid} x {grid} patch grid; valid: {valid}")  # fmt: skip
     if profile.dinowm.encoder == "standin":
         return {"standin": standin_artifact(profile, standin_settings(profile)).key}
     path = profile.dinowm.dinov2_weights
@@ -248,7 +293,7 @@ def predictor_config(profile: Profile, action_dim: int) -> PatchPredictorConfig:
     """The predictor of ``profile``'s DINO-WM for a task with ``action_dim`` raw actions."""
     enc, d = encoder_config(profile), profile.dinowm
     return PatchPredictorConfig(
-        patches=enc.patches, features=enc.embed_dim,
+        patches=d.token_grid**2, features=enc.embed_dim,
         action_block_dim=profile.data.frameskip * action_dim, history=profile.data.history,
         action_embed=d.action_embed, depth=d.depth, heads=d.heads, dim_head=d.dim_head,
         mlp=d.mlp, dropout=profile.model.predictor_dropout,
@@ -261,16 +306,16 @@ def build_dinowm(profile: Profile, action_dim: int, seed: int = 0) -> PatchWorld
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return PatchWorldModel(encoder, predictor_config(profile, action_dim),
-                               profile.data.image_size)  # fmt: skip
+                               profile.data.image_size, profile.dinowm.token_grid)  # fmt: skip
 
 
 def load_patch_model(blob: dict[str, Any]) -> PatchWorldModel:
-    """A saved DINO-WM (``{"config", "encoder", "image_size", "state"}``), rebuilt around an
-    encoder of the recorded architecture whose weights come from the file itself."""
+    """A saved DINO-WM (``{"config", "encoder", "image_size", "token_grid", "state"}``),
+    rebuilt around an encoder of the recorded architecture whose weights come from the file."""
     try:
         encoder = DinoViT(DinoConfig(**blob["encoder"]))
         model = PatchWorldModel(encoder, PatchPredictorConfig(**blob["config"]),
-                                int(blob["image_size"]))  # fmt: skip
+                                int(blob["image_size"]), int(blob["token_grid"]))  # fmt: skip
     except (KeyError, TypeError) as e:
         raise DinoWeightsError(f"not a saved DINO-WM model: {e}") from e
     model.load_state_dict(blob["state"])
@@ -278,9 +323,8 @@ def load_patch_model(blob: dict[str, Any]) -> PatchWorldModel:
 
 
 def latent_dim(profile: Profile) -> int:
-    """D of ``profile``'s DINO-WM latent: patch tokens x features of its encoder."""
-    enc = encoder_config(profile)
-    return enc.patches * enc.embed_dim
+    """D of ``profile``'s DINO-WM latent: the predictor's tokens x its encoder's features."""
+    return profile.dinowm.token_grid**2 * encoder_config(profile).embed_dim
 
 
 def mppi_temperature(model_dim: int) -> float:

@@ -44,7 +44,7 @@ from jepa_geometry.artifacts import Artifact, atomic_path, get_or_build, load
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import job_threads
-from jepa_geometry.profiles import Profile
+from jepa_geometry.profiles import Profile, with_overrides
 from jepa_geometry.wm.dino import DinoConfig, DinoViT, load_dinov2
 
 STANDIN_VIT = DinoConfig(patch_size=8, embed_dim=96, depth=4, heads=3, pretrain_size=64,
@@ -223,11 +223,26 @@ def pooled_frames(profile: Profile, per_task: int, seed: int, size: int) -> np.n
     return np.concatenate(out)
 
 
+def source_profile(profile: Profile, cfg: DinoConfig = STANDIN_VIT) -> Profile:
+    """The profile whose five datasets the stand-in learns from: ``profile`` with its frames
+    at the encoder's own resolution, or at the profile's where that is lower.
+
+    The stand-in is pretrained once for all tasks, so a study that raises one task's resolution
+    (Push-T's 96 px rung, :mod:`jepa_geometry.study.levers`) reuses the stand-in of its base
+    profile instead of collecting five datasets again at a resolution the encoder resizes away.
+    """
+    size = min(profile.data.image_size, cfg.image_size)
+    if size == profile.data.image_size:
+        return profile
+    return with_overrides(profile, {"data.image_size": size})
+
+
 def standin_artifact(profile: Profile, settings: DistillSettings, seed: int = 0,
                      cfg: DinoConfig = STANDIN_VIT) -> Artifact:  # fmt: skip
-    """``checkpoints/dino-standin/<key>``: keyed by the five datasets, the architecture, the
-    recipe, the frames per task and the seed."""
-    spec = {"datasets": {t: dataset_artifact(t, profile).key for t in TASKS},
+    """``checkpoints/dino-standin/<key>``: keyed by the five datasets (of
+    :func:`source_profile`), the architecture, the recipe, the frames per task and the seed."""
+    source = source_profile(profile, cfg)
+    spec = {"datasets": {t: dataset_artifact(t, source).key for t in TASKS},
             "vit": asdict(cfg), "settings": settings.as_dict(), "frames_per_task":
             FRAMES_PER_TASK, "seed": seed}  # fmt: skip
     return Artifact("checkpoints", "dino-standin", spec)
@@ -241,7 +256,8 @@ def train_standin(profile: Profile, settings: DistillSettings | None = None, see
     art = standin_artifact(profile, s, seed)
 
     def build(tmp: Path) -> dict[str, Any]:
-        frames = pooled_frames(profile, FRAMES_PER_TASK, seed, STANDIN_VIT.image_size)
+        frames = pooled_frames(source_profile(profile), FRAMES_PER_TASK, seed,
+                               STANDIN_VIT.image_size)  # fmt: skip
         with job_threads():
             encoder, log = distill(frames, STANDIN_VIT, s, seed, progress)
         state = {k: v for k, v in encoder.state_dict().items() if not k.startswith("pixel_")}

@@ -66,6 +66,7 @@ from jepa_geometry.wm.dinowm import (
     build_dinowm,
     encoder_config,
     encoder_identity,
+    frame_tokens,
     load_patch_model,
 )
 from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
@@ -137,7 +138,8 @@ class Objective(nn.Module):
         """
         device = next(model.parameters()).device.type
         with torch.autocast(device, torch.bfloat16, precision == "bf16"):
-            z = model.encode(batch["pixels"])  # (B, T, D)
+            # (B, T, D); DINO-WM's batches carry their frozen tokens, encoded once
+            z = batch["z"] if "z" in batch else model.encode(batch["pixels"])
             z_hat = model.predict(z[:, :-1], batch["actions"][:, :-1])
         z, z_hat = z.float(), z_hat.float()
         self.last_embeddings = (z.detach(), z_hat.detach())  # for embedding_diagnostics
@@ -527,7 +529,8 @@ def save_model(path: Path, model: WorldModel | PatchWorldModel, meta: dict[str, 
     the state, so the model reloads without the encoder's source)."""
     blob = {"config": model.cfg.as_dict(), "state": model.state_dict(), "meta": meta}
     if isinstance(model, PatchWorldModel):
-        blob.update(encoder=dataclasses.asdict(model.encoder.cfg), image_size=model.image_size)
+        blob.update(encoder=dataclasses.asdict(model.encoder.cfg), image_size=model.image_size,
+                    token_grid=model.token_grid)  # fmt: skip
     with atomic_path(Path(path)) as tmp:
         torch.save(blob, tmp)
 
@@ -592,11 +595,19 @@ def world_model_artifact(
     return Artifact("checkpoints", f"{task}-{arm_name(arm)}", spec)
 
 
-def clip_batches(dataset: Any, profile: Profile, seed: int, q: str = "full") -> BatchSource:
+def clip_batches(
+    dataset: Any,
+    profile: Profile,
+    seed: int,
+    q: str = "full",
+    tokens: tuple[np.ndarray, torch.Tensor] | None = None,
+) -> BatchSource:
     """Training batches of ``data.ClipSampler`` clips; step s's batch depends only on (seed, s).
 
     The clip starts of step s are drawn uniformly (with replacement, like ClipSampler) by a
-    generator seeded with (seed, s), so a resumed run needs no fast-forward.
+    generator seeded with (seed, s), so a resumed run needs no fast-forward. With ``tokens`` =
+    (position of each dataset row in the table or -1, table of frozen tokens), each batch also
+    carries its frames' tokens as ``z`` (DINO-WM, :func:`frozen_token_table`).
     """
 
     sampler = ClipSampler(
@@ -613,10 +624,28 @@ def clip_batches(dataset: Any, profile: Profile, seed: int, q: str = "full") -> 
         step = start
         while True:
             rng = np.random.default_rng([base, step])
-            yield sampler.sample(rng.choice(sampler.starts, size=profile.train.batch_size))
+            starts = rng.choice(sampler.starts, size=profile.train.batch_size)
+            batch = sampler.sample(starts)
+            if tokens is not None:
+                frames = starts[:, None] + sampler.k * np.arange(sampler.T)
+                batch["z"] = tokens[1][tokens[0][frames]]
+            yield batch
             step += 1
 
     return source
+
+
+def frozen_token_table(
+    model: PatchWorldModel, dataset: Any, progress: bool = True
+) -> tuple[np.ndarray, torch.Tensor]:
+    """DINO-WM's frozen tokens of every frame of the training episodes, encoded once
+    (:func:`~jepa_geometry.wm.dinowm.frame_tokens`): (row -> table position or -1, table)."""
+    eps = dataset.episodes("train")
+    rows = np.concatenate([np.arange(dataset.starts[e], dataset.starts[e] + dataset.lengths[e])
+                           for e in eps])  # fmt: skip
+    where = np.full(len(dataset.episode), -1, dtype=np.int64)
+    where[rows] = np.arange(len(rows))
+    return where, frame_tokens(model, dataset.pixels, rows, progress=progress)
 
 
 def train_world_model(
@@ -656,10 +685,13 @@ def train_world_model(
             seed,
         )
         with job_threads():  # the same bits on any machine (jepa_geometry.jobs)
+            t0 = time.perf_counter()
+            table = frozen_token_table(model, ds, progress) if arm_name(arm) == DINOWM else None
+            tokens_wall = time.perf_counter() - t0
             result = train(
                 model,
                 objective,
-                clip_batches(ds, profile, seed, q_variant(arm)),
+                clip_batches(ds, profile, seed, q_variant(arm), table),
                 profile.train,
                 seed,
                 checkpoint=resume,
@@ -679,6 +711,7 @@ def train_world_model(
                 "parameters": model.num_parameters(),
                 "final": {k: v for k, v in result.log[-1].items() if k != "lambda_v"},
                 "train_wall_s": round(result.wall_s, 2),
+                "tokens_wall_s": round(tokens_wall, 2),  # DINO-WM's one encoding pass
                 "steps_per_s": round(fresh / max(result.wall_s, 1e-9), 2),
                 "resumed_from": result.resumed_from,
                 "torch_threads": JOB_THREADS,
