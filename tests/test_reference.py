@@ -67,6 +67,20 @@ def test_overall_means_and_contrasts_are_consistent(task):
         assert main[(r.solver, r.arm)] == pytest.approx(r.value, abs=0.05 if task == "cube" else 0)
 
 
+def test_two_room_overall_means_and_contrasts_are_the_per_solver_means():
+    overall = reference_numbers(table="scale_success_overall", task="tworoom")
+    per_solver = reference_numbers(table="scale_success_per_solver", task="tworoom")
+    mean = per_solver.groupby("arm").value.mean()
+    value = overall.set_index("arm").value
+    assert sorted(value.index) == sorted(mean.index)
+    for arm in value.index:
+        assert value[arm] == pytest.approx(mean[arm], abs=0.01)
+    diff = reference_numbers(table="scale_success_overall_difference", task="tworoom")
+    assert len(diff) == 5
+    for _, r in diff.iterrows():
+        assert value[r.arm] - value[r.versus] == pytest.approx(r.value, abs=0.011)
+
+
 def test_reacher_and_pointmaze_spot_values():
     icem = reference_numbers(table="scale_success_per_tier", task="reacher", solver="icem")
     assert icem.set_index(["tier", "arm"]).value[("T2", "scale")] == 86.2

@@ -357,3 +357,50 @@ def test_coordinate_table_averages_seeds_in_q_order():
     text = tables.coordinate_sentence(pd.DataFrame(rows))
     assert text.startswith("lewm decodes block_x best (R² 0.65) and cos_theta worst (0.25)")
     assert text.endswith("scale decodes cos_theta best (0.55).")
+
+
+def test_plan_cost_and_the_dinowm_table_against_direct_sums():
+    """Seconds per plan are pooled sums (not means of per-episode ratios), the ratio is taken
+    cell by cell, and the DINO-WM table reports them beside SCALE's reference numbers."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for arm, cost in (("lewm", 0.05), ("scale", 0.05), ("dinowm", 0.6)):
+        for budget, scale in (("T1", 1.0), ("T3", 0.1)):
+            for s in range(2):
+                for e in range(40):
+                    plans = int(rng.integers(1, 6))
+                    rows.append({"protocol": "p", "solver": "cem", "budget": budget, "arm": arm,
+                                 "train_seed": s, "episode": e, "hard": False,
+                                 "success": bool(rng.random() < (0.8 if arm == "dinowm" else 0.4)),
+                                 "plans": plans, "plan_seconds": cost * scale * plans
+                                 * rng.uniform(0.9, 1.1)})  # fmt: skip
+    eps = pd.DataFrame(rows)
+    cost = tables.plan_cost_table(eps)
+    for (arm, budget), g in eps.groupby(["arm", "budget"]):
+        row = cost[(cost.arm == arm) & (cost.budget == budget)].iloc[0]
+        assert row.s_per_plan == pytest.approx(g.plan_seconds.sum() / g.plans.sum())
+        base = eps[(eps.arm == "lewm") & (eps.budget == budget)]
+        assert row.ratio == pytest.approx(row.s_per_plan / (base.plan_seconds.sum()
+                                                            / base.plans.sum()))  # fmt: skip
+    trained = pd.DataFrame({"arm": ["lewm", "lewm", "dinowm", "dinowm"],
+                            "train_seconds": [100.0, 110.0, 150.0, 170.0],
+                            "token_seconds": [0.0, 0.0, 30.0, 30.0]})  # fmt: skip
+    t = tables.dinowm_table(eps, trained, "tworoom", "p").set_index("quantity")
+    cell = eps[eps.budget == "T1"]
+    for versus in ("lewm", "scale"):
+        a = cell[cell.arm == "dinowm"].sort_values(["train_seed", "episode"]).success.to_numpy()
+        b = cell[cell.arm == versus].sort_values(["train_seed", "episode"]).success.to_numpy()
+        ours = t.loc[f"dinowm − {versus}, success at CEM T1", "ours"]
+        assert ours.startswith(f"{100 * (a.mean() - b.mean()):.1f} [")
+    tier = reference_numbers(table="scale_success_per_tier", task="tworoom", solver="cem",
+                             tier="T1").set_index("arm").value  # fmt: skip
+    assert t.loc["dinowm − lewm, success at CEM T1", "SCALE"] == (
+        f"{tier['dinowm'] - tier['lewm']:+.1f} pp")  # fmt: skip
+    assert t.loc["training cost, seconds per model / LeWM's", "ours"].startswith(
+        f"{(160 + 30) / 105:.2f}x")  # fmt: skip
+    assert t.loc["planning cost, seconds per plan / LeWM's", "SCALE"] == "about 80x"
+    t1 = cost[(cost.arm == "dinowm") & (cost.budget == "T1")].ratio.iloc[0]
+    assert t.loc["planning cost, seconds per plan / LeWM's", "ours"].startswith(f"{t1:.1f}x")
+    assert "not DINOv2" in tables.dinowm_markdown(t.reset_index(), "tworoom")
+    none = tables.dinowm_table(eps[eps.arm != "dinowm"], trained, "tworoom", "p")
+    assert none.empty and "no DINO-WM arm" in tables.dinowm_markdown(none, "reacher")

@@ -150,3 +150,31 @@ def test_tier_mean_success_and_paper_difference():
         "scale_success_per_solver", "scale", "lewm", task="tworoom", solver="cem"
     )
     assert per_tier == pytest.approx(per_solver, abs=0.05)
+
+
+@pytest.mark.parametrize(("task", "sign"), [("pusht", -1), ("tworoom", 1)])
+def test_dinowm_claims_take_scale_s_direction_for_the_task(task, sign):
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(0)
+    eps = pd.DataFrame(
+        [{"protocol": "goal25_budget50", "solver": "cem", "budget": b, "arm": m, "train_seed": 0,
+          "episode": e, "success": bool(rng.random() < 0.5)}
+         for m in ("lewm", "scale", "dinowm") for b in ("T1", "T2", "T3", "T4", "T5")
+         for e in range(20)]
+    )  # fmt: skip
+    empty = SimpleNamespace(probes=pd.DataFrame(columns=["arm"]),
+                            ranking=pd.DataFrame(columns=["arm", "source"]),
+                            landscape=pd.DataFrame(columns=["arm"]))  # fmt: skip
+    claims = V.paper_claims(task, eps, empty, "goal25_budget50", "goal25_budget50")
+    dino = [c for c, _ in claims if c.a == "dinowm"]
+    assert sorted(c.b for c in dino) == ["lewm", "scale"]
+    per_solver = {
+        r.arm: r.value
+        for r in V.reference_numbers(table="scale_success_per_solver", task=task,
+                                     solver="cem").itertuples()
+    }  # fmt: skip
+    for c in dino:
+        assert c.direction == sign
+        assert ("better" if sign > 0 else "worse") in c.statement
+        assert c.paper_effect == pytest.approx((per_solver["dinowm"] - per_solver[c.b]) / 100)

@@ -50,7 +50,10 @@ from jepa_geometry.wm.arms import arm_weights
 
 SOLVERS: tuple[str, ...] = ("cem", "icem", "mppi")
 SOLVER_NAMES = {"cem": "CEM", "icem": "iCEM", "mppi": "MPPI"}
-CONTRAST_ARMS: tuple[str, ...] = ("scale", "aux", "anisowm", "scale+anisowm", "scale-halfq")
+CONTRAST_ARMS: tuple[str, ...] = ("scale", "aux", "anisowm", "scale+anisowm", "scale-halfq",
+                                  "dinowm")  # fmt: skip
+SCALE_GRID_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "dinowm")
+"""The arms of SCALE's 4-arm grid (its tables' columns), in its order."""
 COMBINED = "scale+anisowm"
 INTERACTION = "both + base"  # the left side of an interaction contrast (interaction_table)
 
@@ -251,7 +254,7 @@ def favour_sentence(count: dict[str, Any], arm: str = "scale") -> str:
             f"95 % interval above zero and {count['interval_below']} with it below")  # fmt: skip
 
 
-def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = ("lewm", "scale", "aux")
+def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = SCALE_GRID_ARMS
                        ) -> pd.DataFrame:  # fmt: skip
     """The main grid as SCALE prints it: rows task / solver, for each arm our tier-mean success
     with its interval and SCALE's value in the next column."""
@@ -271,7 +274,7 @@ def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = ("lewm", "scale
     return pd.DataFrame(out)
 
 
-def scale_tier_table(studies: Studies, arms: Sequence[str] = ("lewm", "scale", "aux"),
+def scale_tier_table(studies: Studies, arms: Sequence[str] = SCALE_GRID_ARMS,
                      protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:  # fmt: skip
     """SCALE's per-tier table: success per task x solver x tier for ``arms``, ours (pooled over
     the seeds planned, 95 % interval) beside SCALE's (percent)."""
@@ -297,7 +300,7 @@ def scale_tier_table(studies: Studies, arms: Sequence[str] = ("lewm", "scale", "
 
 
 def mppi_tstar_table(studies: Studies, grid: pd.DataFrame,
-                     arms: Sequence[str] = ("lewm", "scale", "aux")) -> pd.DataFrame:  # fmt: skip
+                     arms: Sequence[str] = SCALE_GRID_ARMS) -> pd.DataFrame:  # fmt: skip
     """SCALE's MPPI-at-T* table: per task our MPPI success (tier mean, at the study's T*,
     chosen on validation pairs of its main protocol; the MPPI rows of ``grid``,
     :func:`scale_grid` output) beside SCALE's at its tuned T*."""

@@ -105,8 +105,9 @@ def train_arms(
 ) -> pd.DataFrame:
     """Train (or find cached) every arm x training seed; one row per model.
 
-    Columns: arm, train_seed, train_seconds (wall time of the run that built it), steps_per_s,
-    pred (final prediction loss), parameters.
+    Columns: arm, train_seed, train_seconds (wall time of the run that built it), token_seconds
+    (DINO-WM's frozen-token pass before it, 0 for the other arms), steps_per_s, pred (final
+    prediction loss), parameters.
     """
 
     rows = []
@@ -118,6 +119,8 @@ def train_arms(
                 "arm": m,
                 "train_seed": s,
                 "train_seconds": summ["train_wall_s"],
+                # DINO-WM's one pass encoding every training frame (none for the other arms)
+                "token_seconds": summ.get("tokens_wall_s", 0.0),
                 "steps_per_s": summ["steps_per_s"],
                 "pred": summ["final"]["pred"],
                 "parameters": summ["parameters"],

@@ -687,6 +687,95 @@ def half_q_markdown(table: pd.DataFrame, task: str) -> str:
     )
 
 
+def plan_cost_table(episodes: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
+    """Seconds per plan of every arm in every cell, and its ratio to the baseline's there.
+
+    A plan is one replan of one episode; with episodes planned in batches, an episode's
+    ``plan_seconds`` is its share of the batch's solve time, so ``s_per_plan`` = Σ plan_seconds
+    / Σ plans over the cell's training seeds and pairs. Columns: protocol, solver, budget, arm,
+    s_per_plan, ratio (``s_per_plan`` over the baseline's in the same cell).
+    """
+    t = episodes[episodes["arm"] != "random"]
+    g = t.groupby([*CELL_KEYS, "arm"], sort=True)[["plan_seconds", "plans"]].sum()
+    per = (g["plan_seconds"] / g["plans"]).rename("s_per_plan").reset_index()
+    base = per[per["arm"] == baseline].set_index(CELL_KEYS)["s_per_plan"]
+    if base.empty:
+        raise ValueError(f"no cell of the baseline {baseline!r}; arms: {sorted(set(per.arm))}")
+    per["ratio"] = per["s_per_plan"].to_numpy() / base.reindex(
+        pd.MultiIndex.from_frame(per[CELL_KEYS])).to_numpy()  # fmt: skip
+    return per
+
+
+DINOWM_CONTRASTS: tuple[str, ...] = ("lewm", "scale")
+"""DINO-WM against the baseline and against SCALE, as SCALE contrasts it (Section 5)."""
+
+
+def dinowm_table(
+    episodes: pd.DataFrame, trained: pd.DataFrame, task: str, protocol: str
+) -> pd.DataFrame:
+    """DINO-WM's row of the study: success contrasts at CEM T1 under ``protocol`` and the
+    cost ratios to LeWM, each beside SCALE's number. Empty when the study has no ``dinowm``.
+
+    Rows (``quantity``): ``dinowm − lewm`` and ``dinowm − scale`` (paired difference with its
+    95 % interval in points; SCALE: its CEM difference at T1, code protocol, one training
+    seed), ``training cost`` (median seconds per model, frozen-token pass included, over
+    LeWM's) and ``planning cost`` (seconds per plan over LeWM's at CEM T1 under ``protocol``,
+    and the median ratio over every cell). SCALE's cost ratios are approximate figures of its
+    GPU runs (reference table ``scale_dinowm_cost``).
+    """
+    if "dinowm" not in set(episodes["arm"]):
+        return pd.DataFrame()
+    cell = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == "cem")
+                    & (episodes["budget"] == "T1")]  # fmt: skip
+    tier = reference_numbers(allow_empty=True, table="scale_success_per_tier", task=task,
+                             solver="cem", tier="T1")  # fmt: skip
+    paper = dict(zip(tier["arm"], tier["value"], strict=True))
+    rows = []
+    for versus in DINOWM_CONTRASTS:
+        if versus not in set(cell["arm"]):
+            continue
+        d = paired_table(cell[cell["arm"].isin(["dinowm", versus])], baseline=versus).iloc[0]
+        theirs = (f"{paper['dinowm'] - paper[versus]:+.1f} pp"
+                  if {"dinowm", versus} <= set(paper) else "")  # fmt: skip
+        rows.append({"quantity": f"dinowm − {versus}, success at CEM T1",
+                     "ours": f"{format_rate(d['diff'], d['low'], d['high'])} pp "
+                             f"(McNemar p = {d['p_mcnemar']:.3g}, {int(d['seeds'])} seeds)",
+                     "SCALE": theirs})  # fmt: skip
+    cost = reference_numbers(table="scale_dinowm_cost").set_index("quantity")["value"]
+    model_s = trained.assign(s=trained["train_seconds"] + trained["token_seconds"])
+    per_model = model_s.groupby("arm")["s"].median()
+    rows.append({"quantity": "training cost, seconds per model / LeWM's",
+                 "ours": f"{per_model['dinowm'] / per_model[BASELINE]:.2f}x "
+                         f"({per_model['dinowm']:.0f} s / {per_model[BASELINE]:.0f} s)",
+                 "SCALE": f"about {cost['training']:g}x"})  # fmt: skip
+    plans = plan_cost_table(episodes)
+    dw = plans[plans["arm"] == "dinowm"]
+    t1 = dw[(dw["protocol"] == protocol) & (dw["solver"] == "cem") & (dw["budget"] == "T1")]
+    ms = 1e3 * t1["s_per_plan"].iloc[0]
+    rows.append({"quantity": "planning cost, seconds per plan / LeWM's",
+                 "ours": f"{t1['ratio'].iloc[0]:.1f}x at CEM T1 ({ms:.0f} ms per plan); "
+                         f"median over its {len(dw)} cells {dw['ratio'].median():.1f}x",
+                 "SCALE": f"about {cost['planning']:g}x"})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def dinowm_markdown(table: pd.DataFrame, task: str) -> str:
+    """:func:`dinowm_table` as a markdown table with what its columns are, or the sentence
+    saying why there is none."""
+    if table.empty:
+        return (f"This study has no DINO-WM arm: the {task_title(task)} study file does not "
+                "list `dinowm` (it runs on Two-Room and Push-T, SCALE's two ends of the "
+                "claim).")  # fmt: skip
+    return (
+        table.to_markdown(index=False) + "\n\nOurs: the stand-in DINO-WM of this profile (a "
+        "frozen encoder pretrained by self-distillation on the five tasks' frames, not DINOv2; "
+        "see the Reconstructions page). SCALE: its DINO-WM on DINOv2 features at 224 px, from "
+        "the reference file, not a result of this book. Times are the wall times recorded by "
+        "the jobs that built each artifact, so two arms built in different sessions carry the "
+        "machine's load of each; `benchmarks/bench_dinowm.py` measures both ratios in one run."
+    )
+
+
 def coordinate_table(coords: pd.DataFrame, by: str = "arm") -> pd.DataFrame:
     """Per-coordinate probes of q (:func:`~jepa_geometry.analysis.measurements.
     coordinate_probes`, or :func:`~jepa_geometry.study.gate.ladder_probes` with

@@ -382,7 +382,8 @@ def paper_claims(
 
     def success(a: str, b: str, protocol: str, solver: str, statement: str, paper: str,
                 paper_effect: float | None = None, note: str = "",
-                budgets: Sequence[str] | None = None, ref: str = "") -> None:  # fmt: skip
+                budgets: Sequence[str] | None = None, ref: str = "",
+                direction: int = 1) -> None:  # fmt: skip
         if {a, b} - arms or protocol not in protocols or (protocol, solver) not in budgets_of:
             return
         buds = list(budgets or budgets_of[(protocol, solver)])
@@ -392,7 +393,8 @@ def paper_claims(
         measure = f"success, {protocol} protocol, {name} at {'/'.join(buds)}"
         if len(buds) > 1:
             measure += " (mean over tiers)"
-        items.append((Claim(paper, statement, measure, a, b, paper_effect=paper_effect,
+        items.append((Claim(paper, statement, measure, a, b, direction,
+                            paper_effect=paper_effect,
                             paper_note=note, unit="pp", display_scale=100.0, reference=ref,
                             computed_in=PLANNING, min_effect=MIN_EFFECTS["success"],
                             requires=claim_requires(a)), ev))  # fmt: skip
@@ -451,6 +453,19 @@ def paper_claims(
             note="" if ref_half is None else
             f"SCALE: {100 * ref_half:+.1f} pp, mean over its 20 solver cells",
             ref="scale_success_20cell")  # fmt: skip
+
+    # DINO-WM, SCALE's pretrained-features reference: strong on the navigation tasks, weak on
+    # Push-T. The direction of each claim is the sign SCALE reports for the task (CEM, mean over
+    # T1-T5, code protocol), so the claim is SCALE's own statement about this task.
+    for versus, name in (("lewm", "LeWM"), ("scale", "SCALE")):
+        ref_dw = _paper("scale_success_per_solver", "dinowm", versus, 0.01, task=task,
+                        solver="cem")  # fmt: skip
+        if ref_dw is None or ref_dw == 0:
+            continue
+        sign = 1 if ref_dw > 0 else -1
+        success("dinowm", versus, code_protocol, "cem",
+                f"DINO-WM plans {'better' if sign > 0 else 'worse'} than {name} (CEM)", "SCALE",
+                paper_effect=ref_dw, ref="scale_success_per_solver", direction=sign)  # fmt: skip
 
     g = geometry
     ref = _paper("scale_full_decodability", "aux", "scale", task=task, probe="ridge")
