@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from jepa_geometry.wm.dino import DINOV2_VITS14_URL, DinoWeightsError, load_dinov2
+from jepa_geometry.wm.dino import DINOV2_VITS14_URL, DinoConfig, DinoWeightsError, load_dinov2
 from jepa_geometry.wm.model import IMAGENET_MEAN, IMAGENET_STD
 
 D, HIDDEN, DEPTH = 384, 1536, 12
@@ -82,8 +82,9 @@ def test_the_loader_names_the_path_and_how_to_get_the_weights(tmp_path):
     with pytest.raises(DinoWeightsError, match="not found at None"):
         load_dinov2(None)
     (tmp_path / "broken.pth").write_bytes(b"not a checkpoint")
-    with pytest.raises(DinoWeightsError, match="cannot read DINOv2 weights"):
+    with pytest.raises(DinoWeightsError, match="cannot read DINOv2 ViT-S/14 weights") as err:
         load_dinov2(tmp_path / "broken.pth")
+    assert "\n" not in str(err.value)  # one line, whatever torch's own message holds
     state = random_state()
     del state["blocks.11.ls2.gamma"]
     torch.save(state, tmp_path / "short.pth")
@@ -94,3 +95,14 @@ def test_the_loader_names_the_path_and_how_to_get_the_weights(tmp_path):
     torch.save(state, tmp_path / "other.pth")
     with pytest.raises(DinoWeightsError, match=r"shape of pos_embed \(1, 257, 384\)"):
         load_dinov2(tmp_path / "other.pth")
+
+
+def test_a_non_dinov2_file_is_named_by_its_own_architecture_and_remedy(tmp_path):
+    small = DinoConfig(patch_size=8, embed_dim=32, depth=1, heads=2, pretrain_size=32,
+                       image_size=32)  # fmt: skip
+    (tmp_path / "broken.pth").write_bytes(b"not a checkpoint")
+    with pytest.raises(DinoWeightsError) as err:
+        load_dinov2(tmp_path / "broken.pth", small, remedy="rebuild it")
+    text = str(err.value)
+    assert "cannot read ViT (patch 8, 32 features, depth 1) weights" in text
+    assert text.endswith("; rebuild it") and "DINOv2" not in text and "\n" not in text

@@ -180,19 +180,24 @@ class DinoViT(nn.Module):
         return self.tokens(self.preprocess(pixels))[:, 1:]
 
 
-def load_dinov2(path: str | Path | None, cfg: DinoConfig = DINOV2_VITS14) -> DinoViT:
-    """The frozen DINOv2 encoder with the ``torch.hub`` state dict at ``path`` (eval mode, no
-    gradients). A missing file, an unreadable one, or one that does not fit the architecture
-    stops with one line naming the path and how to obtain the weights."""
-    how = (f"download {DINOV2_VITS14_URL} on a machine with internet (the file torch.hub "
-           f"caches for dinov2_vits14) and give its path")  # fmt: skip
+def load_dinov2(path: str | Path | None, cfg: DinoConfig = DINOV2_VITS14,
+                remedy: str | None = None) -> DinoViT:  # fmt: skip
+    """The frozen encoder of architecture ``cfg`` (DINOv2 ViT-S/14 by default) with the
+    ``torch.hub``-layout state dict at ``path`` (eval mode, no gradients). A missing file, an
+    unreadable one, or one that does not fit the architecture stops with one line naming the
+    path, the architecture and ``remedy`` (by default: how to obtain DINOv2's weights)."""
+    how = remedy or (f"download {DINOV2_VITS14_URL} on a machine with internet (the file "
+                     f"torch.hub caches for dinov2_vits14) and give its path")  # fmt: skip
+    name = "DINOv2 ViT-S/14" if cfg == DINOV2_VITS14 else (
+        f"ViT (patch {cfg.patch_size}, {cfg.embed_dim} features, depth {cfg.depth})")  # fmt: skip
     if path is None or not Path(path).is_file():
         where = repr(str(path)) if path is not None else "None"
-        raise DinoWeightsError(f"DINOv2 ViT-S/14 weights not found at {where}; {how}")
+        raise DinoWeightsError(f"{name} weights not found at {where}; {how}")
     try:
         state = torch.load(Path(path), map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 -- any unreadable file gets the same one-line answer
-        raise DinoWeightsError(f"cannot read DINOv2 weights {str(path)!r} ({e}); {how}") from e
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]  # one line, always
+        raise DinoWeightsError(f"cannot read {name} weights {str(path)!r} ({first}); {how}") from e
     model = DinoViT(cfg)
     expected = model.state_dict()
     expected = {k: v for k, v in expected.items() if not k.startswith("pixel_")}
@@ -203,7 +208,7 @@ def load_dinov2(path: str | Path | None, cfg: DinoConfig = DINOV2_VITS14) -> Din
         what = (f"missing {missing[:3]}" if missing else f"unexpected {extra[:3]}" if extra
                 else f"shape of {bad[0]} {tuple(state[bad[0]].shape)} != "
                 f"{tuple(expected[bad[0]].shape)}")  # fmt: skip
-        raise DinoWeightsError(f"{path} is not a DINOv2 ViT-S/14 state dict: {what}; {how}")
+        raise DinoWeightsError(f"{path} is not a {name} state dict: {what}; {how}")
     model.load_state_dict(state, strict=False)  # pixel_mean / pixel_std are ours
     model.eval()
     for p in model.parameters():

@@ -274,4 +274,7 @@ def load_standin(profile: Profile, settings: DistillSettings | None = None,
                  seed: int = 0) -> DinoViT:  # fmt: skip
     """The frozen stand-in encoder (pretrained first if it is not cached)."""
     art = train_standin(profile, settings, seed)
-    return load_dinov2(load(art) / ENCODER_FILE, STANDIN_VIT)
+    folder = load(art)
+    return load_dinov2(folder / ENCODER_FILE, STANDIN_VIT,
+                       remedy=f"it is the stand-in encoder this cache built; remove {folder} "
+                       "and rerun to pretrain it again")  # fmt: skip
