@@ -87,6 +87,7 @@ def check(task: str, steps: int, episodes: int, pairs: int, device: str,
     total = summary_rows[summary_rows.stage == "total"].set_index("device")["all (h)"]
     out["grid_gpu_hours"] = float(total.get("GPU", 0.0))
     out["grid_cpu_hours"] = float(total.get("CPU", 0.0))
+    out["grid_without_dinowm"] = ", ".join(units.attrs["left_out"]) or "none"  # no DINOv2 file
     return out
 
 

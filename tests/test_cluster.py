@@ -30,12 +30,21 @@ def test_dry_run_counts_and_costs_every_unit_without_building(data_root):
     units = cluster.dry_run([spec], SMOKE)
     models = len(spec.arms) * len(SMOKE.seeds.train)
     counts = units.groupby(["stage", "kind"]).size().to_dict()
-    assert counts == {("collect", "collect"): 1, ("train", "train"): models,
-                      ("plan", "plan"): models + 1, ("plan", "measure"): models,
-                      ("mppi", "plan"): models}  # fmt: skip
-    train = units[units.kind == "train"]
+    # DINO-WM's stand-in learns from all five tasks' datasets: Two-Room's and four more
+    assert "dinowm" in spec.arms
+    assert counts == {("collect", "collect"): 5, ("pretrain", "train"): 1,
+                      ("train", "train"): models, ("plan", "plan"): models + 1,
+                      ("plan", "measure"): models, ("mppi", "plan"): models}  # fmt: skip
+    train = units[units.stage == "train"]
     assert train.hours.tolist() == pytest.approx(
         [SMOKE.train.steps / SMOKE.cluster.train_steps_per_s / 3600] * models)  # fmt: skip
+    pretrain = units[units.stage == "pretrain"]
+    assert pretrain.hours.tolist() == pytest.approx(
+        [SMOKE.dinowm.standin_steps / SMOKE.cluster.pretrain_steps_per_s / 3600])  # fmt: skip
+    # two studies share one stand-in and each dataset once
+    both = cluster.dry_run([spec, load_study("pusht")], SMOKE)
+    assert (both.stage == "pretrain").sum() == 1
+    assert both[both.stage == "collect"].unit.is_unique
     assert not units.cached.any()
     assert list(data_root.rglob("manifest.json")) == []  # a dry run builds nothing
     summary = cluster.dry_run_summary(units)
@@ -133,3 +142,18 @@ def test_a_failing_unit_is_reported_and_the_rest_finish(data_root, tmp_path):
                                 blocked_by={never.key: "divide by zero"})  # fmt: skip
     assert blocked[0]["status"] == "blocked"
     assert blocked[0]["error"].endswith("missing (divide by zero failed)")
+
+
+def test_dinowm_on_dinov2_without_the_file_stops_the_grid_and_is_left_out_of_a_dry_run(
+    data_root, tmp_path
+):
+    real = with_overrides(SMOKE, {"dinowm.encoder": "dinov2", "dinowm.dinov2_weights":
+                                  str(tmp_path / "missing.pth")})  # fmt: skip
+    spec = load_study("tworoom")
+    with pytest.raises(cluster.GridError, match=r"tworoom train dinowm on DINOv2.*missing\.pth"):
+        cluster.run_grid([spec], real, "local", tmp_path / "jobs", progress=False)
+    assert not (tmp_path / "jobs").exists() or not any((tmp_path / "jobs").iterdir())
+    units = cluster.dry_run([spec], real)
+    assert units.attrs["left_out"] == ["tworoom"]
+    assert not units.unit.str.contains("dinowm").any() and units.unit.str.contains("lewm").any()
+    assert list(data_root.rglob("manifest.json")) == []

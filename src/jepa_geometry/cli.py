@@ -147,6 +147,11 @@ def _cmd_grid(args: argparse.Namespace) -> int:
         if args.units:
             print(units.to_string(**fmt))
         print(cluster.dry_run_summary(units).to_string(**fmt))
+        if units.attrs["left_out"]:
+            print(
+                f"not counted: dinowm of {', '.join(units.attrs['left_out'])} (the DINOv2 "
+                f"file dinowm.dinov2_weights={profile.dinowm.dinov2_weights!r} is missing)"
+            )
         return 0
     result = cluster.run_grid(specs, profile, args.executor, args.folder, args.max_parallel,
                               args.partition, progress=not args.quiet)  # fmt: skip

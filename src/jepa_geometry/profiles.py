@@ -152,7 +152,9 @@ class ClusterSettings:
     ``mem_gb`` and ``hours`` (the job's time limit) to numbers. The estimates give device-hours
     per unit: a model trains ``train.steps / train_steps_per_s`` seconds, a plan at tier T1
     takes ``plan_seconds`` (other tiers in proportion to their rollouts), a dataset is
-    collected at ``collect_frames_per_s``, a model is measured in ``measure_hours``.
+    collected at ``collect_frames_per_s``, a model is measured in ``measure_hours``, and
+    DINO-WM's stand-in encoder pretrains ``dinowm.standin_steps / pretrain_steps_per_s``
+    seconds (a ``train`` unit).
 
     ``device`` is where training and planning run (``cpu`` or ``cuda``). It is the one field
     that enters keys, and only when it is not ``cpu``: a GPU does not give a CPU's bits, so a
@@ -167,6 +169,7 @@ class ClusterSettings:
     plan_seconds: float
     collect_frames_per_s: float
     measure_hours: float
+    pretrain_steps_per_s: float
     device: str
 
 
@@ -326,6 +329,7 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "cluster.plan_seconds": (0, _INF, True),
     "cluster.collect_frames_per_s": (0, _INF, True),
     "cluster.measure_hours": (0, _INF, True),
+    "cluster.pretrain_steps_per_s": (0, _INF, True),
     "dinowm.action_embed": (1, _INF, False),
     "dinowm.depth": (1, _INF, False),
     "dinowm.heads": (1, _INF, False),

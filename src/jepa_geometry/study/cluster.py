@@ -5,14 +5,17 @@ record of what is done.
 A **unit** (:class:`Unit`) is one job: collect a task's dataset, train one (arm, seed) model,
 plan the cells of one model (or the MPPI temperature sweep), or measure one model's geometry.
 It names the artifacts it writes (``outputs``) and the ones it needs (``inputs``). The grid runs
-four **stages** in order, each waiting for the previous one:
+five **stages** in order, each waiting for the previous one:
 
-1. ``collect``: one dataset per task;
-2. ``train``: every (task, arm, seed) model;
-3. ``plan``: every model's CEM and iCEM cells, each task's MPPI sweep (baseline, validation
+1. ``collect``: one dataset per task (and, where a study trains DINO-WM on the offline
+   stand-in, the five datasets the stand-in learns from);
+2. ``pretrain``: DINO-WM's stand-in encoder, once for every study that needs it (nothing when
+   no study trains ``dinowm``, or when its encoder is DINOv2's file);
+3. ``train``: every (task, arm, seed) model;
+4. ``plan``: every model's CEM and iCEM cells, each task's MPPI sweep (baseline, validation
    pairs) and every model's geometry;
-4. ``mppi``: every model's MPPI cells at the temperature the sweep chose (so these units are
-   known only once stage 3 has run).
+5. ``mppi``: every model's MPPI cells at the temperature the sweep chose (so these units are
+   known only once stage 4 has run).
 
 Dependencies are the order of the stages plus the cache, as the issue asks of an existing
 engine rather than a scheduler of our own: a unit whose outputs are all cached is skipped (so
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,7 @@ from tqdm import tqdm
 
 from jepa_geometry.analysis.measurements import GeometrySettings, geometry_artifact, measure
 from jepa_geometry.artifacts import Artifact, NotCached, cache_only
+from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, default_workers, job_threads
 from jepa_geometry.planning.protocol import cell_artifacts, evaluate_arm, make_protocol
@@ -50,9 +54,13 @@ from jepa_geometry.profiles import Profile
 from jepa_geometry.study.build import cell_jobs
 from jepa_geometry.study.grid import check_study_arms, mppi_sweep_jobs, select_mppi_temperature
 from jepa_geometry.study.spec import StudySpec
+from jepa_geometry.wm.arms import DINOWM
+from jepa_geometry.wm.dino import DINOV2_VITS14_URL, DinoWeightsError
+from jepa_geometry.wm.dinowm import encoder_identity, standin_settings
+from jepa_geometry.wm.selfdistill import source_profile, standin_artifact, train_standin
 from jepa_geometry.wm.training import train_world_model, world_model_artifact
 
-STAGES: tuple[str, ...] = ("collect", "train", "plan", "mppi")
+STAGES: tuple[str, ...] = ("collect", "pretrain", "train", "plan", "mppi")
 EXECUTORS: tuple[str, ...] = ("local", "slurm")
 STATUSES: tuple[str, ...] = ("cached", "done", "failed", "blocked")
 POLL_S = 0.5  # how often the runner looks at its jobs
@@ -70,6 +78,11 @@ class GridError(ValueError):
 def run_collect(task: str, profile: Profile) -> None:
     """Collect (or find) ``task``'s dataset."""
     load_dataset(task, profile, progress=False)
+
+
+def run_pretrain(profile: Profile) -> None:
+    """Pretrain (or find) DINO-WM's stand-in encoder at ``profile``."""
+    train_standin(profile, standin_settings(profile), progress=False)
 
 
 class TrainModel(submitit.helpers.Checkpointable):
@@ -170,6 +183,18 @@ def _plan_unit(stage: str, label: str, cells: list[dict[str, Any]]) -> Unit:
                 sum(cell_hours(x) for x in cells))  # fmt: skip
 
 
+def pretrain_hours(profile: Profile) -> float:
+    """Estimated hours to pretrain the stand-in: its steps at ``pretrain_steps_per_s``."""
+    return profile.dinowm.standin_steps / profile.cluster.pretrain_steps_per_s / 3600
+
+
+def _standin(spec: StudySpec, profile: Profile) -> Artifact | None:
+    """The stand-in encoder ``spec``'s DINO-WM needs at ``profile``, if any."""
+    if DINOWM not in check_study_arms(spec.arms) or profile.dinowm.encoder != "standin":
+        return None
+    return standin_artifact(profile, standin_settings(profile))
+
+
 def _models(spec: StudySpec, profile: Profile) -> list[tuple[str, int]]:
     return [(arm, s) for s in profile.seeds.train for arm in check_study_arms(spec.arms)]
 
@@ -188,17 +213,41 @@ def stage_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[U
     if stage not in STAGES:
         raise GridError(f"unknown stage {stage!r}; valid: {', '.join(STAGES)}")
     units: list[Unit] = []
+    seen: set[str] = set()  # datasets and stand-ins already given a unit (shared by studies)
+
+    def once(art: Artifact) -> bool:
+        new = f"{art.name}/{art.key}" not in seen
+        seen.add(f"{art.name}/{art.key}")
+        return new
+
     for spec in specs:
         p = spec.profile(base)
         task, data = spec.task, dataset_artifact(spec.task, p)
+        standin = _standin(spec, p)
         if stage == "collect":
-            units.append(Unit(stage, "collect", task, f"collect {task}", run_collect, (task, p),
-                              (data,), (), collect_hours(task, p)))  # fmt: skip
+            if once(data):
+                units.append(Unit(stage, "collect", task, f"collect {task}", run_collect,
+                                  (task, p), (data,), (), collect_hours(task, p)))  # fmt: skip
+            if standin is not None:
+                src = source_profile(p)
+                for t in TASKS:
+                    d = dataset_artifact(t, src)
+                    if once(d):
+                        units.append(Unit(stage, "collect", t, f"collect {t} for the stand-in "
+                                          f"({src.data.image_size} px)", run_collect, (t, src),
+                                          (d,), (), collect_hours(t, src)))  # fmt: skip
+        elif stage == "pretrain":
+            if standin is not None and once(standin):
+                inputs = tuple(dataset_artifact(t, source_profile(p)) for t in TASKS)
+                units.append(Unit(stage, "train", task, f"pretrain the DINO-WM stand-in "
+                                  f"({p.name}, key {standin.key})", run_pretrain, (p,),
+                                  (standin,), inputs, pretrain_hours(p)))  # fmt: skip
         elif stage == "train":
             for arm, s in _models(spec, p):
+                needs = (data,) if arm != DINOWM or standin is None else (data, standin)
                 units.append(Unit(stage, "train", task, f"train {task} {arm} seed {s}",
                                   TrainModel(), (task, arm, s, p),
-                                  (world_model_artifact(task, arm, s, p),), (data,),
+                                  (world_model_artifact(task, arm, s, p),), needs,
                                   train_hours(p)))  # fmt: skip
         elif stage == "plan":
             if spec.plans:
@@ -240,10 +289,42 @@ def _mppi_units(spec: StudySpec, p: Profile) -> list[Unit]:
 # --------------------------------------------------------------------------------------------
 
 
+def missing_dinov2(specs: Sequence[StudySpec], base: Profile) -> list[str]:
+    """The tasks whose study trains ``dinowm`` on DINOv2 while ``dinowm.dinov2_weights`` is
+    not a file (no key can name a checkpoint of an encoder that is not there)."""
+    out = []
+    for spec in specs:
+        p = spec.profile(base)
+        if DINOWM in check_study_arms(spec.arms) and p.dinowm.encoder == "dinov2":
+            try:
+                encoder_identity(p)
+            except DinoWeightsError:
+                out.append(spec.task)
+    return out
+
+
+def check_dinov2(specs: Sequence[StudySpec], base: Profile) -> None:
+    """Stop before any work, in one line, when a study needs the DINOv2 file and it is
+    missing."""
+    tasks = missing_dinov2(specs, base)
+    if tasks:
+        raise GridError(f"the studies of {', '.join(tasks)} train dinowm on DINOv2, but "
+                        f"dinowm.dinov2_weights ({base.dinowm.dinov2_weights!r}) is not a file; "
+                        f"download {DINOV2_VITS14_URL} and --set dinowm.dinov2_weights=PATH, "
+                        "or drop dinowm from those studies")  # fmt: skip
+
+
 def dry_run(specs: Sequence[StudySpec], base: Profile) -> pd.DataFrame:
     """Every unit of the grid, nothing submitted: stage, kind, task, label, estimated
     device-hours, whether it is cached, and the resources its kind asks for. The ``mppi``
-    units of a task whose sweep is not cached are estimates (their cells are fixed by it)."""
+    units of a task whose sweep is not cached are estimates (their cells are fixed by it).
+
+    A study that trains ``dinowm`` on DINOv2 without the weights file is listed without that
+    arm (its checkpoints have no key yet); ``attrs["left_out"]`` names those tasks, so the
+    caller can say so."""
+    left_out = missing_dinov2(specs, base)
+    specs = [replace(s, arms=tuple(a for a in s.arms if a != DINOWM)) if s.task in left_out
+             else s for s in specs]  # fmt: skip
     rows = []
     for stage in STAGES:
         for u in stage_units(stage, specs, base):
@@ -252,7 +333,9 @@ def dry_run(specs: Sequence[StudySpec], base: Profile) -> pd.DataFrame:
                          "hours": u.hours, "cached": bool(u.outputs) and u.cached,
                          "gpus": r["gpus"], "cpus": r["cpus"], "mem_gb": r["mem_gb"],
                          "time_limit_h": r["hours"]})  # fmt: skip
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs["left_out"] = left_out
+    return out
 
 
 def dry_run_summary(units: pd.DataFrame) -> pd.DataFrame:
@@ -402,6 +485,7 @@ def run_grid(
         raise GridError(f"unknown executor {executor!r}; valid: {', '.join(EXECUTORS)}")
     if not specs:
         raise GridError("no study to run: give at least one task")
+    check_dinov2(specs, base)
     if max_parallel is None:
         max_parallel = default_workers() if executor == "local" else 10_000
     max_parallel = check_workers(max_parallel)
