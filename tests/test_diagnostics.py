@@ -11,6 +11,7 @@ from jepa_geometry.analysis.probes import (
     lambda_spectrum,
     pca_spectrum,
     ridge_r2_per_dim,
+    ridge_weights,
 )
 
 
@@ -44,6 +45,27 @@ def test_pca_spectrum_matches_double_centred_gram_when_d_exceeds_n():
     assert spec.shape == (n,)
     np.testing.assert_allclose(spec[: len(ev)], ev / ev.sum(), rtol=1e-9)
     assert len(ev) == n - 1 and spec[n - 1] < 1e-12
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5])
+def test_ridge_on_an_embedding_wider_than_the_frames_solves_the_dual(alpha):
+    """D > N (DINO-WM's patch tokens): the N x N dual gives the primal's ridge vector, checked
+    against the closed form (minimum-norm least squares when alpha = 0)."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(12, 40))
+    x -= x.mean(0)
+    y = rng.normal(size=(12, 2))
+    w = ridge_weights(x, y, alpha)
+    if alpha > 0:
+        expect = np.linalg.solve(x.T @ x + alpha * np.eye(40), x.T @ y)
+    else:
+        expect = np.linalg.pinv(x) @ y
+    np.testing.assert_allclose(w, expect, rtol=1e-8, atol=1e-10)
+    narrow = x[:, :8]  # D < N takes the primal; the two agree where both apply
+    np.testing.assert_allclose(ridge_weights(narrow, y, alpha),
+                               np.linalg.pinv(narrow) @ y if alpha == 0 else
+                               np.linalg.solve(narrow.T @ narrow + alpha * np.eye(8),
+                                               narrow.T @ y), rtol=1e-8)  # fmt: skip
 
 
 def test_ridge_r2_per_dim_equals_ordinary_least_squares_at_zero_alpha():

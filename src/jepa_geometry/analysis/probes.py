@@ -42,12 +42,20 @@ def pca(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ridge_weights(xc: np.ndarray, yc: np.ndarray, alpha: float) -> np.ndarray:
-    """Ridge solution ``w = (Xcᵀ Xc + alpha I)⁻¹ Xcᵀ yc`` for centred ``xc`` and ``yc``.
+    """Ridge solution ``w = (Xcᵀ Xc + alpha I)⁻¹ Xcᵀ yc`` for centred ``xc`` (N, D) and ``yc``.
 
     Least squares on the regularised normal equations (stable when ``alpha = 0`` and Xc is
-    rank-deficient). Every ridge probe of the library goes through here.
+    rank-deficient). Every ridge probe of the library goes through here. When the embedding
+    is wider than the frames (D > N: DINO-WM's patch tokens, 98,304 numbers a frame at the
+    paper's size) it solves the dual, ``w = Xcᵀ (Xc Xcᵀ + alpha I)⁻¹ yc``, the same vector by
+    the push-through identity (and the minimum-norm solution when ``alpha = 0``), with an
+    N x N system instead of a D x D one that would not fit in memory.
     """
-    gram = xc.T @ xc + alpha * np.eye(xc.shape[1])
+    n, d = xc.shape
+    if d > n:
+        gram = xc @ xc.T + alpha * np.eye(n)
+        return xc.T @ np.linalg.lstsq(gram, yc, rcond=None)[0]
+    gram = xc.T @ xc + alpha * np.eye(d)
     return np.linalg.lstsq(gram, xc.T @ yc, rcond=None)[0]
 
 
