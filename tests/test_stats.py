@@ -20,12 +20,16 @@ def test_wilson_matches_scipy(k: int, n: int) -> None:
     assert hi == pytest.approx(ref.high, abs=1e-12)
 
 
-def test_wilson_closed_form_at_zero_successes() -> None:
-    # k = 0: the upper limit is z^2 / (n + z^2), the lower is 0.
+@pytest.mark.parametrize("n", [20, 200, 600, 1000])
+def test_wilson_closed_form_at_zero_successes(n: int) -> None:
+    # k = 0: the upper limit is z^2 / (n + z^2), the lower exactly 0 (at n = 200 the formula's
+    # floating point gave 1.7e-18, an interval that excluded the rate 0 itself); k = n mirrors.
     z = 1.959963984540054
-    lo, hi = stats.wilson_interval(0, 20)
+    lo, hi = stats.wilson_interval(0, n)
     assert lo == 0.0
-    assert hi == pytest.approx(z * z / (20 + z * z), rel=1e-12)
+    assert hi == pytest.approx(z * z / (n + z * z), rel=1e-12)
+    lo, hi = stats.wilson_interval(n, n)
+    assert hi == 1.0 and lo == pytest.approx(n / (n + z * z), rel=1e-12)
 
 
 def test_wilson_bad_input() -> None:

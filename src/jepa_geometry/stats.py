@@ -113,7 +113,11 @@ def wilson_interval(k: int, n: int, level: float = LEVEL) -> tuple[float, float]
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at k = 0 (k = n) the bound is exactly 0 (1): centre and half are equal in exact
+    # arithmetic, but not in floating point, where a bound just off 0 would exclude p̂ itself
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high
 
 
 def _bootstrap_means(
