@@ -404,3 +404,28 @@ def test_plan_cost_and_the_dinowm_table_against_direct_sums():
     assert "not DINOv2" in tables.dinowm_markdown(t.reset_index(), "tworoom")
     none = tables.dinowm_table(eps[eps.arm != "dinowm"], trained, "tworoom", "p")
     assert none.empty and "no DINO-WM arm" in tables.dinowm_markdown(none, "reacher")
+
+
+def test_dinowm_sentences_read_the_interval_and_scale_s_sign():
+    rows = []
+    rng = np.random.default_rng(8)
+    for arm, rate in (("lewm", 0.7), ("dinowm", 0.2)):
+        rows += [{"protocol": "p", "solver": "cem", "budget": "T1", "arm": arm, "train_seed": s,
+                  "episode": e, "success": bool(rng.random() < rate), "hard": False}
+                 for s in range(3) for e in range(100)]  # fmt: skip
+    eps = pd.DataFrame(rows)
+    text = tables.dinowm_sentence(eps, "tworoom", "p")
+    assert text.startswith("the stand-in DINO-WM plans worse than lewm at CEM T1")
+    assert "the opposite direction to SCALE's, which has DINO-WM above LeWM" in text  # +12.0
+    assert "the same direction as SCALE's" in tables.dinowm_sentence(eps, "pusht", "p")
+    assert tables.dinowm_sentence(eps[eps.arm == "lewm"], "pusht", "p").startswith("this study")
+    probes = pd.DataFrame({"arm": ["lewm", "lewm", "dinowm"], "train_seed": [0, 1, 0],
+                           "r2_top2": [0.1, 0.3, 0.6]})  # fmt: skip
+    ranking = pd.DataFrame({"arm": ["lewm", "dinowm", "dinowm", "lewm"],
+                            "source": ["gaussian", "gaussian", "gaussian", "dataset"],
+                            "tau_pred": [0.9, 0.1, 0.0, np.nan],
+                            "rollout_error": [0.01, 0.4, 0.6, np.nan]})  # fmt: skip
+    geo = tables.dinowm_geometry_sentence(probes, ranking)
+    assert "R² 0.60 (lewm: 0.20)" in geo and "Kendall τ 0.05 (lewm: 0.90)" in geo
+    assert "rollout error of 0.50 (lewm: 0.01)" in geo
+    assert tables.dinowm_geometry_sentence(probes[probes.arm == "lewm"], ranking) == ""

@@ -776,6 +776,58 @@ def dinowm_markdown(table: pd.DataFrame, task: str) -> str:
     )
 
 
+def dinowm_sentence(episodes: pd.DataFrame, task: str, protocol: str) -> str:
+    """The reading of :func:`dinowm_table`: at CEM T1, does the stand-in DINO-WM plan better or
+    worse than the baseline (the paired interval decides; overlapping zero: undecided), and
+    does that agree with the sign SCALE reports for the task (CEM, T1)."""
+    if "dinowm" not in set(episodes["arm"]):
+        return "this study has no DINO-WM arm"
+    cell = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == "cem")
+                    & (episodes["budget"] == "T1")]  # fmt: skip
+    d = paired_table(cell[cell["arm"].isin(["dinowm", BASELINE])]).iloc[0]
+    ours = 1 if d["low"] > 0 else -1 if d["high"] < 0 else 0
+    word = {1: "better than", -1: "worse than", 0: "not distinguishably from"}[ours]
+    text = (f"the stand-in DINO-WM plans {word} {BASELINE} at CEM T1 "
+            f"({format_rate(d['diff'], d['low'], d['high'])} pp)")  # fmt: skip
+    tier = reference_numbers(allow_empty=True, table="scale_success_per_tier", task=task,
+                             solver="cem", tier="T1").set_index("arm")["value"]  # fmt: skip
+    if not {"dinowm", BASELINE} <= set(tier.index):
+        return text + "; SCALE reports no DINO-WM number for this task"
+    theirs = float(np.sign(tier["dinowm"] - tier[BASELINE]))
+    agree = (
+        "the same direction as"
+        if ours == theirs
+        else ("no direction to compare with" if ours == 0 else "the opposite direction to")
+    )
+    return (
+        f"{text}: {agree} SCALE's, which has DINO-WM "
+        f"{'above' if theirs > 0 else 'below' if theirs < 0 else 'level with'} LeWM on "
+        f"this task ({tier['dinowm'] - tier[BASELINE]:+.1f} pp at CEM T1)"
+    )
+
+
+def dinowm_geometry_sentence(probes: pd.DataFrame, ranking: pd.DataFrame) -> str:
+    """Where the stand-in DINO-WM stands on the two halves of planning: do its frozen
+    features carry q in their leading components (ridge R² of q from the top-2 PCs), and does
+    its predictor rank candidates by their imagined outcomes (Kendall τ of the predictor
+    channel, rollout error), each beside ``lewm``'s. Empty when the study has no ``dinowm``."""
+    if "dinowm" not in set(probes["arm"]):
+        return ""
+    mean = probe_means(probes)
+    rk = ranking[ranking["source"] == "gaussian"].groupby("arm")[["tau_pred", "rollout_error"]]
+    r = rk.mean()
+    return (
+        f"The stand-in DINO-WM's frozen features carry q in their top-2 components with ridge "
+        f"R² {mean.loc['dinowm', 'r2_top2']:.2f} (lewm: {mean.loc[BASELINE, 'r2_top2']:.2f}); "
+        f"its predictor channel ranks candidates with Kendall τ "
+        f"{r.loc['dinowm', 'tau_pred']:.2f} (lewm: {r.loc[BASELINE, 'tau_pred']:.2f}) and "
+        f"a rollout error of {r.loc['dinowm', 'rollout_error']:.2f} "
+        f"(lewm: {r.loc[BASELINE, 'rollout_error']:.2f}). A low τ with a high rollout error "
+        "says the failure is the predictor's, not the features': it does not follow how "
+        "actions move the frozen tokens."
+    )
+
+
 def coordinate_table(coords: pd.DataFrame, by: str = "arm") -> pd.DataFrame:
     """Per-coordinate probes of q (:func:`~jepa_geometry.analysis.measurements.
     coordinate_probes`, or :func:`~jepa_geometry.study.gate.ladder_probes` with
