@@ -108,8 +108,12 @@ def test_a_preempted_training_resumes_bit_identical(data_root, tmp_path, monkeyp
     profile = with_overrides(SMOKE, {"train.steps": 120, "train.checkpoint_every": 10})
     unit = cluster.stage_units("train", [load_study("tworoom")], profile)[0]
     task, arm, seed, p = unit.args
-    cluster.run_stage(cluster.stage_units("collect", [load_study("tworoom")], profile), "local",
-                      tmp_path / "jobs", profile, 1, progress=False)  # fmt: skip
+    collect = [
+        u
+        for u in cluster.stage_units("collect", [load_study("tworoom")], profile)
+        if u.label == "collect tworoom"
+    ]  # not the stand-in's four other datasets
+    cluster.run_stage(collect, "local", tmp_path / "jobs", profile, 1, progress=False)
     ex = cluster.make_executor("local", tmp_path / "jobs", "train", p)
     job = ex.submit(unit.call, *unit.args)
     art = world_model_artifact(task, arm, seed, p)

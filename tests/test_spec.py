@@ -10,7 +10,7 @@ from jepa_geometry.study.spec import SpecError, available_studies, load_study
 
 def test_the_tworoom_study_is_the_book_s_grid():
     spec = load_study("tworoom")
-    assert spec.arms == ("lewm", "scale", "aux", "anisowm", "scale+anisowm")
+    assert spec.arms == ("lewm", "scale", "aux", "anisowm", "scale+anisowm", "dinowm")
     assert spec.main_protocol == "goal100_budget150"
     assert spec.protocols == ("goal100_budget150", "goal25_budget50")
     assert spec.seeds("solver_seeds", load_profile("laptop")) == [0]
@@ -23,7 +23,7 @@ def test_each_task_study_follows_its_gate():
     assert load_study("pointmaze").protocols == ("goal50_budget100", "goal25_budget50")
     pusht = load_study("pusht")
     assert pusht.protocols == ("goal25_budget50",) and pusht.settings == {"laptop": "96 px"}
-    assert pusht.arms == ("lewm", "scale", "aux", "anisowm", "scale-halfq")
+    assert pusht.arms == ("lewm", "scale", "aux", "anisowm", "scale-halfq", "dinowm")
     cube = load_study("cube")  # no rung of its ladder passed: trained and measured, not planned
     assert not cube.plans and cube.settings == {"laptop": "moving pairs"}
     assert cube.protocols == ("goal25_budget50_moving",)
