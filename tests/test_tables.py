@@ -428,4 +428,7 @@ def test_dinowm_sentences_read_the_interval_and_scale_s_sign():
     geo = tables.dinowm_geometry_sentence(probes, ranking)
     assert "R² 0.60 (lewm: 0.20)" in geo and "Kendall τ 0.05 (lewm: 0.90)" in geo
     assert "rollout error of 0.50 (lewm: 0.01)" in geo
+    assert "point at the predictor" in geo
+    good = ranking.assign(tau_pred=[0.5, 0.95, 0.95, np.nan])  # a predictor that ranks well
+    assert "point at the predictor" not in tables.dinowm_geometry_sentence(probes, good)
     assert tables.dinowm_geometry_sentence(probes[probes.arm == "lewm"], ranking) == ""

@@ -816,16 +816,22 @@ def dinowm_geometry_sentence(probes: pd.DataFrame, ranking: pd.DataFrame) -> str
     mean = probe_means(probes)
     rk = ranking[ranking["source"] == "gaussian"].groupby("arm")[["tau_pred", "rollout_error"]]
     r = rk.mean()
-    return (
+    text = (
         f"The stand-in DINO-WM's frozen features carry q in their top-2 components with ridge "
         f"R² {mean.loc['dinowm', 'r2_top2']:.2f} (lewm: {mean.loc[BASELINE, 'r2_top2']:.2f}); "
         f"its predictor channel ranks candidates with Kendall τ "
         f"{r.loc['dinowm', 'tau_pred']:.2f} (lewm: {r.loc[BASELINE, 'tau_pred']:.2f}) and "
         f"a rollout error of {r.loc['dinowm', 'rollout_error']:.2f} "
-        f"(lewm: {r.loc[BASELINE, 'rollout_error']:.2f}). A low τ with a high rollout error "
-        "says the failure is the predictor's, not the features': it does not follow how "
-        "actions move the frozen tokens."
+        f"(lewm: {r.loc[BASELINE, 'rollout_error']:.2f})."
     )
+    features = mean.loc["dinowm", "r2_top2"] > mean.loc[BASELINE, "r2_top2"]
+    dw, base = r.loc["dinowm"], r.loc[BASELINE]
+    predictor = dw.tau_pred < base.tau_pred and dw.rollout_error > base.rollout_error
+    if features and predictor:
+        text += (" Features that carry the state with a predictor that ranks worse and rolls "
+                 "out further off point at the predictor, not the features: it does not follow "
+                 "how actions move the frozen tokens.")  # fmt: skip
+    return text
 
 
 def coordinate_table(coords: pd.DataFrame, by: str = "arm") -> pd.DataFrame:
