@@ -56,9 +56,14 @@ class DinoConfig:
     interpolate_offset: float = 0.1  # DINOv2's offset in the pos_embed interpolation
 
     @property
+    def grid(self) -> int:
+        """Side of the patch grid at ``image_size``."""
+        return self.image_size // self.patch_size
+
+    @property
     def patches(self) -> int:
         """Patch tokens per frame at ``image_size``."""
-        return (self.image_size // self.patch_size) ** 2
+        return self.grid**2
 
 
 DINOV2_VITS14 = DinoConfig()

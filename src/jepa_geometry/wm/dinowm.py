@@ -131,7 +131,7 @@ class PatchWorldModel(nn.Module):
     def __init__(self, encoder: nn.Module, cfg: PatchPredictorConfig, image_size: int,
                  token_grid: int) -> None:  # fmt: skip
         super().__init__()
-        grid = int(round(encoder.cfg.patches**0.5))
+        grid = encoder.cfg.grid
         if token_grid < 1 or grid % token_grid or cfg.patches != token_grid**2:
             raise ValueError(f"token_grid {token_grid} must divide the encoder's {grid} x "
                              f"{grid} patch grid and give the predictor's {cfg.patches} "
@@ -261,7 +261,7 @@ def encoder_identity(profile: Profile) -> dict[str, Any]:
     """What a DINO-WM checkpoint's key records of its encoder: the stand-in's artifact key, or
     the sha256 of the DINOv2 file (a missing file stops here, naming it; so does a
     ``token_grid`` that does not divide the encoder's patch grid)."""
-    grid = encoder_config(profile).image_size // encoder_config(profile).patch_size
+    grid = encoder_config(profile).grid
     if grid % profile.dinowm.token_grid:
         valid = ", ".join(str(g) for g in range(1, grid + 1) if grid % g == 0)
         raise ValueError(f"dinowm.token_grid {profile.dinowm.token_grid} does not divide the "
