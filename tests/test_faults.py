@@ -81,6 +81,7 @@ def world(tmp_path_factory):
             "dataset": arrays(data.path),
             "model": sha(art.path / MODEL_FILE),
             "plan": plan.episodes,
+            "bytes": {k: sha(_payload(root, k)) for k in ("datasets", "results")},
         }
     finally:
         os.environ["JEPA_GEOMETRY_DATA"] = old
@@ -134,8 +135,9 @@ def test_a_damaged_dataset_is_reported_then_recollected_identically(world, copy,
     with pytest.raises(D.DatasetError, match="damaged.*--force"):
         _use("datasets")
     art = D.dataset_artifact("tworoom", profile())
-    get_or_build(art, lambda d: D.build_dataset("tworoom", profile(), d, 1, False), rebuild=True)
+    get_or_build(art, lambda d: D.build_dataset("tworoom", profile(), d, 2, False), rebuild=True)
     assert arrays(path) == world["dataset"]
+    assert sha(path) == world["bytes"]["datasets"]  # no wall time or worker count in the file
 
 
 @pytest.mark.parametrize("how", ["truncate", "flip", "delete"])
@@ -153,6 +155,7 @@ def test_a_damaged_planning_result_is_replanned_identically(world, copy, how):
         res = _use("results")
     cols = [c for c in res.episodes.columns if c != "plan_seconds"]  # wall time varies
     pd.testing.assert_frame_equal(res.episodes[cols], world["plan"][cols])
+    assert sha(_payload(copy, "results")) == world["bytes"]["results"]  # it lives in the manifest
 
 
 @pytest.mark.parametrize("kind", ["datasets", "checkpoints", "results"])
@@ -231,6 +234,7 @@ def test_planning_killed_mid_cell_replans_identically(world, tmp_path):
     assert not list(parent.glob(".tmp-*"))
 
 
+@pytest.mark.slow
 def test_a_chapter_killed_mid_run_reruns_to_the_same_notebook(tmp_path):
     import jupytext  # noqa: F401  (the chapter command needs it; fail clearly if missing)
     import nbformat

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.artifacts import Artifact, ArtifactError, get_or_build
+from jepa_geometry.artifacts import MANIFEST, Artifact, ArtifactError, get_or_build
 from jepa_geometry.envs import (
     Q_VARIANTS,
     TASKS,
@@ -256,7 +256,6 @@ def write_dataset(
             f.create_dataset(f"stats/{name}_std", data=_safe_std(x).astype(np.float32))
         for k, v in attrs.items():
             f.attrs[k] = v if isinstance(v, str | int | float) else json.dumps(v)
-        f.attrs["collect_seconds"] = seconds
     return {"episodes": n_total, "frames": n, "collect_seconds": round(seconds, 2)}
 
 
@@ -325,8 +324,7 @@ def build_dataset(
         "success_rule": cls.success_rule,
         "q_names": list(cls.q_names),
         "packages": package_versions(),
-        "workers": workers,
-    }
+    }  # wall time and worker count go to the manifest: the file's bytes depend on inputs only
     episodes = _episodes(
         task, profile.data.image_size, profile.seeds.data, profile.data.max_episode_steps,
         n_total, workers,
@@ -446,8 +444,18 @@ class EpisodeData:
             "steps per episode": float(np.mean(self.lengths - 1)),
             "behaviour success rate": float(np.mean(ep_success)),
             "file MB": round(self.path.stat().st_size / 2**20, 1),
-            "collect s": round(float(self.meta.get("collect_seconds", float("nan"))), 1),
+            "collect s": round(self.collect_seconds, 1),
         }
+
+    @property
+    def collect_seconds(self) -> float:
+        """The collection's wall time, from the artifact's manifest beside the file (the file
+        itself holds no wall time, so its bytes depend on the inputs alone); NaN for a file
+        outside the cache."""
+        try:
+            return float(json.loads((self.path.parent / MANIFEST).read_text())["collect_seconds"])
+        except (OSError, KeyError, ValueError):
+            return float("nan")
 
 
 def read_episodes(path: str | Path, task: str | None = None) -> EpisodeData:

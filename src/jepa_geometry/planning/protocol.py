@@ -560,7 +560,9 @@ def evaluate_arm(
     """Evaluate one trained world model (trained if missing) on the profile's episode set.
 
     Results are cached: ``results/plan-<task>/<key>/episodes.parquet`` for the arm and
-    ``results/random-<task>/<key>/episodes.parquet`` for the floor (shared by all arms).
+    ``results/random-<task>/<key>/episodes.parquet`` for the floor (shared by all arms). The
+    solve times, which depend on the machine, live in the arm's manifest and are joined back as
+    the ``plan_seconds`` column, so a payload's bytes depend on its inputs alone.
     """
 
     proto, n, spec, plan_art, rand_art = _cell(
@@ -583,8 +585,11 @@ def evaluate_arm(
         t0 = time.perf_counter()
         with job_threads():  # the same plans on any machine (jepa_geometry.jobs)
             table = evaluate_planner(env, model, data, eps, spec, seed, progress=progress)
+        # solve times go to the manifest: the payload's bytes depend on the inputs alone
+        seconds = table.pop("plan_seconds").round(6).tolist()
         table.to_parquet(tmp / "episodes.parquet", index=False)
-        return {"eval_seconds": time.perf_counter() - t0, "torch_threads": JOB_THREADS}
+        return {"eval_seconds": time.perf_counter() - t0, "torch_threads": JOB_THREADS,
+                "plan_seconds": seconds}  # fmt: skip
 
     def build_random(tmp) -> None:
         env, _, eps = context()
@@ -596,7 +601,9 @@ def evaluate_arm(
     finally:
         if state:
             state["ctx"][0].close()
+    manifest = plan_art.manifest()
     tab = pd.read_parquet(plan_path / "episodes.parquet")
+    tab["plan_seconds"] = manifest["plan_seconds"]
     for col, val in (("task", task), ("arm", arm), ("train_seed", train_seed)):
         tab.insert(0, col, val)
     for col, val in (("solver", solver), ("budget", budget), ("protocol", proto.name)):
@@ -609,7 +616,7 @@ def evaluate_arm(
         protocol=proto,
         episodes=tab,
         random=pd.read_parquet(rand_path / "episodes.parquet"),
-        eval_seconds=float(plan_art.manifest()["eval_seconds"]),
+        eval_seconds=float(manifest["eval_seconds"]),
     )
 
 

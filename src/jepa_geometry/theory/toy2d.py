@@ -374,17 +374,17 @@ def run_toy(cfg: ToyConfig, seed: int, tasks: dict) -> tuple[dict, Path]:
             "noise": cfg.noise,
             "seed": seed,
             **evaluate_toy(model, cfg, x0, goal, seed),
-            "train_seconds": train_s,
         }
         if lreg is not None:
             v = lreg.variances.detach().numpy()
             row["target_cond"] = float(v.max() / v.min())
         (tmp / "row.json").write_text(json.dumps(row))
         torch.save(model.state_dict(), tmp / "model.pt")
-        return {"log": log}
+        return {"log": log, "train_seconds": train_s}  # wall time: manifest, not payload
 
     path = get_or_build(art, build)
-    return json.loads((path / "row.json").read_text()), path
+    row = json.loads((path / "row.json").read_text())
+    return {**row, "train_seconds": art.manifest()["train_seconds"]}, path
 
 
 def load_model(path: Path, cfg: ToyConfig) -> ToyWorldModel:
