@@ -69,10 +69,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
-## test: ruff, the unit tests and every chapter at the smoke profile
+## test: ruff, the unit tests and every chapter at the smoke profile, one pytest-xdist worker
+## per core (each on one torch thread; tests/conftest.py), the 25 slowest tests listed
+TEST_WORKERS ?= $(shell nproc)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1 --durations=25
 
 clean-book:
 	rm -rf _build book/chapters

@@ -1,4 +1,11 @@
-"""Shared test set-up: an isolated artifact cache and a non-interactive matplotlib."""
+"""Shared test set-up: one artifact cache per test run, one torch thread per xdist worker, a
+non-interactive matplotlib.
+
+``make test`` runs the suite on every core with pytest-xdist (``-n``). All workers of one run
+share one smoke cache (``<run>/data``): the cache's own per-artifact file locks let two
+workers ask for the same dataset or model, the second waiting for the first and reusing its
+result, so every smoke input is built once per run whichever worker needs it first.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +15,53 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ... under xdist, else None
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
+if WORKER:  # two tests side by side, one core each: chapter kernels and subprocesses inherit it
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if WORKER:
+        import torch
+
+        torch.set_num_threads(1)
+
+
+LAST = ("test_book_builds_from_executed_chapters", "test_every_page_reads_offline_in_a_browser")
+AFTER_SLOW = ("ch08_across",)  # it waits for every page before it (test_chapters.executed)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Longest first, so that ``--dist load`` keeps both workers busy to the end: the pages
+    (in toc order), then the other ``slow`` tests, then the cross-task page, then the rest;
+    the HTML book and its browser check last (they wait for every page)."""
+
+    def rank(item: pytest.Item) -> int:
+        if item.originalname in LAST:
+            return 4
+        if any(page in item.name for page in AFTER_SLOW):
+            return 2
+        if item.get_closest_marker("chapters"):
+            return 0
+        return 1 if item.get_closest_marker("slow") else 3
+
+    items.sort(key=rank)  # stable: collection order within a rank
+
+
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of this test run that every xdist worker shares (a worker's own basetemp is
+    a subfolder of it); without xdist, the run's basetemp itself."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if WORKER else base
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_data_root(tmp_path_factory: pytest.TempPathFactory):
-    """Point the artifact cache at a temporary folder so tests never touch data/."""
-    root = tmp_path_factory.mktemp("data")
+    """Point the artifact cache at this run's shared folder so tests never touch data/."""
+    root = run_dir(tmp_path_factory) / "data"
+    root.mkdir(exist_ok=True)
     old = os.environ.get("JEPA_GEOMETRY_DATA")
     os.environ["JEPA_GEOMETRY_DATA"] = str(root)
     yield root
@@ -23,6 +69,20 @@ def _isolated_data_root(tmp_path_factory: pytest.TempPathFactory):
         os.environ.pop("JEPA_GEOMETRY_DATA", None)
     else:
         os.environ["JEPA_GEOMETRY_DATA"] = old
+
+
+@pytest.fixture(scope="session")
+def smoke_datasets(_isolated_data_root: Path) -> Path:
+    """The five tasks' smoke datasets in the run's shared cache (collected once per run, by
+    whichever worker asks first); returns that cache's ``datasets`` folder."""
+    from jepa_geometry.envs import TASKS
+    from jepa_geometry.envs.dataset import load_dataset
+    from jepa_geometry.profiles import load_profile
+
+    smoke = load_profile("smoke")
+    for task in TASKS:
+        load_dataset(task, smoke, workers=1, progress=False)
+    return _isolated_data_root / "datasets"
 
 
 @pytest.fixture

@@ -1,9 +1,11 @@
 """Every page of the toc, end to end at the smoke profile, then the HTML book from them.
 
 A task chapter runs once per task page. The pages run through the same function as ``make
-book`` (``run_chapter``) into a copy of
-the book's sources in a temporary folder; the last test builds that copy with Jupyter Book
-with warnings as errors, so a broken cross-reference or citation fails CI too.
+book`` (``run_chapter``) into one copy of the book's sources that every xdist worker of the
+run shares; each page is executed once, under its own lock, by whichever test needs it first
+(its own test, or the book build waiting for it). Jupyter Book then builds that copy once,
+with warnings as errors, so a broken cross-reference or citation fails CI too; the build test
+and the browser check each wait for that one build, on whichever worker they run.
 """
 
 import shutil
@@ -13,50 +15,78 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from filelock import FileLock
 
 from jepa_geometry.book.pipeline import EXECUTED_DIR, Page, book_pages, run_chapter
 
 from .browser import check_book, ensure_chromium
-from .conftest import REPO
+from .conftest import REPO, run_dir
 
 PAGES = book_pages(REPO)
+READS_EARLIER_PAGES = ("ch08_across",)  # reads from the cache the studies the task pages build
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def book_copy(tmp_path_factory) -> Path:
-    dst = tmp_path_factory.mktemp("book")
-    for name in ("_config.yml", "_toc.yml", "data.dvc"):
-        shutil.copy(REPO / name, dst / name)
-    shutil.copytree(REPO / "book", dst / "book", ignore=shutil.ignore_patterns("chapters"))
+    """The book's sources, copied once per run into the folder every worker shares."""
+    dst = run_dir(tmp_path_factory) / "book"
+    with FileLock(str(dst) + ".lock"):
+        if not (dst / "_toc.yml").is_file():
+            dst.mkdir(exist_ok=True)
+            shutil.copytree(REPO / "book", dst / "book",
+                            ignore=shutil.ignore_patterns("chapters"))  # fmt: skip
+            for name in ("data.dvc", "_config.yml", "_toc.yml"):  # _toc.yml last: "copied"
+                shutil.copy(REPO / name, dst / name)
     return dst
+
+
+def executed(page: Page, book_copy: Path) -> Path:
+    """The page executed at smoke into the shared book copy, once per run (the page's lock
+    makes a second asker wait for the first run and reuse it; a failed run leaves nothing,
+    so the next asker runs it again and sees the same error)."""
+    if page.name in READS_EARLIER_PAGES:  # as in `make book`: after every page before it
+        for earlier in PAGES[: PAGES.index(page)]:
+            executed(earlier, book_copy)
+    out = book_copy / EXECUTED_DIR / f"{page.name}.ipynb"
+    with FileLock(str(out) + ".lock"):
+        params = {**page.parameters, "profile": "smoke"}
+        return run_chapter(page.source, out, params, force=False, timeout=600).output
 
 
 @pytest.mark.chapters
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
 def test_chapter_runs_at_smoke(page: Page, book_copy: Path):
-    out = book_copy / EXECUTED_DIR / f"{page.name}.ipynb"
-    run = run_chapter(page.source, out, {**page.parameters, "profile": "smoke"}, timeout=600)
-    nb = nbformat.read(run.output, as_version=4)
+    nb = nbformat.read(executed(page, book_copy), as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert injected and "smoke" in injected[0].source
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
 
 
+def built_book(book_copy: Path) -> subprocess.CompletedProcess | None:
+    """Jupyter Book's build of the shared copy once every page is executed, once per run
+    (under a lock: the browser check waits for it); ``None`` when an earlier test built it."""
+    with FileLock(str(book_copy / "_build.lock")):
+        if (book_copy / "_build" / "html" / "index.html").is_file():
+            return None
+        for page in PAGES:  # each page as its own test left it, or run now if none has yet
+            executed(page, book_copy)
+        jb = Path(sys.executable).parent / "jupyter-book"
+        return subprocess.run(
+            [jb, "build", ".", "--warningiserror", "--nitpick", "--keep-going", "--quiet"],
+            cwd=book_copy,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+
 @pytest.mark.chapters
 def test_book_builds_from_executed_chapters(book_copy: Path):
-    missing = [p.name for p in PAGES if not (book_copy / EXECUTED_DIR / f"{p.name}.ipynb").exists()]
-    if missing:
-        pytest.skip(f"chapters did not run: {missing}")
-    jb = Path(sys.executable).parent / "jupyter-book"
-    res = subprocess.run(
-        [jb, "build", ".", "--warningiserror", "--nitpick", "--keep-going", "--quiet"],
-        cwd=book_copy,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    res = built_book(book_copy)
+    if res is not None:
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert (book_copy / "_build" / "html" / "index.html").is_file()
     for p in PAGES:
         html = book_copy / "_build" / "html" / EXECUTED_DIR / f"{p.name}.html"
         assert html.is_file()
@@ -68,9 +98,9 @@ def test_book_builds_from_executed_chapters(book_copy: Path):
 def test_every_page_reads_offline_in_a_browser(book_copy: Path):
     """Headless Chromium opens every page of the smoke book: no raw TeX (MathJax is served
     by the book, not a CDN), no broken image, link or fragment, no console error."""
+    res = built_book(book_copy)
+    assert res is None or res.returncode == 0, "the book did not build"
     html = book_copy / "_build" / "html"
-    if not (html / "index.html").is_file():
-        pytest.skip("the book was not built")
     ensure_chromium()
     report = check_book(html)
     bad = {page: problems for page, problems in report.items() if problems}
@@ -79,6 +109,7 @@ def test_every_page_reads_offline_in_a_browser(book_copy: Path):
                for p in report)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_browser_check_finds_what_a_reader_would(tmp_path: Path):
     ensure_chromium()
     site = tmp_path / "html"

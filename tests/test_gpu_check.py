@@ -27,6 +27,7 @@ def _module():
     return mod
 
 
+@pytest.mark.slow
 def test_the_gpu_check_runs_its_path_on_a_cpu(monkeypatch, tmp_path):
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path))  # restored after the test
     out = _module().main(TINY)

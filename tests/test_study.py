@@ -142,6 +142,7 @@ def test_cell_jobs_list_every_cell_of_the_grid_longest_first():
     assert len(keys) == len(plain)  # no cell twice
 
 
+@pytest.mark.slow
 def test_build_study_fills_the_cache_the_serial_grid_reads(data_root):
     """Two workers build a small study; the chapters' serial calls then build nothing, and
     build_times reads every stage back from the manifests."""

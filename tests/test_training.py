@@ -331,6 +331,7 @@ def test_a_corrupted_resume_checkpoint_is_never_trusted(tmp_path):
 # ------------------------------------------------------------------ the paper model on CPU
 
 
+@pytest.mark.slow
 def test_paper_model_takes_one_training_step_on_cpu(capsys):
     prof = load_profile("paper", {"train.steps": 1, "train.batch_size": 2})
     model = build_world_model(prof, action_dim=2)
