@@ -58,7 +58,7 @@ def breakdown(task: str, profile_name: str) -> pd.DataFrame:
         for m in study.STUDY_ARMS:
             add("training", world_model_artifact(task, m, seed, prof))
             add("geometry", geometry.geometry_artifact(
-                task, m, seed, prof, geometry.GeometrySettings()))  # fmt: skip
+                task, m, seed, prof, geometry.GeometrySettings.of(prof)))  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -1,14 +1,17 @@
 """The chapter pipeline: parameter validation, papermill on MyST sources, failures."""
 
+import io
 import subprocess
 import sys
 from pathlib import Path
 
 import jupytext
 import pytest
+import yaml
 
 from jepa_geometry.book.pipeline import (
     ChapterError,
+    build_book,
     chapter_sources,
     parameters_of,
     run_chapter,
@@ -208,3 +211,59 @@ def test_make_book_at_smoke_never_touches_the_book_s_data():
     laptop = subprocess.run(["make", "-n", "book"], cwd=REPO, capture_output=True, text=True,
                             timeout=60).stdout  # fmt: skip
     assert "data-push" in laptop and "data-pull" in laptop
+
+
+_TINY_CHAPTER = """---
+jupytext:
+  text_representation: {{extension: .md, format_name: myst}}
+kernelspec: {{display_name: Python 3, language: python, name: python3}}
+---
+
+# {name}
+
+```{{code-cell}} python
+:tags: [parameters]
+profile = "laptop"
+```
+
+```{{code-cell}} python
+import pathlib, time
+{body}
+```
+"""
+
+
+@pytest.mark.slow
+def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, monkeypatch):
+    """``jobs=2``: the two pages of the first wave each wait for the other to have started
+    (a serial build would time out); ``ch08_across`` starts only after both have ended."""
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    (tmp_path / "chapters").mkdir()
+    for me, other in (("ch01_a", "ch02_b"), ("ch02_b", "ch01_a")):
+        body = (f"pathlib.Path({str(stamps / me)!r}).touch()\n"
+                f"deadline = time.time() + 120\n"
+                f"while not pathlib.Path({str(stamps / other)!r}).exists():\n"
+                f"    assert time.time() < deadline, 'the other page never started'\n"
+                f"    time.sleep(0.1)\n"
+                f"time.sleep(1)\n"
+                f"pathlib.Path({str(stamps / (me + '.done'))!r}).touch()")  # fmt: skip
+        (tmp_path / "chapters" / f"{me}.md").write_text(_TINY_CHAPTER.format(name=me, body=body))
+    done = [str(stamps / f"{p}.done") for p in ("ch01_a", "ch02_b")]
+    last = f"assert all(pathlib.Path(p).exists() for p in {done!r})"
+    (tmp_path / "chapters" / "ch08_across.md").write_text(
+        _TINY_CHAPTER.format(name="ch08_across", body=last)
+    )
+    names = ("ch08_across", "ch01_a", "ch02_b")  # the cross-task page listed first, run last
+    toc = {"format": "jb-book", "root": "book/intro",
+           "chapters": [{"file": f"book/chapters/{p}"} for p in names]}  # fmt: skip
+    (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc))
+    (tmp_path / "data.dvc").write_text("outs: [{path: data}]\n")
+    monkeypatch.chdir(tmp_path)
+    log = io.StringIO()
+    runs = build_book("smoke", out_dir=tmp_path / "out", stream=log, progress=False, jobs=2)
+    assert [r.name for r in runs] == list(names)  # reported in the toc's order
+    assert all((tmp_path / "out" / f"{r.name}.ipynb").is_file() for r in runs)
+    assert "2 pages, 2 at a time" in log.getvalue()
+    with pytest.raises(ValueError, match="workers must be an integer >= 1, got 0"):
+        build_book("smoke", out_dir=tmp_path / "out", jobs=0)

@@ -218,7 +218,7 @@ def test_per_task_episode_counts():
     laptop = load_profile("laptop")
     assert D.episode_counts("cube", laptop) == laptop.data.task_episodes["cube"]
     smoke = load_profile("smoke", {"data.task_episodes": {}})
-    assert D.episode_counts("cube", smoke) == (12, 4)
+    assert D.episode_counts("cube", smoke) == (smoke.data.episodes, smoke.data.heldout_episodes)
     bad = load_profile("smoke", {"data.task_episodes": {"cubes": [1, 1]}})
     with pytest.raises(ValueError, match=r"unknown task\(s\) 'cubes'; valid: tworoom"):
         D.episode_counts("pusht", bad)
@@ -263,7 +263,7 @@ def test_dataset_table_rows_and_throughput(datasets):
     assert list(table.index) == list(TASKS)
     for task, d in datasets.items():
         assert table.loc[task, "frames"] == d.num_frames == 2 * (STEPS + 1)
-        secs = round(float(d.meta["collect_seconds"]), 1)
+        secs = round(d.collect_seconds, 1)
         assert table.loc[task, "frames/s"] == pytest.approx(round(d.num_frames / secs))
 
 

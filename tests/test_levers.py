@@ -39,6 +39,23 @@ def test_rungs_are_cumulative_multipliers_of_the_profile():
     assert ladder_lever("pusht", "96 px, 3x steps").apply("pusht", mine).train.steps == 1500
 
 
+def test_the_smoke_profile_caps_every_factor_and_keeps_every_rung_distinct():
+    smoke, laptop = load_profile("smoke"), load_profile("laptop")
+    assert smoke.ladder.max_factor == 2.0 and laptop.ladder.max_factor == float("inf")
+    for task, ladder in LADDERS.items():
+        cfgs = [lv.apply(task, smoke) for lv in ladder]
+        for lv, cfg in zip(ladder, cfgs, strict=True):
+            assert cfg.data.image_size == round(min(lv.image, 2) * smoke.data.image_size)
+            assert cfg.train.steps == round(min(lv.steps, 2) * smoke.train.steps)
+            assert episode_counts(task, cfg) == tuple(
+                round(min(lv.episodes, 2) * c) for c in episode_counts(task, smoke))  # fmt: skip
+        rungs = {(c.data.image_size, c.train.steps, episode_counts(task, c), lv.protocol)
+                 for lv, c in zip(ladder, cfgs, strict=True)}  # fmt: skip
+        assert len(rungs) == len(ladder)  # each rung still a configuration of its own
+    cube = ladder_lever("cube", "moving pairs, 5x episodes").apply("cube", smoke)
+    assert episode_counts("cube", cube) == (4, 4)  # 2 x smoke's (2, 2), not 5 x
+
+
 def test_bad_levers_and_overrides_stop_with_one_line():
     with pytest.raises(ValueError, match="multipliers must be >= 1"):
         Lever("fewer", steps=0.5)

@@ -176,7 +176,8 @@ def _cmd_gate(args: argparse.Namespace) -> int:
 
 
 def _cmd_book(args: argparse.Namespace) -> int:
-    build_book(args.profile, force=args.force, only=args.only or None, progress=not args.quiet)
+    build_book(args.profile, force=args.force, only=args.only or None, progress=not args.quiet,
+               jobs=args.jobs)  # fmt: skip
     return 0
 
 
@@ -299,6 +300,10 @@ def build_parser() -> argparse.ArgumentParser:
     sb.add_argument("--force", action="store_true", help="re-execute chapters even if unchanged")
     sb.add_argument("--only", nargs="*", metavar="CHAPTER", help="run only these chapters")
     sb.add_argument("--quiet", action="store_true", help="no progress bars from the chapters")
+    sb.add_argument(
+        "--jobs", type=_positive_int, default=default_workers(),
+        help="pages executed side by side (default: one per core); no number depends on it",
+    )  # fmt: skip
     sb.set_defaults(func=_cmd_book)
 
     sh = sub.add_parser(

@@ -137,6 +137,32 @@ class DinoWMSettings:
     token_grid: int
 
 
+@dataclass(frozen=True)
+class LadderSettings:
+    """How far the rungs of a task's ladder (:mod:`jepa_geometry.study.levers`) scale the
+    profile: a lever's factor is capped at ``max_factor`` (``.inf`` at laptop and paper: the
+    ladder as fixed; 2 at smoke, where every rung still differs from the one before, at a
+    fraction of the cost)."""
+
+    max_factor: float
+
+
+@dataclass(frozen=True)
+class GeometrySizes:
+    """How much the geometry measurements take (:class:`jepa_geometry.analysis.measurements.
+    GeometrySettings`): the papers' protocol sizes at ``laptop`` and ``paper`` (SCALE's 1,500
+    probe frames, 20,000 dispersion pairs, 20 starts x 64 candidates; AnisoWM's 32 x 32
+    landscape grid and 200 goals), a few of each at ``smoke``, where they test the code, not
+    the science."""
+
+    probe_frames: int
+    dispersion_pairs: int
+    ranking_starts: int
+    ranking_candidates: int
+    grid: int  # positions per side of the landscape grid
+    landscape_goals: int
+
+
 CLUSTER_UNITS: tuple[str, ...] = ("collect", "train", "plan", "measure")
 """The kinds of unit of work of the study grid (:mod:`jepa_geometry.study.cluster`)."""
 RESOURCE_KEYS: tuple[str, ...] = ("gpus", "cpus", "mem_gb", "hours")
@@ -186,6 +212,8 @@ class Profile:
     theory: TheorySettings = field(repr=False)
     cluster: ClusterSettings = field(repr=False)
     dinowm: DinoWMSettings = field(repr=False)
+    geometry: GeometrySizes = field(repr=False)
+    ladder: LadderSettings = field(repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain nested dict (lists for tuples), e.g. for manifests and cache keys."""
@@ -337,6 +365,13 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "dinowm.mlp": (1, _INF, False),
     "dinowm.standin_steps": (1, _INF, False),
     "dinowm.token_grid": (1, _INF, False),
+    "ladder.max_factor": (1, _INF, False),
+    "geometry.probe_frames": (4, _INF, False),  # a held-out ridge fit needs a few frames
+    "geometry.dispersion_pairs": (1, _INF, False),
+    "geometry.ranking_starts": (1, _INF, False),
+    "geometry.ranking_candidates": (2, _INF, False),  # a rank correlation needs two
+    "geometry.grid": (2, _INF, False),
+    "geometry.landscape_goals": (1, _INF, False),
 }
 
 

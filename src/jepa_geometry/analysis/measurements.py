@@ -42,18 +42,24 @@ from jepa_geometry.wm.training import load_world_model, training_log, world_mode
 
 @dataclass(frozen=True)
 class GeometrySettings:
-    """What is measured, fixed before any result (SCALE's and AnisoWM's protocol sizes)."""
+    """What is measured, fixed before any result: the sizes of the profile's ``geometry``
+    section (SCALE's and AnisoWM's protocol sizes at laptop and paper) and the seeds."""
 
-    probe_frames: int = 1500  # SCALE's probe frames
+    probe_frames: int  # SCALE's probe frames
+    dispersion_pairs: int  # SCALE's dispersion pairs
+    ranking_starts: int  # SCALE's starts; book: rec-cost-ordering
+    ranking_candidates: int
+    grid: int  # positions per side of the landscape grid
+    landscape_goals: int
     probe_seed: int = 0
-    dispersion_pairs: int = 20_000  # SCALE's dispersion pairs
-    ranking_starts: int = 20  # SCALE's starts; book: rec-cost-ordering
-    ranking_candidates: int = 64
     ranking_seed: int = 7  # SCALE's CAND_SEED
-    grid: int = 32  # positions per side of the landscape grid
-    landscape_goals: int = 200
     landscape_seed: int = 0
     version: int = 1
+
+    @classmethod
+    def of(cls, profile: Profile) -> GeometrySettings:
+        """The settings of ``profile`` (its ``geometry`` section, the default seeds)."""
+        return cls(**asdict(profile.geometry))
 
 
 @dataclass
@@ -146,7 +152,7 @@ def probe_frames(
     """``(z, q)`` of the held-out probe frames that every per-model measure uses: the
     embeddings under one trained model (float64) and the raw task state q of the same frames
     (:meth:`_Context.probe_rows`, SCALE's held-out sample of ``settings.probe_frames``)."""
-    ctx = _Context(task, profile, settings or GeometrySettings())
+    ctx = _Context(task, profile, settings or GeometrySettings.of(profile))
     try:
         return _probe_frames(load_world_model(task, arm, seed, profile), ctx)
     finally:
@@ -201,7 +207,7 @@ def measure(
 ) -> dict[str, Any]:
     """:func:`measure_model` for one model on its own (a unit of the study grid,
     :mod:`jepa_geometry.study.cluster`): the model-independent inputs are built for it alone."""
-    ctx = _Context(task, profile, settings or GeometrySettings())
+    ctx = _Context(task, profile, settings or GeometrySettings.of(profile))
     try:
         return measure_model(task, arm, seed, profile, ctx)
     finally:
@@ -215,7 +221,7 @@ def coordinate_probes(
     arm x training seed, on the probe frames of :func:`measure_model`. Columns: ``arm``,
     ``train_seed``, ``coordinate`` (the task's q names), ``r2``. Not cached: one encoding of
     the probe frames per model."""
-    s = settings or GeometrySettings()
+    s = settings or GeometrySettings.of(profile)
     ctx = _Context(task, profile, s)
     names = q_names(task)
     rows = []
@@ -239,7 +245,7 @@ def measure_arms(
     progress: bool = True,
 ) -> Geometry:
     """:func:`measure_model` for every arm x training seed, gathered into tidy tables."""
-    s = settings or GeometrySettings()
+    s = settings or GeometrySettings.of(profile)
     ctx = _Context(task, profile, s)
     probe_rows, spectra, ranks, lands, lams = [], [], [], [], {}
     jobs = [(m, seed) for seed in profile.seeds.train for m in check_arms(arms)]
@@ -274,7 +280,7 @@ def landscape_grid(
     task: str, profile: Profile, settings: GeometrySettings | None = None
 ) -> landscape.Grid:
     """The rendered position grid of :func:`landscape.position_grid`, cached as an artifact."""
-    s = settings or GeometrySettings()
+    s = settings or GeometrySettings.of(profile)
     art = Artifact(
         "results",
         f"position-grid-{task}",
@@ -298,7 +304,7 @@ def load_z_grid(
     task: str, arm: str, seed: int, profile: Profile, settings: GeometrySettings | None = None
 ) -> np.ndarray:
     """The embeddings of the landscape grid's frames under one trained model (cached)."""
-    s = settings or GeometrySettings()
+    s = settings or GeometrySettings.of(profile)
     ctx = _Context(task, profile, s)
     try:
         return np.load(measure_model(task, arm, seed, profile, ctx)["z_grid_path"])

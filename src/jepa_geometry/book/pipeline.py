@@ -13,10 +13,10 @@ several tasks never share a Sphinx label. Every chapter has one cell tagged
 execution -- an unknown name or a value of the wrong type fails with the valid choices --
 then executes the chapter with papermill and writes the executed notebook atomically.
 
-:func:`build_book` runs every chapter of ``_toc.yml`` in order, printing one line per chapter
-with its wall time, and skips a chapter whose executed notebook already carries the same
-fingerprint (chapter source, parameters and library source), so a rebuild with a warm cache
-only re-renders HTML.
+:func:`build_book` runs every chapter of ``_toc.yml`` (in order, or ``jobs`` pages side by
+side), printing one line per chapter with its wall time, and skips a chapter whose executed
+notebook already carries the same fingerprint (chapter source, parameters and library
+source), so a rebuild with a warm cache only re-renders HTML.
 """
 
 from __future__ import annotations
@@ -24,11 +24,13 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import multiprocessing as mp
 import os
 import re
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,7 @@ from jepa_geometry.artifacts import DATA_ENV, READ_ONLY_ENV, atomic_path, data_r
 from jepa_geometry.book.parameters import check_parameter
 from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
+from jepa_geometry.jobs import check_workers
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
 
 EXECUTED_DIR = Path("book") / "chapters"
@@ -413,6 +416,16 @@ def run_chapter(
     return ChapterRun(output.stem, output, time.perf_counter() - t0, False)
 
 
+AFTER_ALL: tuple[str, ...] = ("ch08_across",)
+"""Pages that read the other pages' artifacts from the cache only: they run after every other
+page (alone in their own wave), so they never see a study half built."""
+
+
+def _run_page(page: Page, out: Path, profile: str, force: bool, progress: bool) -> ChapterRun:
+    return run_chapter(page.source, out, {**page.parameters, "profile": profile}, force=force,
+                       progress=progress)  # fmt: skip
+
+
 def build_book(
     profile: str,
     *,
@@ -421,10 +434,20 @@ def build_book(
     out_dir: Path | None = None,
     stream=sys.stdout,
     progress: bool = True,
+    jobs: int = 1,
 ) -> list[ChapterRun]:
-    """Run every chapter of the toc with ``profile`` into ``book/chapters/`` (one line each)."""
+    """Run every chapter of the toc with ``profile`` into ``book/chapters/`` (one line each).
+
+    With ``jobs`` > 1 that many pages execute side by side, each in its own kernel: two pages
+    that need the same dataset or model share it through the cache's per-artifact locks (the
+    second waits for the first), so every number is the same as in a serial build (every model
+    and planning cell is built on one thread, :mod:`jepa_geometry.jobs`). The pages of
+    :data:`AFTER_ALL` run after all the others. The kernels' progress bars stream to stderr
+    only when pages run one at a time.
+    """
     if profile not in PROFILES:
         raise ProfileError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
+    jobs = check_workers(jobs)
     root = _root()
     out_dir = out_dir or root / EXECUTED_DIR
     pages = book_pages(root)
@@ -436,19 +459,33 @@ def build_book(
                 f"unknown page(s) {sorted(unknown)}; valid: {', '.join(p.name for p in pages)}"
             )
         pages = [p for p in pages if p.name in wanted]
-    runs = []
-    total = time.perf_counter()
-    for i, page in enumerate(pages, 1):
-        print(f"[{i}/{len(pages)}] {page.name} (profile={profile}) ...", file=stream, flush=True)
-        run = run_chapter(
-            page.source, out_dir / f"{page.name}.ipynb", {**page.parameters, "profile": profile},
-            force=force, progress=progress,
-        )  # fmt: skip
+    n = len(pages)
+    index = {p.name: i for i, p in enumerate(pages, 1)}
+    runs: dict[str, ChapterRun] = {}
+
+    def done(run: ChapterRun) -> None:
         status = "cached" if run.skipped else f"{run.seconds:7.1f} s"
-        print(f"[{i}/{len(pages)}] {page.name}: {status}", file=stream, flush=True)
-        runs.append(run)
+        print(f"[{index[run.name]}/{n}] {run.name}: {status}", file=stream, flush=True)
+        runs[run.name] = run
+
+    total = time.perf_counter()
+    last = [p for p in pages if p.name in AFTER_ALL]
+    for wave in ([p for p in pages if p not in last], last):
+        if jobs == 1 or len(wave) < 2:
+            for page in wave:
+                print(f"[{index[page.name]}/{n}] {page.name} (profile={profile}) ...",
+                      file=stream, flush=True)  # fmt: skip
+                done(_run_page(page, out_dir / f"{page.name}.ipynb", profile, force, progress))
+            continue
+        print(f"{len(wave)} pages, {jobs} at a time (profile={profile}) ...", file=stream,
+              flush=True)  # fmt: skip
+        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as pool:
+            futures = [pool.submit(_run_page, page, out_dir / f"{page.name}.ipynb", profile,
+                                   force, False) for page in wave]  # fmt: skip
+            for fut in as_completed(futures):
+                done(fut.result())
     print(f"all chapters: {time.perf_counter() - total:.1f} s", file=stream, flush=True)
-    return runs
+    return [runs[p.name] for p in pages]
 
 
 def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRun:

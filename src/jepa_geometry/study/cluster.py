@@ -109,7 +109,7 @@ class PlanCells(submitit.helpers.Checkpointable):
 def run_measure(task: str, arm: str, seed: int, profile: Profile) -> None:
     """Measure one model's geometry (chapter 7's probes, rank channels and landscape)."""
     with job_threads():
-        measure(task, arm, seed, profile, GeometrySettings())
+        measure(task, arm, seed, profile, GeometrySettings.of(profile))
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,7 +259,7 @@ def stage_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[U
                 model = world_model_artifact(task, arm, s, p)
                 units.append(Unit(stage, "measure", task, f"measure {task} {arm} seed {s}",
                                   run_measure, (task, arm, s, p),
-                                  (geometry_artifact(task, arm, s, p, GeometrySettings()),),
+                                  (geometry_artifact(task, arm, s, p, GeometrySettings.of(p)),),
                                   (model, data), p.cluster.measure_hours))  # fmt: skip
         elif spec.plans:  # mppi
             units += _mppi_units(spec, p)

@@ -41,14 +41,17 @@ class Lever:
                              f"valid: {', '.join(PROTOCOLS)}")  # fmt: skip
 
     def overrides(self, task: str, profile: Profile) -> dict[str, object]:
-        """The dotted profile overrides of this rung, relative to ``profile``."""
+        """The dotted profile overrides of this rung, relative to ``profile``; each factor is
+        capped at the profile's ``ladder.max_factor``."""
+        cap = profile.ladder.max_factor
+        image, steps, episodes = (min(f, cap) for f in (self.image, self.steps, self.episodes))
         out: dict[str, object] = {}
-        if self.image != 1.0:
-            out["data.image_size"] = round(self.image * profile.data.image_size)
-        if self.steps != 1.0:
-            out["train.steps"] = round(self.steps * profile.train.steps)
-        if self.episodes != 1.0:
-            counts = [round(self.episodes * c) for c in episode_counts(task, profile)]
+        if image != 1.0:
+            out["data.image_size"] = round(image * profile.data.image_size)
+        if steps != 1.0:
+            out["train.steps"] = round(steps * profile.train.steps)
+        if episodes != 1.0:
+            counts = [round(episodes * c) for c in episode_counts(task, profile)]
             out["data.task_episodes"] = {**profile.data.task_episodes, task: counts}
         return out
 
