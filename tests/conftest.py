@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from jepa_geometry.book.pipeline import AFTER_ALL
+
 REPO = Path(__file__).resolve().parents[1]
 WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ... under xdist, else None
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -30,7 +32,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 LAST = ("test_book_builds_from_executed_chapters", "test_every_page_reads_offline_in_a_browser")
-AFTER_SLOW = ("ch08_across",)  # it waits for every page before it (test_chapters.executed)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -41,7 +42,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
         if item.originalname in LAST:
             return 4
-        if any(page in item.name for page in AFTER_SLOW):
+        if any(page in item.name for page in AFTER_ALL):  # it waits for the pages before it
             return 2
         if item.get_closest_marker("chapters"):
             return 0

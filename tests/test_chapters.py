@@ -17,13 +17,12 @@ import nbformat
 import pytest
 from filelock import FileLock
 
-from jepa_geometry.book.pipeline import EXECUTED_DIR, Page, book_pages, run_chapter
+from jepa_geometry.book.pipeline import AFTER_ALL, EXECUTED_DIR, Page, book_pages, run_chapter
 
 from .browser import check_book, ensure_chromium
 from .conftest import REPO, run_dir
 
 PAGES = book_pages(REPO)
-READS_EARLIER_PAGES = ("ch08_across",)  # reads from the cache the studies the task pages build
 
 
 @pytest.fixture(scope="session")
@@ -44,7 +43,7 @@ def executed(page: Page, book_copy: Path) -> Path:
     """The page executed at smoke into the shared book copy, once per run (the page's lock
     makes a second asker wait for the first run and reuse it; a failed run leaves nothing,
     so the next asker runs it again and sees the same error)."""
-    if page.name in READS_EARLIER_PAGES:  # as in `make book`: after every page before it
+    if page.name in AFTER_ALL:  # as in `make book`: after every page before it
         for earlier in PAGES[: PAGES.index(page)]:
             executed(earlier, book_copy)
     out = book_copy / EXECUTED_DIR / f"{page.name}.ipynb"

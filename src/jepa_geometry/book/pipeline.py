@@ -418,7 +418,7 @@ def run_chapter(
 
 AFTER_ALL: tuple[str, ...] = ("ch08_across",)
 """Pages that read the other pages' artifacts from the cache only: they run after every other
-page (alone in their own wave), so they never see a study half built."""
+page (in a wave of their own), so they never see a study half built."""
 
 
 def _run_page(page: Page, out: Path, profile: str, force: bool, progress: bool) -> ChapterRun:
