@@ -8,7 +8,14 @@ import os
 import pytest
 import torch
 
-from jepa_geometry.jobs import JOB_THREADS, check_workers, job_threads, run_parallel
+from jepa_geometry.jobs import (
+    JOB_THREADS,
+    WORKERS_ENV,
+    check_workers,
+    default_workers,
+    job_threads,
+    run_parallel,
+)
 
 
 def _job(i: int) -> tuple[int, int, list[float]]:
@@ -18,6 +25,14 @@ def _job(i: int) -> tuple[int, int, list[float]]:
         a = torch.randn(64, 64, generator=g)
         value = (a @ a.T).sum(0)[:3].tolist()
         return torch.get_num_threads(), os.getpid(), value
+
+
+def _pid_and_env(i: int) -> tuple[int, str | None]:
+    return os.getpid(), os.environ.get("JOBS_TEST_MARK")
+
+
+def _odd(i: int) -> bool:
+    return i % 2 == 1
 
 
 def _fails(i: int) -> int:
@@ -56,3 +71,28 @@ def test_a_failing_job_raises_its_own_error() -> None:
 def test_bad_worker_counts_fail_in_one_line(bad) -> None:
     with pytest.raises(ValueError, match=r"workers must be an integer >= 1, got"):
         check_workers(bad)
+
+
+def test_only_pending_jobs_go_to_the_pool_and_see_the_callers_environment(monkeypatch) -> None:
+    """``pending`` sends the jobs with work to do to the pool (cached ones run here, so a
+    stage with nothing to build starts no process); a pool process sees the environment as
+    it is at the call, not as it was when the pool's server started."""
+    run_parallel(_pid_and_env, [(0,), (1,)], workers=2, progress=False)  # starts the server
+    monkeypatch.setenv("JOBS_TEST_MARK", "now")
+    out = run_parallel(_pid_and_env, [(i,) for i in range(6)], 2, progress=False, pending=_odd)
+    here = [i for i, (pid, _) in enumerate(out) if pid == os.getpid()]
+    assert here == [0, 2, 4]
+    assert {mark for _, mark in out} == {"now"}
+    nothing = run_parallel(_pid_and_env, [(0,), (2,)], 2, progress=False, pending=_odd)
+    assert {pid for pid, _ in nothing} == {os.getpid()}
+
+
+def test_default_workers_reads_the_environment_or_counts_cores(monkeypatch) -> None:
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    assert default_workers() == max(len(os.sched_getaffinity(0)) // JOB_THREADS, 1)
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    assert default_workers() == 3
+    for bad in ("0", "-1", "two", "1.5", ""):
+        monkeypatch.setenv(WORKERS_ENV, bad)
+        with pytest.raises(ValueError, match=rf"\$JEPA_GEOMETRY_WORKERS must be .* got '{bad}'"):
+            default_workers()

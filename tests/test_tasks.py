@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from jepa_geometry.envs import TASKS, make_task, q_indices, q_names
+from jepa_geometry.envs import TASKS, make_task, q_indices, q_names, shared_task
 
 Q_DIMS = {"tworoom": 2, "pusht": 6, "reacher": 4, "cube": 9, "pointmaze": 2}
 ACTION_DIMS = {"tworoom": 2, "pusht": 2, "reacher": 2, "cube": 5, "pointmaze": 2}
@@ -111,6 +111,47 @@ def test_restoring_a_state_reproduces_q_frame_and_future(tasks, name):
     # Push-T: pymunk warm-starts contacts from the previous step, which no state holds.
     atol = 1.0 if name == "pusht" else 1e-4
     np.testing.assert_allclose(np.array(fut1), np.array(original), rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_a_reset_simulator_runs_as_a_new_one(tasks, name):
+    """What lets a process reuse one simulator for every planning cell (envs.shared_task):
+    after reset(seed), set_state and, where the environment draws a target, set_goal_state,
+    a simulator that has run before renders and steps bit for bit as a newly built one."""
+    used = tasks[name]
+    recorded = _run(used, seed=3, steps=12)
+    rng = np.random.default_rng(1)
+    actions = [rng.uniform(used.action_low, used.action_high).astype(np.float32) for _ in range(8)]
+
+    def episode(t) -> tuple[np.ndarray, np.ndarray]:
+        t.reset(1000)
+        t.set_state(recorded[4])
+        if hasattr(t, "set_goal_state"):
+            t.set_goal_state(recorded[12])
+        frames, states = [t.render()], []
+        for a in actions:
+            t.step(a)
+            states.append(t.get_state())
+            frames.append(t.render())
+        return np.array(frames), np.array(states)
+
+    new = make_task(name, SIZE, seed=0)
+    try:
+        frames_new, states_new = episode(new)
+    finally:
+        new.close()
+    _run(used, seed=8, steps=5)  # somewhere else entirely
+    frames_used, states_used = episode(used)
+    np.testing.assert_array_equal(states_used, states_new)
+    np.testing.assert_array_equal(frames_used, frames_new)
+
+
+def test_shared_task_is_one_simulator_per_process() -> None:
+    a = shared_task("tworoom", SIZE, seed=5)
+    assert shared_task("tworoom", SIZE, seed=5) is a
+    assert shared_task("tworoom", SIZE, seed=6) is not a
+    with pytest.raises(ValueError, match="unknown task 'nope'"):
+        shared_task("nope", SIZE)
 
 
 @pytest.mark.parametrize("name", TASKS)
@@ -231,3 +272,45 @@ def test_task_table_lists_each_tasks_definitions():
         assert table.loc[name, "action dim"] == ACTION_DIMS[name]
     assert table.loc["reacher", "environment"] == "swm/ReacherDMControl-v0"
     assert list(task_table(["cube"]).index) == ["cube"]
+
+
+SWM_PROBE = """
+import sys
+from jepa_geometry.envs import make_task
+from jepa_geometry.planning.solver import Planner  # swm's solvers and PlanConfig
+task = make_task("tworoom", 32)
+task.reset(0)
+task.render()
+task.close()
+light = "lancedb" not in sys.modules and "stable_worldmodel.data" not in sys.modules
+import stable_worldmodel
+from stable_worldmodel import World
+print(light, "lancedb" in sys.modules, World is stable_worldmodel.World, World.__module__)
+"""
+
+
+def test_swm_loads_without_its_dataset_formats_and_completes_when_asked() -> None:
+    """envs.base.import_swm: building a task and planning import no lancedb (nor swm's data
+    package), and the first other name read from swm runs its whole ``__init__``."""
+    out = subprocess.run([sys.executable, "-c", SWM_PROBE], capture_output=True, text=True,
+                         timeout=300, check=True)  # fmt: skip
+    assert out.stdout.split() == ["True", "True", "True", "stable_worldmodel.world.world"]
+
+
+GL_THEN_COMPILER = """
+from jepa_geometry.envs import make_task
+task = make_task("cube", 32)
+task.reset(0)
+task.render()  # MuJoCo's software OpenGL: Mesa and its LLVM are loaded now
+task.close()
+import torch._dynamo  # Triton's LLVM (torch.optim and torchvision import it)
+print("alive")
+"""
+
+
+def test_torch_compiler_imports_after_an_opengl_frame() -> None:
+    """import_swm loads Triton before any environment: loaded after Mesa's LLVM, it crashes
+    the process (a segfault, as a page that rendered Cube and then trained a model did)."""
+    out = subprocess.run([sys.executable, "-c", GL_THEN_COMPILER], capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0 and out.stdout.strip() == "alive", out.stderr[-500:]

@@ -16,10 +16,16 @@ count):
   The price is latency: a lone model or planning cell takes longer on one thread than it
   would on two.
 
-:func:`run_parallel` runs independent build jobs in a ``concurrent.futures`` process pool
-(the ``spawn`` start method: forking a process that has already used PyTorch's thread pool can
-deadlock). Jobs that would build the same artifact are safe: the cache's lock lets one build it
-and the other read it (:func:`jepa_geometry.artifacts.get_or_build`).
+:func:`run_parallel` runs independent build jobs in a ``concurrent.futures`` process pool.
+Its processes come from :func:`pool_context`, Python's ``forkserver`` start method: each is
+forked from one server process per parent, a fresh interpreter that imported torch and the
+jobs' modules once (``preload``). Forking the parent itself could deadlock (it may already run
+PyTorch's thread pool or hold a GL context); a ``spawn``-ed interpreter is safe too but imports
+torch and stable-worldmodel again in every process, about 5 s each, which on the smoke profile
+was more than half of what the build processes did (py-spy over ``jepa-geometry book --profile
+smoke``: 257 of 482 CPU seconds). Jobs that would build the same artifact are safe: the
+cache's lock lets one build it and the other read it
+(:func:`jepa_geometry.artifacts.get_or_build`).
 """
 
 from __future__ import annotations
@@ -49,9 +55,23 @@ def job_threads(threads: int = JOB_THREADS) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+WORKERS_ENV = "JEPA_GEOMETRY_WORKERS"
+
+
 def default_workers() -> int:
-    """Parallel build jobs by default: the CPU cores this process may use divided by
-    :data:`JOB_THREADS` (one job per core; at least one)."""
+    """Parallel build jobs by default: ``$JEPA_GEOMETRY_WORKERS`` when it is set, else the CPU
+    cores this process may use divided by :data:`JOB_THREADS` (one job per core; at least one).
+
+    The variable is for processes that share the cores with others doing the same: ``make
+    test`` sets 1 for each of its test workers and ``jepa-geometry book --jobs N`` gives each
+    of its N page kernels its share, so a page builds in its own process instead of starting
+    a pool whose processes would only wait for a core (and import torch again). A value that
+    is not a positive integer stops with one line."""
+    value = os.environ.get(WORKERS_ENV)
+    if value is not None:
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"${WORKERS_ENV} must be an integer >= 1, got {value!r}")
+        return int(value)
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -66,10 +86,30 @@ def check_workers(workers: Any) -> int:
     return workers
 
 
-def _init_worker() -> None:
+PRELOAD = ("torch", "torch._dynamo")  # every job; torch.optim imports torch._dynamo (~1 s)
+
+
+def pool_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseContext:
+    """The ``forkserver`` context of every build process (module docstring); its server imports
+    :data:`PRELOAD` and ``preload`` when it starts. A process has one server, started by its
+    first pool: modules that only later pools name are imported by their jobs instead."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([*PRELOAD, *preload])
+    return ctx
+
+
+def start_job_process(
+    environ: dict[str, str], init: Callable[..., Any] | None = None, initargs: tuple = ()
+) -> None:
+    """Pool initializer: the parent's environment as it is now (a forked job would otherwise
+    see the server's, from when it started), :data:`JOB_THREADS` torch threads, then ``init``."""
     import torch
 
+    os.environ.clear()
+    os.environ.update(environ)
     torch.set_num_threads(JOB_THREADS)
+    if init is not None:
+        init(*initargs)
 
 
 def run_parallel(
@@ -78,44 +118,63 @@ def run_parallel(
     workers: int,
     desc: str = "jobs",
     progress: bool = True,
+    *,
+    pending: Callable[..., bool] | None = None,
+    preload: Sequence[str] = (),
 ) -> list[T]:
     """``[fn(*job) for job in jobs]``, computed by ``workers`` processes; results in job order.
 
     ``fn`` must be a module-level function (it is pickled). With ``workers == 1`` or a single
-    job everything runs in this process, so a failure shows its plain traceback. The first
-    job that raises stops the pool and re-raises its exception; jobs already finished are
-    cached by their own builders, so rerunning resumes.
+    job everything runs in this process, so a failure shows its plain traceback.
+    ``pending(*job)`` (default: every job) says which jobs still have work to do; the others
+    (cached ones) run in this process, so a stage with nothing to build starts no process.
+    ``preload`` names modules the jobs import, for the pool's server (:func:`pool_context`).
+    The first job that raises stops the pool and re-raises its exception; jobs already
+    finished are cached by their own builders, so rerunning resumes.
     """
     from tqdm import tqdm
 
     workers = check_workers(workers)
     if not jobs:
         return []
+    todo = [i for i, job in enumerate(jobs) if pending is None or pending(*job)]
+    results: dict[int, T] = {}
     bar = tqdm(total=len(jobs), desc=desc, disable=not progress)
     try:
-        if workers == 1 or len(jobs) == 1:
-            out = []
-            for job in jobs:
-                out.append(fn(*job))
+        if workers > 1 and len(todo) > 1:
+            ctx = pool_context([fn.__module__, *preload])
+            with ProcessPoolExecutor(
+                min(workers, len(todo)),
+                mp_context=ctx,
+                initializer=start_job_process,
+                initargs=(dict(os.environ),),
+            ) as pool:
+                futures = {pool.submit(fn, *jobs[i]): i for i in todo}
+                try:
+                    for fut in as_completed(futures):
+                        results[futures[fut]] = fut.result()
+                        bar.update(1)
+                except BaseException:
+                    for f in futures:
+                        f.cancel()
+                    raise
+        for i, job in enumerate(jobs):
+            if i not in results:
+                results[i] = fn(*job)
                 bar.update(1)
-            return out
-        ctx = multiprocessing.get_context("spawn")
-        results: dict[int, T] = {}
-        with ProcessPoolExecutor(
-            min(workers, len(jobs)), mp_context=ctx, initializer=_init_worker
-        ) as pool:
-            futures = {pool.submit(fn, *job): i for i, job in enumerate(jobs)}
-            try:
-                for fut in as_completed(futures):
-                    results[futures[fut]] = fut.result()
-                    bar.update(1)
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                raise
         return [results[i] for i in range(len(jobs))]
     finally:
         bar.close()
 
 
-__all__ = ["JOB_THREADS", "check_workers", "default_workers", "job_threads", "run_parallel"]
+__all__ = [
+    "JOB_THREADS",
+    "PRELOAD",
+    "WORKERS_ENV",
+    "check_workers",
+    "default_workers",
+    "job_threads",
+    "pool_context",
+    "run_parallel",
+    "start_job_process",
+]

@@ -16,11 +16,12 @@ pointmaze  swm/OGBMaze-v0 (medium)  xy (2)                                      
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import Sequence
 
 import pandas as pd
 
-from .base import FastMujocoRenderer, RenderError, Task, gl_errors
+from .base import SIMULATOR_PRELOAD, FastMujocoRenderer, RenderError, Task, gl_errors
 from .cube import CubeTask
 from .pointmaze import PointMazeTask
 from .pusht import PushTTask
@@ -55,6 +56,28 @@ def make_task(name: str, image_size: int, seed: int = 0) -> Task:
     cls = task_class(check_task(name))
     with gl_errors(f"building task {name!r}"):
         return cls(image_size, seed)
+
+
+_SHARED: dict[tuple[str, int, int], Task] = {}
+
+
+def shared_task(name: str, image_size: int, seed: int = 0) -> Task:
+    """This process's one :func:`make_task` of ``(name, image_size, seed)``, built on first use
+    and kept (closed at exit). For callers that reset it before each use: the planning
+    protocol's runner calls ``reset(seed)`` and then sets every episode's full state, so a
+    reused simulator plans exactly as a new one (``tests/test_tasks.py``), and a process
+    that plans many cells builds its environment and GL renderer once, not once per cell."""
+    key = (check_task(name), int(image_size), int(seed))
+    if key not in _SHARED:
+        if not _SHARED:
+            atexit.register(_close_shared)
+        _SHARED[key] = make_task(*key)
+    return _SHARED[key]
+
+
+def _close_shared() -> None:
+    while _SHARED:
+        _SHARED.popitem()[1].close()
 
 
 def task_title(name: str) -> str:
@@ -114,10 +137,12 @@ __all__ = [
     "Q_VARIANTS",
     "TASKS",
     "FastMujocoRenderer",
+    "SIMULATOR_PRELOAD",
     "RenderError",
     "Task",
     "check_task",
     "make_task",
+    "shared_task",
     "task_class",
     "q_indices",
     "q_names",

@@ -17,8 +17,11 @@ Conventions used by every task:
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import io
 import os
+import sys
 import warnings
 from abc import ABC, abstractmethod
 from typing import Any
@@ -38,13 +41,51 @@ class RenderError(RuntimeError):
     """No OpenGL backend is available for MuJoCo's offscreen renderer."""
 
 
+SWM = "stable_worldmodel"
+# what a process that simulates imports: a build pool's server loads it once (envs.preload)
+SIMULATOR_PRELOAD = ("jepa_geometry.envs.preload",)
+
+
 def import_swm() -> Any:
-    """Import stable_worldmodel quietly (it warns about optional Atari support and prints)."""
+    """stable-worldmodel's package with its environments, solvers and policies, imported
+    quietly (it warns about optional Atari support and prints).
+
+    Its root ``__init__`` also imports the dataset formats (lancedb, pyarrow, torchvision's
+    I/O): about 4.5 s of every process that builds an environment here, for code this library
+    never calls, and a lancedb thread that makes forking the process unsafe. So the package is
+    entered without running that ``__init__``: submodules (``stable_worldmodel.envs``,
+    ``from stable_worldmodel import spaces``) import as usual, and the first other name read
+    from the package (``stable_worldmodel.World``) runs the ``__init__`` then, once: a caller
+    that needs all of swm gets all of it. A process that imported swm before keeps its module.
+
+    One thing of swm's ``__init__`` is kept: it loaded torch's compiler stack (through
+    torchvision) before any environment. Triton's library carries its own LLVM, and loading
+    it after MuJoCo's software OpenGL has loaded Mesa's LLVM crashes the process (a later
+    ``import torch._dynamo``, by ``torch.optim`` or torchvision, then segfaults). So Triton,
+    when installed, is loaded here first (0.2 s).
+    """
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        import stable_worldmodel
+        if importlib.util.find_spec("triton") is not None:
+            importlib.import_module("triton")
+        root = sys.modules.get(SWM)
+        if root is None:
+            spec = importlib.util.find_spec(SWM)
+            root = importlib.util.module_from_spec(spec)
 
-    return stable_worldmodel
+            def complete(name: str) -> Any:  # PEP 562: a submodule, or the rest, once
+                if importlib.util.find_spec(f"{SWM}.{name}") is not None:
+                    return importlib.import_module(f"{SWM}.{name}")
+                del root.__getattr__
+                with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+                    warnings.simplefilter("ignore")
+                    spec.loader.exec_module(root)
+                return getattr(root, name)
+
+            root.__getattr__ = complete
+            sys.modules[SWM] = root
+        importlib.import_module(f"{SWM}.envs")
+    return root
 
 
 _GL_HINT = (

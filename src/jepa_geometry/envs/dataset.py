@@ -35,7 +35,6 @@ so the dataset does not depend on the number of worker processes.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -50,6 +49,7 @@ import pandas as pd
 from jepa_geometry.artifacts import MANIFEST, Artifact, ArtifactError, get_or_build
 from jepa_geometry.envs import (
     Q_VARIANTS,
+    SIMULATOR_PRELOAD,
     TASKS,
     Task,
     check_task,
@@ -58,6 +58,7 @@ from jepa_geometry.envs import (
     q_names,
     task_class,
 )
+from jepa_geometry.jobs import pool_context, start_job_process
 from jepa_geometry.profiles import Profile
 
 SCHEMA_VERSION = 1
@@ -196,15 +197,17 @@ def _episodes(
             _WORKER.pop("task").close()
             torch.set_num_threads(threads)
         return
-    ctx = mp.get_context("spawn")  # fresh interpreters: no inherited GL or torch state
-    with ctx.Pool(workers, _worker_init, (task, image_size, seed, steps)) as pool:
+    # forked from a fresh server process (jepa_geometry.jobs): no inherited GL or torch state
+    ctx = pool_context((__name__, *SIMULATOR_PRELOAD))
+    init = (dict(os.environ), _worker_init, (task, image_size, seed, steps))
+    with ctx.Pool(workers, start_job_process, init) as pool:
         yield from pool.imap(_worker_episode, range(n_episodes), chunksize=1)
 
 
 def default_workers(frames: int | None = None) -> int:
     """One collector process per CPU core (at most 8); one (this process) for small datasets
-    of under 5,000 frames, where starting a process (~5-10 s of imports) costs more than it
-    saves."""
+    of under 5,000 frames, where starting a process (its imports, a new simulator) costs more
+    than it saves."""
     if frames is not None and frames < 5000:
         return 1
     return max(1, min(8, len(os.sched_getaffinity(0))))

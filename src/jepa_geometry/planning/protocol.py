@@ -56,7 +56,7 @@ from tqdm import tqdm
 
 from jepa_geometry import stats
 from jepa_geometry.artifacts import Artifact, get_or_build
-from jepa_geometry.envs import make_task
+from jepa_geometry.envs import shared_task
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import JOB_THREADS, job_threads
 from jepa_geometry.planning.solver import Planner, SolverSpec, plan_seed, solver_spec
@@ -574,7 +574,7 @@ def evaluate_arm(
     def context() -> tuple[Any, Any, EpisodeSet]:
         if not state:
             data = load_dataset(task, profile)
-            env = make_task(task, profile.data.image_size, seed=seed)
+            env = shared_task(task, profile.data.image_size, seed=seed)
             state["ctx"] = (env, data, draw_episode_set(env, data, proto, n, seed))
         return state["ctx"]
 
@@ -595,12 +595,8 @@ def evaluate_arm(
         env, _, eps = context()
         evaluate_random(env, eps, seed).to_parquet(tmp / "episodes.parquet", index=False)
 
-    try:
-        plan_path = get_or_build(plan_art, build_plan)
-        rand_path = get_or_build(rand_art, build_random)
-    finally:
-        if state:
-            state["ctx"][0].close()
+    plan_path = get_or_build(plan_art, build_plan)
+    rand_path = get_or_build(rand_art, build_random)
     manifest = plan_art.manifest()
     tab = pd.read_parquet(plan_path / "episodes.parquet")
     tab["plan_seconds"] = manifest["plan_seconds"]

@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, run_parallel
 from jepa_geometry.planning.protocol import cell_artifacts, evaluate_arm
@@ -49,6 +50,14 @@ def _train(task: str, arm: str, seed: int, profile: Profile) -> float:
 def _evaluate(kwargs: dict[str, Any]) -> float:
     """One planning cell (a process-pool job); its planning wall time."""
     return evaluate_arm(**kwargs, progress=False).eval_seconds
+
+
+def _untrained(task: str, arm: str, seed: int, profile: Profile) -> bool:
+    return not world_model_artifact(task, arm, seed, profile).exists()
+
+
+def _unplanned(kwargs: dict[str, Any]) -> bool:
+    return not all(a.exists() for a in cell_artifacts(**kwargs))
 
 
 def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> list[dict]:
@@ -177,7 +186,8 @@ def build_study(
     ]
     stage(
         "models", len(models),
-        lambda: run_parallel(_train, models, workers, f"train {spec.task}", progress),
+        lambda: run_parallel(_train, models, workers, f"train {spec.task}", progress,
+                             pending=_untrained, preload=SIMULATOR_PRELOAD),
     )  # fmt: skip
     if not spec.plans:  # a task whose gate failed: its models are measured, never planned
         return pd.DataFrame(rows)
@@ -185,7 +195,8 @@ def build_study(
     first = [(j,) for j in sweep + cell_jobs(spec, profile, None)]
     stage(
         "MPPI sweep + CEM/iCEM cells", len(first),
-        lambda: run_parallel(_evaluate, first, workers, f"plan {spec.task}", progress),
+        lambda: run_parallel(_evaluate, first, workers, f"plan {spec.task}", progress,
+                             pending=_unplanned, preload=SIMULATOR_PRELOAD),
     )  # fmt: skip
     temperature, _ = select_mppi_temperature(
         spec.task, profile, protocol=spec.main_protocol, progress=False
@@ -193,7 +204,8 @@ def build_study(
     mppi = [(j,) for j in cell_jobs(spec, profile, temperature)]
     stage(
         "MPPI cells", len(mppi),
-        lambda: run_parallel(_evaluate, mppi, workers, f"plan {spec.task} MPPI", progress),
+        lambda: run_parallel(_evaluate, mppi, workers, f"plan {spec.task} MPPI", progress,
+                             pending=_unplanned, preload=SIMULATOR_PRELOAD),
     )  # fmt: skip
     return pd.DataFrame(rows)
 

@@ -25,12 +25,13 @@ from typing import Any
 import pandas as pd
 
 from jepa_geometry import stats
+from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.jobs import run_parallel
-from jepa_geometry.planning.protocol import evaluate_arm
+from jepa_geometry.planning.protocol import cell_artifacts, evaluate_arm
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.spec import StudySpec
 from jepa_geometry.wm.arms import LAMBDAREG_ARMS, parse_arm
-from jepa_geometry.wm.training import train_world_model, training_log
+from jepa_geometry.wm.training import train_world_model, training_log, world_model_artifact
 
 ARM = "anisowm"
 LAST_ROWS = 3  # log rows averaged (steps 1200-1300 of the laptop profile's 1300)
@@ -47,6 +48,10 @@ def _train(task: str, arm: str, weights: dict[str, Any], seed: int, profile: Pro
     train_world_model(task, arm, seed, profile, weights or None, progress=False)
 
 
+def _untrained(task: str, arm: str, weights: dict[str, Any], seed: int, profile: Profile) -> bool:
+    return not world_model_artifact(task, arm, seed, profile, weights or None).exists()
+
+
 def variant_table(
     task: str,
     profile: Profile,
@@ -59,7 +64,15 @@ def variant_table(
     :data:`LAST_ROWS` log rows, and the final prediction loss."""
     seed = profile.seeds.train[0]
     jobs = [(task, ARM, dict(w), seed, profile) for w in variants.values()]
-    run_parallel(_train, jobs, workers, f"ΛReg variants {task}", progress)
+    run_parallel(
+        _train,
+        jobs,
+        workers,
+        f"ΛReg variants {task}",
+        progress,
+        pending=_untrained,
+        preload=SIMULATOR_PRELOAD,
+    )
     rows = []
     for name, w in variants.items():
         log = pd.DataFrame(training_log(task, ARM, seed, profile, dict(w) or None))
@@ -101,6 +114,10 @@ def _plan(kwargs: dict[str, Any]) -> None:
     evaluate_arm(**kwargs, progress=False)
 
 
+def _unplanned(kwargs: dict[str, Any]) -> bool:
+    return not all(a.exists() for a in cell_artifacts(**kwargs))
+
+
 def lambdareg_arms(arms: Sequence[str]) -> list[str]:
     """The arms of ``arms`` whose objective has ΛReg (a study's ``anisowm`` arms), in order."""
     return [a for a in arms if "anisowm" in parse_arm(a)]
@@ -136,14 +153,30 @@ def variant_planning(
             runs[f"{arm} {variant}"] = (arm, dict(LAMBDAREG_VARIANTS[variant]))
     seeds = list(profile.seeds.train)
     models = [(task, arm, w or {}, s, profile) for arm, w in runs.values() if w for s in seeds]
-    run_parallel(_train, models, workers, "ΛReg variant models", progress)
+    run_parallel(
+        _train,
+        models,
+        workers,
+        "ΛReg variant models",
+        progress,
+        pending=_untrained,
+        preload=SIMULATOR_PRELOAD,
+    )
     jobs = [
         ({"task": task, "arm": arm, "train_seed": s, "profile": profile, "solver": solver,
           "budget": budget, "protocol": protocol, "weights": w},)
         for arm, w in runs.values()
         for s in seeds
     ]  # fmt: skip
-    run_parallel(_plan, jobs, workers, f"plan {task} {solver} {budget}", progress)
+    run_parallel(
+        _plan,
+        jobs,
+        workers,
+        f"plan {task} {solver} {budget}",
+        progress,
+        pending=_unplanned,
+        preload=SIMULATOR_PRELOAD,
+    )
     success = {}
     for name, (arm, w) in runs.items():
         tabs = [
