@@ -20,8 +20,10 @@ REPO = Path(__file__).resolve().parents[1]
 WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ... under xdist, else None
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
-if WORKER:  # two tests side by side, one core each: chapter kernels and subprocesses inherit it
+if WORKER:  # tests side by side, one core each: chapter kernels and subprocesses inherit it,
+    # and a page or study builds its jobs in its own process (jobs.default_workers)
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
+    os.environ["JEPA_GEOMETRY_WORKERS"] = "1"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -35,11 +37,14 @@ LAST = ("test_book_builds_from_executed_chapters", "test_every_page_reads_offlin
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest first, so that ``--dist load`` keeps both workers busy to the end: the pages
+    """Longest first, so that ``--dist load`` keeps both workers busy to the end: the tests
+    marked ``first`` (minutes each: started last, one would end the run alone), the pages
     (in toc order), then the other ``slow`` tests, then the cross-task page, then the rest;
     the HTML book and its browser check last (they wait for every page)."""
 
     def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("first"):
+            return -1
         if item.originalname in LAST:
             return 4
         if any(page in item.name for page in AFTER_ALL):  # it waits for the pages before it

@@ -56,6 +56,7 @@ def test_dry_run_counts_and_costs_every_unit_without_building(data_root):
         cluster.run_grid([spec], SMOKE, executor="pbs")
 
 
+@pytest.mark.first
 @pytest.mark.chapters
 def test_a_smoke_study_through_the_local_executor_then_the_chapter_from_cache(
     smoke_datasets, data_root, tmp_path
@@ -103,6 +104,7 @@ def _weights(path) -> dict:
     return torch.load(path, map_location="cpu", weights_only=False)["state"]
 
 
+@pytest.mark.first
 @pytest.mark.slow
 def test_a_preempted_training_resumes_bit_identical(data_root, tmp_path, monkeypatch):
     profile = with_overrides(SMOKE, {"train.steps": 120, "train.checkpoint_every": 10})

@@ -42,7 +42,7 @@ from jepa_geometry.artifacts import DATA_ENV, READ_ONLY_ENV, atomic_path, data_r
 from jepa_geometry.book.parameters import check_parameter
 from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
-from jepa_geometry.jobs import check_workers
+from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
 
 EXECUTED_DIR = Path("book") / "chapters"
@@ -426,6 +426,13 @@ def _run_page(page: Page, out: Path, profile: str, force: bool, progress: bool) 
                        progress=progress)  # fmt: skip
 
 
+def _share_cores(workers: str) -> None:
+    """Pool initializer of side-by-side pages: the build jobs each page's kernel may run at
+    once (``$JEPA_GEOMETRY_WORKERS``, :func:`~jepa_geometry.jobs.default_workers`), unless
+    the caller set them."""
+    os.environ.setdefault(WORKERS_ENV, workers)
+
+
 def build_book(
     profile: str,
     *,
@@ -442,8 +449,9 @@ def build_book(
     that need the same dataset or model share it through the cache's per-artifact locks (the
     second waits for the first), so every number is the same as in a serial build (every model
     and planning cell is built on one thread, :mod:`jepa_geometry.jobs`). The pages of
-    :data:`AFTER_ALL` run after all the others. The kernels' progress bars stream to stderr
-    only when pages run one at a time.
+    :data:`AFTER_ALL` run after all the others. Side-by-side pages share the cores: each
+    builds with ``cores // jobs`` jobs at once (:func:`_share_cores`). The kernels' progress
+    bars stream to stderr only when pages run one at a time.
     """
     if profile not in PROFILES:
         raise ProfileError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
@@ -479,7 +487,9 @@ def build_book(
             continue
         print(f"{len(wave)} pages, {jobs} at a time (profile={profile}) ...", file=stream,
               flush=True)  # fmt: skip
-        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as pool:
+        share = str(max(default_workers() // jobs, 1))  # each page's build jobs (jobs module)
+        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
+                                 initializer=_share_cores, initargs=(share,)) as pool:  # fmt: skip
             futures = [pool.submit(_run_page, page, out_dir / f"{page.name}.ipynb", profile,
                                    force, False) for page in wave]  # fmt: skip
             for fut in as_completed(futures):
