@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from jepa_geometry.book.pipeline import AFTER_ALL
+from jepa_geometry.jobs import WORKERS_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ... under xdist, else None
@@ -23,7 +24,7 @@ os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 if WORKER:  # tests side by side, one core each: chapter kernels and subprocesses inherit it,
     # and a page or study builds its jobs in its own process (jobs.default_workers)
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
-    os.environ["JEPA_GEOMETRY_WORKERS"] = "1"
+    os.environ[WORKERS_ENV] = "1"
 
 
 def pytest_configure(config: pytest.Config) -> None:

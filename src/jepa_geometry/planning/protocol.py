@@ -543,6 +543,12 @@ def cell_artifacts(
     )[3:]
 
 
+def cell_unbuilt(kwargs: dict[str, Any]) -> bool:
+    """Whether :func:`evaluate_arm` with these keyword arguments still has to plan: the
+    ``pending`` test of a pool of planning cells (built cells run without a pool)."""
+    return not all(a.exists() for a in cell_artifacts(**kwargs))
+
+
 def evaluate_arm(
     task: str,
     arm: str,

@@ -27,7 +27,7 @@ import pandas as pd
 from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, run_parallel
-from jepa_geometry.planning.protocol import cell_artifacts, evaluate_arm
+from jepa_geometry.planning.protocol import cell_artifacts, cell_unbuilt, evaluate_arm
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.grid import (
@@ -38,7 +38,7 @@ from jepa_geometry.study.grid import (
     select_mppi_temperature,
 )
 from jepa_geometry.study.spec import StudySpec
-from jepa_geometry.wm.training import train_world_model, world_model_artifact
+from jepa_geometry.wm.training import model_untrained, train_world_model, world_model_artifact
 
 
 def _train(task: str, arm: str, seed: int, profile: Profile) -> float:
@@ -50,14 +50,6 @@ def _train(task: str, arm: str, seed: int, profile: Profile) -> float:
 def _evaluate(kwargs: dict[str, Any]) -> float:
     """One planning cell (a process-pool job); its planning wall time."""
     return evaluate_arm(**kwargs, progress=False).eval_seconds
-
-
-def _untrained(task: str, arm: str, seed: int, profile: Profile) -> bool:
-    return not world_model_artifact(task, arm, seed, profile).exists()
-
-
-def _unplanned(kwargs: dict[str, Any]) -> bool:
-    return not all(a.exists() for a in cell_artifacts(**kwargs))
 
 
 def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> list[dict]:
@@ -187,7 +179,7 @@ def build_study(
     stage(
         "models", len(models),
         lambda: run_parallel(_train, models, workers, f"train {spec.task}", progress,
-                             pending=_untrained, preload=SIMULATOR_PRELOAD),
+                             pending=model_untrained, preload=SIMULATOR_PRELOAD),
     )  # fmt: skip
     if not spec.plans:  # a task whose gate failed: its models are measured, never planned
         return pd.DataFrame(rows)
@@ -196,7 +188,7 @@ def build_study(
     stage(
         "MPPI sweep + CEM/iCEM cells", len(first),
         lambda: run_parallel(_evaluate, first, workers, f"plan {spec.task}", progress,
-                             pending=_unplanned, preload=SIMULATOR_PRELOAD),
+                             pending=cell_unbuilt, preload=SIMULATOR_PRELOAD),
     )  # fmt: skip
     temperature, _ = select_mppi_temperature(
         spec.task, profile, protocol=spec.main_protocol, progress=False
@@ -205,7 +197,7 @@ def build_study(
     stage(
         "MPPI cells", len(mppi),
         lambda: run_parallel(_evaluate, mppi, workers, f"plan {spec.task} MPPI", progress,
-                             pending=_unplanned, preload=SIMULATOR_PRELOAD),
+                             pending=cell_unbuilt, preload=SIMULATOR_PRELOAD),
     )  # fmt: skip
     return pd.DataFrame(rows)
 

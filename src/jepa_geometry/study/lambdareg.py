@@ -27,11 +27,11 @@ import pandas as pd
 from jepa_geometry import stats
 from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.jobs import run_parallel
-from jepa_geometry.planning.protocol import cell_artifacts, evaluate_arm
+from jepa_geometry.planning.protocol import cell_unbuilt, evaluate_arm
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.spec import StudySpec
 from jepa_geometry.wm.arms import LAMBDAREG_ARMS, parse_arm
-from jepa_geometry.wm.training import train_world_model, training_log, world_model_artifact
+from jepa_geometry.wm.training import model_untrained, train_world_model, training_log
 
 ARM = "anisowm"
 LAST_ROWS = 3  # log rows averaged (steps 1200-1300 of the laptop profile's 1300)
@@ -44,12 +44,8 @@ LAMBDAREG_VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-def _train(task: str, arm: str, weights: dict[str, Any], seed: int, profile: Profile) -> None:
-    train_world_model(task, arm, seed, profile, weights or None, progress=False)
-
-
-def _untrained(task: str, arm: str, weights: dict[str, Any], seed: int, profile: Profile) -> bool:
-    return not world_model_artifact(task, arm, seed, profile, weights or None).exists()
+def _train(task: str, arm: str, seed: int, profile: Profile, weights: dict | None) -> None:
+    train_world_model(task, arm, seed, profile, weights, progress=False)
 
 
 def variant_table(
@@ -63,14 +59,14 @@ def variant_table(
     return one row per variant: its settings, the mean of each ΛReg diagnostic over the last
     :data:`LAST_ROWS` log rows, and the final prediction loss."""
     seed = profile.seeds.train[0]
-    jobs = [(task, ARM, dict(w), seed, profile) for w in variants.values()]
+    jobs = [(task, ARM, seed, profile, dict(w) or None) for w in variants.values()]
     run_parallel(
         _train,
         jobs,
         workers,
         f"ΛReg variants {task}",
         progress,
-        pending=_untrained,
+        pending=model_untrained,
         preload=SIMULATOR_PRELOAD,
     )
     rows = []
@@ -114,10 +110,6 @@ def _plan(kwargs: dict[str, Any]) -> None:
     evaluate_arm(**kwargs, progress=False)
 
 
-def _unplanned(kwargs: dict[str, Any]) -> bool:
-    return not all(a.exists() for a in cell_artifacts(**kwargs))
-
-
 def lambdareg_arms(arms: Sequence[str]) -> list[str]:
     """The arms of ``arms`` whose objective has ΛReg (a study's ``anisowm`` arms), in order."""
     return [a for a in arms if "anisowm" in parse_arm(a)]
@@ -152,14 +144,14 @@ def variant_planning(
         if variant != "published":
             runs[f"{arm} {variant}"] = (arm, dict(LAMBDAREG_VARIANTS[variant]))
     seeds = list(profile.seeds.train)
-    models = [(task, arm, w or {}, s, profile) for arm, w in runs.values() if w for s in seeds]
+    models = [(task, arm, s, profile, w) for arm, w in runs.values() if w for s in seeds]
     run_parallel(
         _train,
         models,
         workers,
         "ΛReg variant models",
         progress,
-        pending=_untrained,
+        pending=model_untrained,
         preload=SIMULATOR_PRELOAD,
     )
     jobs = [
@@ -174,7 +166,7 @@ def variant_planning(
         workers,
         f"plan {task} {solver} {budget}",
         progress,
-        pending=_unplanned,
+        pending=cell_unbuilt,
         preload=SIMULATOR_PRELOAD,
     )
     success = {}

@@ -857,3 +857,11 @@ def measure_one_seed(
     return pd.Series(
         {m: measure(load_world_model(task, m, seed, profile)) for m in arms}, name=name
     )
+
+
+def model_untrained(
+    task: str, arm: str, seed: int, profile: Profile, weights: dict | None = None
+) -> bool:
+    """Whether :func:`train_world_model` with these arguments still has to train: the
+    ``pending`` test of a pool of training jobs (trained models load without a pool)."""
+    return not world_model_artifact(task, arm, seed, profile, weights).exists()
