@@ -33,6 +33,7 @@ from jepa_geometry.analysis import landscape, probes, ranking
 from jepa_geometry.artifacts import Artifact, get_or_build
 from jepa_geometry.envs import make_task, q_names
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
+from jepa_geometry.jobs import job_threads
 from jepa_geometry.planning.protocol import draw_episode_set, make_protocol
 from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.arms import LAMBDAREG_ARMS, check_arms
@@ -191,7 +192,8 @@ def measure_model(
             period=landscape.grid_period(task),
         ).to_parquet(tmp / "landscape.parquet", index=False)
 
-    path = get_or_build(art, build)
+    with job_threads():  # the same bits on any machine (jepa_geometry.jobs)
+        path = get_or_build(art, build)
     return {
         "build_seconds": art.manifest().get("wall_time_s"),
         "probe": json.loads((path / "probe.json").read_text()),
