@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
+import torch
 
 import jepa_geometry as jg
 from jepa_geometry.analysis import landscape, measurements, probes
@@ -94,3 +97,34 @@ def test_coordinate_r2_splits_the_full_probe_by_coordinate():
     assert r2[0] > 0.99 and r2[1] > 0.99 and abs(r2[2]) < 0.05
     with pytest.raises(ValueError, match="same >= 8 frames"):
         probes.coordinate_r2(z[:5], q[:5], seed=0)
+
+
+def test_a_measurement_is_the_same_whatever_the_caller_s_threads(
+    measured, _isolated_data_root, tmp_path, monkeypatch
+):
+    """Built on one thread (jobs.job_threads): callers on one and on two threads get the same
+    bytes, and keep their own thread count."""
+    prof, _ = measured
+    seed = prof.seeds.train[0]
+    payloads = []
+    for threads in (1, 2):
+        root = tmp_path / f"threads{threads}"
+        for folder in ("datasets/tworoom", "checkpoints/tworoom-lewm"):  # inputs, not the result
+            shutil.copytree(_isolated_data_root / folder, root / folder)
+        monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(root))
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            ctx = measurements._Context("tworoom", prof, SMALL)
+            try:
+                measurements.measure_model("tworoom", "lewm", seed, prof, ctx)
+            finally:
+                ctx.close()
+            assert torch.get_num_threads() == threads  # the caller's count, restored
+        finally:
+            torch.set_num_threads(before)
+        art = measurements.geometry_artifact("tworoom", "lewm", seed, prof, SMALL)
+        assert art.path.is_relative_to(root)  # built here, not read from another cache
+        names = ("probe.json", "spectrum.npy", "ranking.parquet", "z_grid.npy")
+        payloads.append({name: (art.path / name).read_bytes() for name in names})
+    assert payloads[0] == payloads[1]
