@@ -17,6 +17,7 @@ from jepa_geometry.book.pipeline import (
     run_chapter,
     validate_parameters,
 )
+from jepa_geometry.jobs import default_workers
 from jepa_geometry.profiles import ProfileError
 
 from .conftest import REPO
@@ -236,12 +237,18 @@ import pathlib, time
 @pytest.mark.slow
 def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, monkeypatch):
     """``jobs=2``: the two pages of the first wave each wait for the other to have started
-    (a serial build would time out); ``ch08_across`` starts only after both have ended."""
+    (a serial build would time out), each kernel on its share of the cores (OpenMP threads
+    and build jobs alike); ``ch08_across`` starts only after both have ended."""
     stamps = tmp_path / "stamps"
     stamps.mkdir()
     (tmp_path / "chapters").mkdir()
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    share = str(max(default_workers() // 2, 1))
     for me, other in (("ch01_a", "ch02_b"), ("ch02_b", "ch01_a")):
-        body = (f"pathlib.Path({str(stamps / me)!r}).touch()\n"
+        body = (f"import os\n"
+                f"assert os.environ['OMP_NUM_THREADS'] == {share!r}\n"
+                f"assert os.environ['JEPA_GEOMETRY_WORKERS'] == {share!r}\n"
+                f"pathlib.Path({str(stamps / me)!r}).touch()\n"
                 f"deadline = time.time() + 120\n"
                 f"while not pathlib.Path({str(stamps / other)!r}).exists():\n"
                 f"    assert time.time() < deadline, 'the other page never started'\n"

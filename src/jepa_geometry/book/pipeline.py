@@ -428,9 +428,13 @@ def _run_page(page: Page, out: Path, profile: str, force: bool, progress: bool) 
 
 def _share_cores(workers: str) -> None:
     """Pool initializer of side-by-side pages: the build jobs each page's kernel may run at
-    once (``$JEPA_GEOMETRY_WORKERS``, :func:`~jepa_geometry.jobs.default_workers`), unless
-    the caller set them."""
+    once (``$JEPA_GEOMETRY_WORKERS``, :func:`~jepa_geometry.jobs.default_workers`) and the
+    OpenMP threads of the kernel's own PyTorch work (``$OMP_NUM_THREADS``), unless the caller
+    set them. Kernels with one thread per core each would oversubscribe the cores, and OpenMP
+    threads that spin waiting for a core the other kernel holds ran a small MLP 15 times
+    slower (two 2-thread processes on the 2-core machine)."""
     os.environ.setdefault(WORKERS_ENV, workers)
+    os.environ.setdefault("OMP_NUM_THREADS", workers)
 
 
 def build_book(
