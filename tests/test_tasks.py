@@ -6,6 +6,7 @@ against independent computations from the raw state (closed forms), not the code
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -144,6 +145,29 @@ def test_a_reset_simulator_runs_as_a_new_one(tasks, name):
     frames_used, states_used = episode(used)
     np.testing.assert_array_equal(states_used, states_new)
     np.testing.assert_array_equal(frames_used, frames_new)
+
+
+@pytest.mark.parametrize("closed", ["cube", "pointmaze"])
+def test_closing_one_renderer_leaves_another_s_frames_alone(tasks, closed):
+    """Several simulators render in one process (a page draws every task): closing one, or
+    letting it be collected, while another's GL context is current must not free the
+    other's framebuffer (its later frames were uninitialised memory)."""
+    kept = tasks["reacher"]
+    kept.reset(1)
+    before = kept.render()
+    other = make_task(closed, SIZE, seed=0)
+    other.reset(1)
+    other.render()
+    kept.render()  # the kept renderer's context is now the current one
+    other.close()
+    np.testing.assert_array_equal(kept.render(), before)
+    other = make_task(closed, SIZE, seed=0)
+    other.reset(1)
+    other.render()
+    kept.render()
+    del other  # collected without close()
+    gc.collect()
+    np.testing.assert_array_equal(kept.render(), before)
 
 
 def test_shared_task_is_one_simulator_per_process() -> None:

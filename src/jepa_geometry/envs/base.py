@@ -157,6 +157,7 @@ class FastMujocoRenderer:
         import mujoco
 
         self._mujoco = mujoco
+        self._renderer = None
         self.model = model
         self.camera = camera
         model.vis.quality.offsamples = 0
@@ -184,10 +185,23 @@ class FastMujocoRenderer:
         return self._renderer.render().copy()
 
     def close(self) -> None:
+        """Free the renderer's GL objects in its own context, then the context.
+
+        ``mujoco.Renderer.close`` frees its ``MjrContext`` (framebuffers, textures: names
+        that every context numbers from 1) in whatever context is current, which after
+        another task's frame is that task's: it deleted the other renderer's framebuffer,
+        and every frame it rendered after was uninitialised memory. So the renderer's own
+        context is made current first; an uncollected renderer does the same (``__del__``).
+        """
         if self._renderer is not None:
             with contextlib.suppress(Exception):
+                if self._renderer._gl_context is not None:
+                    self._renderer._gl_context.make_current()
                 self._renderer.close()
             self._renderer = None
+
+    def __del__(self) -> None:
+        self.close()
 
 
 class Task(ABC):
