@@ -25,12 +25,15 @@ venv: $(STAMP)
 # The environment comes from requirements.lock (every package pinned, with its sha256), so a
 # fresh machine installs exactly the files the book was built with; pyproject.toml keeps the
 # direct requirements, and `make lock` re-resolves it into the lock. uv installs the lock (the
-# same files, hashes checked): 26 s on the 2-core machine with an empty uv cache, against
-# 3 min 30 s for pip, which unpacks the 7 GB of torch and its CUDA libraries one by one.
+# same files, hashes checked) in about a minute on the 2-core machine, against 3 min 30 s for
+# pip, which unpacks the 7 GB of torch and its CUDA libraries one by one. --compile-bytecode
+# writes the .pyc files pip would have written: without them (and with
+# PYTHONDONTWRITEBYTECODE set, as on CI) every kernel and worker recompiles torch on import,
+# which doubled the test suite's time.
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet 'pip==26.3' 'uv==0.13.9'
-	$(BIN)/uv pip install --quiet --python $(PY) --require-hashes -r requirements.lock
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(PY) --require-hashes -r requirements.lock
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
