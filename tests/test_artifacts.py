@@ -1,12 +1,25 @@
 import json
 import multiprocessing as mp
 import os
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from jepa_geometry.artifacts import Artifact, ArtifactError, atomic_path, get_or_build, key_of, load
+from jepa_geometry.artifacts import (
+    Artifact,
+    ArtifactError,
+    NotCached,
+    atomic_path,
+    cache_only,
+    get_or_build,
+    is_heavy,
+    key_of,
+    load,
+)
 
 
 def _write(tmp: Path, text: str = "payload") -> dict:
@@ -203,3 +216,83 @@ def test_a_read_only_cache_is_reused_and_never_written(tmp_path, monkeypatch):
     assert after == before and (built / "a.txt").read_text() == "damaged"
     other = Artifact("results", "demo", {"n": 41})  # new work lands in the run's cache
     assert get_or_build(other, _write).is_relative_to(run)
+
+
+def _never(tmp: Path) -> dict:
+    raise AssertionError("a present artifact was built again")
+
+
+READ_ON_A_READ_ONLY_MOUNT = """
+import os, sys
+from pathlib import Path
+from jepa_geometry.artifacts import Artifact, NotCached, cache_only, get_or_build, load
+root = Path(sys.argv[1])
+art = Artifact("results", "demo", {"n": 50})
+def never(tmp):
+    raise AssertionError("built")
+assert get_or_build(art, never) == root / "results" / "demo" / art.key
+assert load(art) == art.path
+with cache_only():
+    try:
+        get_or_build(Artifact("results", "demo", {"n": 51}), never)
+    except NotCached as e:
+        print("not cached:", e)
+"""
+
+
+def test_reading_a_read_only_mount_takes_no_lock_and_writes_nothing(tmp_path):
+    """A DVC checkout or a shared folder mounted read-only serves what it holds: no lock file,
+    no OSError; an absent artifact is reported in one line under cache_only."""
+    cache, mount = tmp_path / "cache", tmp_path / "ro"
+    os.environ["JEPA_GEOMETRY_DATA"], saved = str(cache), os.environ["JEPA_GEOMETRY_DATA"]
+    try:
+        get_or_build(Artifact("results", "demo", {"n": 50}), _write)
+    finally:
+        os.environ["JEPA_GEOMETRY_DATA"] = saved
+    shutil.rmtree(cache / ".locks")  # the build's lock: the read must not create one
+    before = sorted(str(p.relative_to(cache)) for p in cache.rglob("*"))
+    mount.mkdir()
+    script = tmp_path / "read.py"
+    script.write_text(READ_ON_A_READ_ONLY_MOUNT)
+    shell = (f'mount --bind "{cache}" "{mount}" && mount -o remount,ro,bind "{mount}" && '
+             f'touch "{mount}/probe" 2>/dev/null && echo writable; '
+             f'JEPA_GEOMETRY_DATA="{mount}" "{sys.executable}" "{script}" "{mount}"')  # fmt: skip
+    out = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", shell],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "writable" not in out.stdout  # the mount really is read-only
+    lines = out.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("not cached: results/demo/"), out.stdout
+    assert sorted(str(p.relative_to(cache)) for p in cache.rglob("*")) == before
+
+
+def _dataset_like(tmp: Path) -> dict:
+    (tmp / "episodes.h5").write_bytes(bytes(range(256)) * 40)
+    (tmp / "summary.json").write_text('{"frames": 10}')
+    return {}
+
+
+def test_an_artifact_without_its_heavy_payload_serves_its_small_files(data_root):
+    """The evidence tree keeps a dataset's manifest and small files; the frames are opened only
+    where needed, and built (bit-identical) or named with their command there."""
+    art = Artifact("datasets", "demo", {"n": 60})
+    path = get_or_build(art, _dataset_like)
+    frames = (path / "episodes.h5").read_bytes()
+    (path / "episodes.h5").unlink()
+    assert is_heavy("datasets", "episodes.h5") and not is_heavy("datasets", "summary.json")
+    assert not is_heavy("results", "grid.npz")
+    assert get_or_build(art, _never) == path and load(art) == path
+    assert art.heavy_missing() == ["episodes.h5"]
+    with pytest.raises(ArtifactError, match="episodes.h5 is missing"):
+        load(art, heavy=True)
+    with cache_only(), pytest.raises(NotCached) as e:
+        get_or_build(art, _never, heavy=True, how="jepa-geometry collect --task demo")
+    msg = str(e.value)
+    assert "\n" not in msg and f"datasets/demo/{art.key}" in msg
+    assert msg.endswith("build it with `jepa-geometry collect --task demo`")
+    with pytest.warns(UserWarning, match="episodes.h5 is missing"):
+        assert get_or_build(art, _dataset_like, heavy=True) == path
+    assert (path / "episodes.h5").read_bytes() == frames and art.heavy_missing() == []
+    (path / "episodes.h5").write_bytes(b"short")  # a present heavy file is always checked
+    with pytest.raises(ArtifactError, match="truncated"):
+        load(art)

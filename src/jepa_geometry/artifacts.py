@@ -12,6 +12,16 @@ waits and then reuses the first's result. The manifest records the sha256 of eve
 file; a missing or truncated file is detected on load and the artifact is rebuilt (by
 :func:`get_or_build`) or reported (by :func:`load`), never silently used.
 
+Reading never writes: an artifact that is present and passes its check is returned without
+taking a lock or creating anything, so a read-only cache (a DVC checkout, a shared folder, the
+evidence tree of a clone) serves every artifact it holds. Locks are taken only to build.
+
+A dataset's or a checkpoint's heavy payload (:func:`is_heavy`: HDF5 frames, weights) may be
+absent while its manifest and small files are present, as in the committed evidence tree: such
+an artifact counts as present for everything but the heavy file, which is verified where it is
+opened (``get_or_build(..., heavy=True)``) and built there, or reported in one line naming the
+artifact and the command that builds it when building is off (:func:`cache_only`).
+
 The cache deletes only what it wrote. A rebuild refuses, with one line naming the files, when
 the artifact's folder holds a file its manifest does not list (a user's notes or analysis), or
 when the folder has files but no manifest (a deleted manifest is reported, not rebuilt over).
@@ -46,6 +56,9 @@ KINDS: tuple[str, ...] = ("datasets", "checkpoints", "results", "figures")
 DATA_ENV = "JEPA_GEOMETRY_DATA"
 READ_ONLY_ENV = "JEPA_GEOMETRY_READ_ONLY"  # caches to reuse but never write (os.pathsep list)
 CACHE_ONLY_ENV = "JEPA_GEOMETRY_CACHE_ONLY"  # "1": a missing artifact raises NotCached
+READ_LOG_ENV = "JEPA_GEOMETRY_READ_LOG"  # a file: every artifact read is appended to it
+EVIDENCE_DIR = "evidence"  # <repo>/evidence/<profile>/: the committed small files
+EVIDENCE_PROFILE = "laptop"  # data/ holds the laptop profile's artifacts (Makefile)
 MANIFEST = "manifest.json"
 TMP_PREFIX = ".tmp-"  # temporary build folders: .tmp-<key>-<random>, ignored by DVC
 TMP_FILE_SUFFIX = ".tmp"  # temporary files of atomic writes: .<name>.tmp<random>, ignored too
@@ -57,6 +70,16 @@ class ArtifactError(RuntimeError):
 
 class NotCached(ArtifactError):
     """Inside :func:`cache_only`, an artifact that would have to be built."""
+
+
+HEAVY_KINDS: tuple[str, ...] = ("datasets", "checkpoints")
+
+
+def is_heavy(kind: str, filename: str) -> bool:
+    """Whether a payload file is *heavy*: a dataset's or checkpoint's file other than JSON (the
+    HDF5 frames, the weights). Heavy files live in the DVC remote only; the evidence tree in git
+    holds every manifest and every other file, which is all a rendered page reads."""
+    return kind in HEAVY_KINDS and not filename.endswith(".json")
 
 
 @contextlib.contextmanager
@@ -102,14 +125,39 @@ def data_root() -> Path:
 
 
 def read_only_roots() -> list[Path]:
-    """Caches whose artifacts are reused but never written (``$JEPA_GEOMETRY_READ_ONLY``).
+    """Caches whose artifacts are reused but never written: ``$JEPA_GEOMETRY_READ_ONLY``, then
+    the repository's evidence tree wherever the repository's ``data/`` is read.
 
     A chapter run with non-default parameters writes to its own run folder and reads the
     book's cache through this, so an experiment reuses the book's models without ever
-    touching the book's DVC-tracked data (``jepa-geometry chapter``).
+    touching the book's DVC-tracked data (``jepa-geometry chapter``). The evidence tree
+    (:func:`evidence_root`) backs ``data/``: on a fresh clone, whose ``data/`` is empty, it
+    serves every small file the laptop book reads.
     """
     raw = os.environ.get(READ_ONLY_ENV, "")
-    return [Path(p).resolve() for p in raw.split(os.pathsep) if p]
+    roots = [Path(p).resolve() for p in raw.split(os.pathsep) if p]
+    evidence = evidence_root()
+    if evidence is not None and evidence.is_dir():
+        book_data = evidence.parents[1] / "data"
+        if data_root() == book_data or book_data in roots:
+            roots.append(evidence)
+    return roots
+
+
+def evidence_root() -> Path | None:
+    """``<repo>/evidence/laptop``: the manifests and small payloads of every artifact the
+    laptop book reads, committed to git (``jepa-geometry evidence``); None outside a repo."""
+    root = repo_root()
+    return root / EVIDENCE_DIR / EVIDENCE_PROFILE if root else None
+
+
+def note_read(kind: str, name: str, key: str) -> None:
+    """Append ``kind/name/key`` to ``$JEPA_GEOMETRY_READ_LOG`` when it is set: the book records
+    which artifacts each page read, so the evidence holds exactly those."""
+    log = os.environ.get(READ_LOG_ENV)
+    if log:
+        with open(log, "a") as f:  # one short append per read: atomic on a local file
+            f.write(f"{kind}/{name}/{key}\n")
 
 
 def key_of(spec: dict[str, Any]) -> str:
@@ -179,8 +227,11 @@ class Artifact:
         return self.path / filename
 
     def manifest(self) -> dict[str, Any]:
+        """The manifest (every read of an artifact goes through here: :func:`note_read`)."""
         try:
-            return json.loads(self.manifest_path.read_text())
+            man = json.loads(self.manifest_path.read_text())
+            note_read(self.kind, self.name, self.key)
+            return man
         except FileNotFoundError as e:
             raise ArtifactError(
                 f"artifact {self.kind}/{self.name}/{self.key} has no manifest"
@@ -188,12 +239,18 @@ class Artifact:
         except json.JSONDecodeError as e:
             raise ArtifactError(f"corrupt manifest {self.manifest_path}: {e}") from e
 
-    def verify(self) -> dict[str, Any]:
-        """Check every payload file against the manifest's size and sha256; return the manifest."""
+    def verify(self, heavy: bool = False) -> dict[str, Any]:
+        """Check every payload file against the manifest's size and sha256; return the manifest.
+
+        A heavy file (:func:`is_heavy`) that is absent passes unless ``heavy`` is set (the
+        caller is about to open it); one that is present is always checked.
+        """
         man = self.manifest()
         for fname, rec in man.get("files", {}).items():
             f = self.path / fname
             if not f.is_file():
+                if not heavy and is_heavy(self.kind, fname):
+                    continue
                 raise ArtifactError(f"{f} is missing (listed in {self.manifest_path})")
             if f.stat().st_size != rec["size"]:
                 raise ArtifactError(
@@ -203,6 +260,11 @@ class Artifact:
             if sha256_file(f) != rec["sha256"]:
                 raise ArtifactError(f"{f} does not match its sha256 in {self.manifest_path}")
         return man
+
+    def heavy_missing(self) -> list[str]:
+        """The heavy files the manifest lists that are not here (sorted)."""
+        files = self.manifest().get("files", {})
+        return sorted(f for f in files if is_heavy(self.kind, f) and not (self.path / f).is_file())
 
     def exists(self) -> bool:
         return self.manifest_path.is_file()
@@ -283,26 +345,45 @@ def _finalize(art: Artifact, tmp: Path, wall_s: float, extra: dict[str, Any] | N
 
 
 def get_or_build(
-    art: Artifact, build: Callable[[Path], dict[str, Any] | None], *, rebuild: bool = False
+    art: Artifact,
+    build: Callable[[Path], dict[str, Any] | None],
+    *,
+    rebuild: bool = False,
+    heavy: bool = False,
+    how: str | None = None,
 ) -> Path:
     """Return ``art.path``, building it first if absent, corrupt, or ``rebuild`` is set.
 
     ``build(tmpdir)`` writes the payload files into ``tmpdir`` and may return extra manifest
     fields (e.g. training logs). The directory appears under its final name only after the
     builder returned and the manifest is written; a crash leaves the cache as it was.
+
+    A present artifact that passes its check is returned without a lock and without writing
+    anything. With ``heavy`` the caller will open the heavy files, so their absence counts as
+    a miss (built, or under :func:`cache_only` reported with ``how``, the command that builds
+    it); without it an artifact whose heavy files alone are absent is present.
     """
+    if art.exists() and not rebuild:
+        try:
+            art.verify(heavy)
+            return art.path
+        except ArtifactError as e:
+            problem = e
+    else:
+        problem = None
+    if os.environ.get(CACHE_ONLY_ENV) == "1":
+        hint = f"; build it with `{how}`" if how else ""
+        if problem is None:
+            where = art.path.parent
+            raise NotCached(f"{art.kind}/{art.name}/{art.key} is not in the cache {where}{hint}")
+        raise NotCached(f"{art.kind}/{art.name}/{art.key} fails its check: {problem}{hint}")
     with art.lock():
-        if art.exists() and not rebuild:
+        if art.exists() and not rebuild:  # another process may have built it meanwhile
             try:
-                art.verify()
+                art.verify(heavy)
                 return art.path
             except ArtifactError as e:
-                if os.environ.get(CACHE_ONLY_ENV) == "1":
-                    raise NotCached(f"{art.kind}/{art.name}/{art.key} fails its check: {e}") from e
                 warnings.warn(f"rebuilding {art.kind}/{art.name}/{art.key}: {e}", stacklevel=2)
-        if os.environ.get(CACHE_ONLY_ENV) == "1":
-            where = art.path.parent
-            raise NotCached(f"{art.kind}/{art.name}/{art.key} is not in the cache {where}")
         _refuse_foreign(art)
         target = art.write_path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -320,6 +401,7 @@ def get_or_build(
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
+    note_read(art.kind, art.name, art.key)
     return target
 
 
@@ -349,13 +431,14 @@ def _remove_leftovers(art: Artifact) -> None:
         old.unlink(missing_ok=True)
 
 
-def load(art: Artifact) -> Path:
-    """Return the verified path of an existing artifact, or raise :class:`ArtifactError`."""
+def load(art: Artifact, heavy: bool = False) -> Path:
+    """Return the verified path of an existing artifact, or raise :class:`ArtifactError`;
+    with ``heavy`` its heavy files must be here too (:meth:`Artifact.verify`)."""
     if not art.exists():
         raise ArtifactError(
             f"artifact {art.kind}/{art.name}/{art.key} does not exist at {art.path}"
         )
-    art.verify()
+    art.verify(heavy)
     return art.path
 
 

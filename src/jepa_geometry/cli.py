@@ -8,6 +8,9 @@
     jepa-geometry grid --profile paper --tasks all --executor slurm --partition gpu --dry-run
     jepa-geometry book --profile smoke                 # execute every chapter into book/chapters/
     jepa-geometry chapter chapters/ch01_metric_leverage.md out.ipynb -p profile smoke
+    jepa-geometry evidence export                      # commit what the built book read
+    jepa-geometry evidence diff                        # rendered values against committed ones
+    jepa-geometry evidence check --task tworoom        # rebuild a sample, compare its sha256
 
 Every command that reads or builds an artifact takes ``--profile`` and the same
 ``--set KEY=VALUE`` profile overrides, so a model trained with an override can be planned
@@ -27,7 +30,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from jepa_geometry.artifacts import get_or_build
+from jepa_geometry.artifacts import get_or_build, repo_root
+from jepa_geometry.book.evidence import export_evidence, glued_differences, sample_check
 from jepa_geometry.book.pipeline import build_book, resolve_page, run_chapter, run_experiment
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import FILENAME, build_dataset, dataset_artifact
@@ -192,6 +196,25 @@ def _cmd_chapter(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_evidence(args: argparse.Namespace) -> int:
+    root = repo_root()
+    if root is None:
+        raise RuntimeError("not inside the jepa-geometry repository (no data.dvc above cwd)")
+    if args.action == "export":
+        print(export_evidence(root, args.profile))
+        return 0
+    if args.action == "diff":
+        lines = glued_differences(root, args.profile)
+        print("\n".join(lines) if lines else "every glued value equals the committed one")
+        return 1 if lines else 0
+    files = sample_check(root, args.task, args.profile, progress=not args.quiet)
+    for f in files:
+        print(f"{'same' if f.same else 'DIFFERENT'}  {f.artifact}/{f.file}")
+    bad = sum(not f.same for f in files)
+    print(f"{len(files) - bad} of {len(files)} files rebuilt bit-identical to the evidence")
+    return 1 if bad else 0
+
+
 def _add_arm(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True, choices=TASKS)
     p.add_argument("--arm", required=True, help="arm: lewm, scale, aux, anisowm or a sum (a+b)")
@@ -305,6 +328,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="pages executed side by side (default: one per core); no number depends on it",
     )  # fmt: skip
     sb.set_defaults(func=_cmd_book)
+
+    se = sub.add_parser(
+        "evidence", help="the committed evidence tree: export it, diff a render, check a sample",
+        description=(
+            "export: copy what the executed book read (manifests, small payloads, glued "
+            "values) into evidence/<profile>/; diff: every glued value of the executed pages "
+            "against the committed one; check: rebuild one dataset, model and planning cell "
+            "of --task in an empty cache and compare their sha256 with the evidence"
+        ),
+    )  # fmt: skip
+    se.add_argument("action", choices=("export", "diff", "check"))
+    se.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
+    se.add_argument("--task", choices=available_studies(), default="tworoom",
+                    help="check: the task whose sample is rebuilt")  # fmt: skip
+    se.add_argument("--quiet", action="store_true", help="no progress bars")
+    se.set_defaults(func=_cmd_evidence)
 
     sh = sub.add_parser(
         "chapter",

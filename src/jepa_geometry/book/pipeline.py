@@ -28,6 +28,7 @@ import multiprocessing as mp
 import os
 import re
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -38,7 +39,14 @@ from typing import Any
 import jupytext
 import yaml
 
-from jepa_geometry.artifacts import DATA_ENV, READ_ONLY_ENV, atomic_path, data_root, repo_root
+from jepa_geometry.artifacts import (
+    DATA_ENV,
+    READ_LOG_ENV,
+    READ_ONLY_ENV,
+    atomic_path,
+    data_root,
+    repo_root,
+)
 from jepa_geometry.book.parameters import check_parameter
 from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
@@ -48,6 +56,7 @@ from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
 EXECUTED_DIR = Path("book") / "chapters"
 RUNS_DIR = Path("runs")  # chapter runs with non-default parameters (git- and DVC-ignored)
 FINGERPRINT_KEY = "jepa_geometry_fingerprint"
+READS_KEY = "jepa_geometry_reads"  # the artifacts (kind/name/key) the page read
 
 
 class ChapterError(RuntimeError):
@@ -395,6 +404,10 @@ def run_chapter(
                  [p.name for p in book_pages(_root())])  # fmt: skip
 
     t0 = time.perf_counter()
+    fd, log = tempfile.mkstemp(prefix=f"{name}-reads-", suffix=".txt")
+    os.close(fd)
+    before = os.environ.get(READ_LOG_ENV)
+    os.environ[READ_LOG_ENV] = log  # the kernel inherits it: every artifact it reads
     try:  # output_path=None: papermill keeps the notebook in memory; we write it once, atomically
         executed = papermill.execute_notebook(
             nb,
@@ -406,11 +419,19 @@ def run_chapter(
             execution_timeout=timeout,
             stderr_file=sys.stderr if progress else None,
         )
+        reads = sorted(set(Path(log).read_text().split()))
     except papermill.PapermillExecutionError as e:
         raise ChapterError(
             f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}"
         ) from e
+    finally:
+        Path(log).unlink(missing_ok=True)
+        if before is None:
+            os.environ.pop(READ_LOG_ENV, None)
+        else:
+            os.environ[READ_LOG_ENV] = before
     executed.metadata[FINGERPRINT_KEY] = fp
+    executed.metadata[READS_KEY] = reads
     with atomic_path(output) as tmp:
         nbformat.write(executed, tmp)
     return ChapterRun(output.stem, output, time.perf_counter() - t0, False)

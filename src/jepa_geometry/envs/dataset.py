@@ -570,16 +570,16 @@ def load_dataset(
     silently re-collected: delete it or run ``jepa-geometry collect --force``.
     """
     art = dataset_artifact(task, profile)
+    how = f"jepa-geometry collect --task {task} --profile {profile.name}"
     if art.exists():
         try:
             art.verify()
         except ArtifactError as e:
-            raise DatasetError(
-                f"cached {task} dataset is damaged: {e}. Re-collect it with "
-                f"`jepa-geometry collect --task {task} --profile {profile.name} --force`"
-            ) from e
-    else:
-        get_or_build(art, lambda d: build_dataset(task, profile, d, workers, progress))
+            raise DatasetError(f"cached {task} dataset is damaged: {e}. Re-collect it with "
+                               f"`{how} --force`") from e  # fmt: skip
+    # a manifest without its frames (the evidence tree) collects them, bit-identical
+    get_or_build(art, lambda d: build_dataset(task, profile, d, workers, progress), heavy=True,
+                 how=how)  # fmt: skip
     return read_episodes(art.file(FILENAME), task)
 
 

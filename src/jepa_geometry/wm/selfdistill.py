@@ -249,9 +249,10 @@ def standin_artifact(profile: Profile, settings: DistillSettings, seed: int = 0,
 
 
 def train_standin(profile: Profile, settings: DistillSettings | None = None, seed: int = 0,
-                  progress: bool = True) -> Artifact:  # fmt: skip
+                  progress: bool = True, heavy: bool = False) -> Artifact:  # fmt: skip
     """Pretrain (or find in the cache) the stand-in encoder, once for all tasks; its state dict
-    is saved in DINOv2's layout, its loss log beside it."""
+    is saved in DINOv2's layout, its loss log beside it. With ``heavy`` the caller will load
+    the weights, so a cached artifact without them is pretrained again (bit-identical)."""
     s = settings or DistillSettings()
     art = standin_artifact(profile, s, seed)
 
@@ -266,15 +267,16 @@ def train_standin(profile: Profile, settings: DistillSettings | None = None, see
         (tmp / "log.json").write_text(json.dumps(log))
         return {"summary": {"frames": len(frames), "final": log[-1]}}
 
-    get_or_build(art, build)
+    how = f"jepa-geometry train --task tworoom --arm dinowm --profile {profile.name}"
+    get_or_build(art, build, heavy=heavy, how=how)
     return art
 
 
 def load_standin(profile: Profile, settings: DistillSettings | None = None,
                  seed: int = 0) -> DinoViT:  # fmt: skip
     """The frozen stand-in encoder (pretrained first if it is not cached)."""
-    art = train_standin(profile, settings, seed)
-    folder = load(art)
+    art = train_standin(profile, settings, seed, heavy=True)
+    folder = load(art, heavy=True)
     return load_dinov2(folder / ENCODER_FILE, STANDIN_VIT,
                        remedy=f"it is the stand-in encoder this cache built; remove {folder} "
                        "and rerun to pretrain it again")  # fmt: skip

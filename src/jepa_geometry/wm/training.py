@@ -655,8 +655,13 @@ def train_world_model(
     profile: Profile,
     weights: dict | None = None,
     progress: bool = True,
+    heavy: bool = False,
 ) -> Artifact:
     """Train (or find in the cache) the world model of (task, arm, weights, seed, profile).
+
+    With ``heavy`` the caller will load ``model.pt``, so a cached artifact without it (the
+    evidence tree keeps the manifest and the log only) is trained again, bit-identical;
+    without it the manifest and ``log.json`` suffice.
 
     Interrupted runs resume from ``.<key>.resume.pt`` next to the artifact. The artifact holds
     ``model.pt`` (config, weights, metadata) and ``log.json`` (the loss terms every
@@ -718,7 +723,9 @@ def train_world_model(
             }
         }
 
-    get_or_build(art, build)
+    how = f"jepa-geometry train --task {task} --arm {arm} --seed {seed} --profile {profile.name}"
+    how += "".join(f" --weight {k}={v}" for k, v in (weights or {}).items())
+    get_or_build(art, build, heavy=heavy, how=how)
     resume.unlink(missing_ok=True)
     return art
 
@@ -727,8 +734,8 @@ def load_world_model(
     task: str, arm: str, seed: int, profile: Profile, weights: dict | None = None
 ) -> WorldModel:
     """The trained world model in eval mode (trained first if not in the cache)."""
-    art = train_world_model(task, arm, seed, profile, weights)
-    path = load(art) / MODEL_FILE
+    art = train_world_model(task, arm, seed, profile, weights, heavy=True)
+    path = load(art, heavy=True) / MODEL_FILE
     action_dim = torch.load(path, map_location="cpu", weights_only=False)["meta"]["action_dim"]
     return load_model_file(path, WorldModelConfig.from_profile(profile, action_dim))
 

@@ -1,0 +1,303 @@
+"""The evidence tree: the laptop book's small files, committed to git beside the code.
+
+A built book's pages read artifacts from the cache (``data/``). Every executed page records
+which ones (``kind/name/key``, in its notebook's metadata, :data:`READS_KEY`) and which values
+it glued into its prose. :func:`export_evidence` copies, for every artifact any page read, its
+manifest and every payload file except the heavy ones (:func:`~jepa_geometry.artifacts.is_heavy`:
+a dataset's frames, a model's weights, which stay in the DVC remote) into
+``evidence/laptop/<kind>/<name>/<key>/``, and each page's glued values into
+``evidence/laptop/pages/<page>.json``. The cache reads that tree as a read-only root behind
+``data/`` (:func:`~jepa_geometry.artifacts.read_only_roots`), so a fresh clone renders the
+laptop book from it without training, collecting or planning anything, and
+:func:`glued_differences` tells whether a render reproduced every committed value.
+
+This follows DVC's own split: small outputs (metrics, plots) kept in git, large data in the
+remote. A file is copied only after its bytes match the manifest's sha256, each artifact
+folder appears atomically, and the export deletes only artifact folders of the evidence tree
+(which only it writes) that no page reads any more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jepa_geometry.artifacts import (
+    DATA_ENV,
+    EVIDENCE_DIR,
+    KINDS,
+    MANIFEST,
+    READ_ONLY_ENV,
+    TMP_PREFIX,
+    Artifact,
+    ArtifactError,
+    atomic_path,
+    data_root,
+    is_heavy,
+    read_only_roots,
+    sha256_file,
+)
+from jepa_geometry.book.pipeline import EXECUTED_DIR, READS_KEY, book_pages
+from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
+from jepa_geometry.planning.protocol import cell_artifacts, evaluate_arm
+from jepa_geometry.profiles import load_profile
+from jepa_geometry.study.build import cell_jobs
+from jepa_geometry.study.spec import load_study
+from jepa_geometry.wm.training import train_world_model, world_model_artifact
+
+PAGES_DIR = "pages"  # evidence/<profile>/pages/<page>.json: the page's glued values
+GLUE_PREFIX = "application/papermill.record/"  # myst-nb's glue outputs (scrapbook format)
+
+
+class EvidenceError(RuntimeError):
+    """The book's notebooks or cache cannot give a complete evidence tree."""
+
+
+def _notebook(root: Path, page: str) -> dict[str, Any]:
+    path = root / EXECUTED_DIR / f"{page}.ipynb"
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError as e:
+        raise EvidenceError(f"page {page} has no executed notebook {path}: run `make book`") from e
+
+
+def page_profile(nb: dict[str, Any]) -> str | None:
+    """The profile a page was executed with (papermill's record of its parameters)."""
+    return nb.get("metadata", {}).get("papermill", {}).get("parameters", {}).get("profile")
+
+
+def page_reads(nb: dict[str, Any]) -> list[str]:
+    """The artifacts (``kind/name/key``) the page read when it ran."""
+    reads = nb.get("metadata", {}).get(READS_KEY)
+    if reads is None:
+        raise EvidenceError("the notebook records no reads (executed before the read log)")
+    return list(reads)
+
+
+def glued_values(nb: dict[str, Any]) -> dict[str, str]:
+    """``{name: text}`` of every value the page glued (myst-nb's ``glue``): a table's HTML
+    (every cell of it), else the plain text; a glued figure counts by its text only."""
+    out = {}
+    for cell in nb.get("cells", []):
+        for o in cell.get("outputs", []):
+            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+            data = o.get("data", {})
+            for mime in ("text/html", "text/plain"):
+                if name is not None and GLUE_PREFIX + mime in data:
+                    out[name] = "".join(data[GLUE_PREFIX + mime])
+                    break
+    return out
+
+
+def _source_of(ref: str) -> Path:
+    """The folder holding artifact ``kind/name/key``: the writable cache, else a read-only one."""
+    for root in (data_root(), *read_only_roots()):
+        if (root / ref / MANIFEST).is_file():
+            return root / ref
+    raise EvidenceError(f"artifact {ref} is read by the book but is in no cache")
+
+
+def _copy_small(src: Path, dest: Path, kind: str) -> int:
+    """Copy ``src``'s manifest and small payload files into a new folder that replaces ``dest``
+    atomically; each copied byte checked against the manifest. Returns the bytes copied."""
+    man = json.loads((src / MANIFEST).read_text())
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{dest.name}-", dir=dest.parent))
+    size = 0
+    try:
+        for fname, rec in sorted(man.get("files", {}).items()):
+            if is_heavy(kind, fname):
+                continue
+            (tmp / fname).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src / fname, tmp / fname)
+            if sha256_file(tmp / fname) != rec["sha256"]:
+                raise ArtifactError(f"{src / fname} does not match its sha256 in its manifest")
+            size += rec["size"]
+        shutil.copyfile(src / MANIFEST, tmp / MANIFEST)
+        size += (tmp / MANIFEST).stat().st_size
+        if dest.exists():
+            old = dest.with_name(f"{TMP_PREFIX}{dest.name}-old-{os.getpid()}")
+            os.replace(dest, old)
+            shutil.rmtree(old)
+        os.replace(tmp, dest)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return size
+
+
+def _same(src: Path, dest: Path) -> bool:
+    return (dest / MANIFEST).is_file() and (dest / MANIFEST).read_bytes() == (
+        src / MANIFEST
+    ).read_bytes()
+
+
+@dataclass
+class Export:
+    """What :func:`export_evidence` did: artifacts kept, copied (new or changed), removed."""
+
+    root: Path
+    artifacts: int
+    copied: int
+    removed: int
+    pages: int
+
+    def __str__(self) -> str:
+        return (f"evidence {self.root}: {self.artifacts} artifacts from {self.pages} pages "
+                f"({self.copied} copied, {self.removed} no longer read and removed)")  # fmt: skip
+
+
+def export_evidence(root: Path, profile: str = "laptop", dest: Path | None = None) -> Export:
+    """Copy what the executed book read into ``dest`` (default ``<root>/evidence/<profile>``).
+
+    Every page of the table of contents must have been executed with ``profile``; an artifact
+    folder already in the tree with the same manifest is left as it is (an export of unchanged
+    results changes no byte).
+    """
+    dest = dest or root / EVIDENCE_DIR / profile
+    refs: set[str] = set()
+    glued: dict[str, dict[str, str]] = {}
+    pages = book_pages(root)
+    for page in pages:
+        nb = _notebook(root, page.name)
+        if page_profile(nb) != profile:
+            raise EvidenceError(
+                f"page {page.name} was executed with profile {page_profile(nb)!r}, not "
+                f"{profile!r}: run `make book PROFILE={profile}` first"
+            )
+        refs.update(page_reads(nb))
+        glued[page.name] = glued_values(nb)
+    sources = {ref: _source_of(ref) for ref in sorted(refs)}  # all found before any write
+    copied = 0
+    for ref, src in sources.items():
+        target = dest / ref
+        if src.resolve() != target.resolve() and not _same(src, target):
+            _copy_small(src, target, ref.split("/")[0])
+            copied += 1
+    removed = 0
+    for kind in KINDS:
+        for man in sorted((dest / kind).glob(f"*/*/{MANIFEST}")):
+            folder = man.parent
+            if str(folder.relative_to(dest)) not in refs:
+                shutil.rmtree(folder)
+                removed += 1
+                if not any(folder.parent.iterdir()):
+                    folder.parent.rmdir()
+    (dest / PAGES_DIR).mkdir(parents=True, exist_ok=True)
+    for name, values in glued.items():
+        text = json.dumps(values, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        path = dest / PAGES_DIR / f"{name}.json"
+        if not path.is_file() or path.read_text() != text:
+            with atomic_path(path) as tmp:
+                tmp.write_text(text)
+    for old in (dest / PAGES_DIR).glob("*.json"):
+        if old.stem not in glued:
+            old.unlink()
+    return Export(dest, len(refs), copied, removed, len(pages))
+
+
+def glued_differences(root: Path, profile: str = "laptop") -> list[str]:
+    """One line per glued value of the executed pages that differs from the committed one in
+    ``evidence/<profile>/pages/`` (a value missing on either side counts); empty when the
+    render reproduced every number."""
+    committed = root / EVIDENCE_DIR / profile / PAGES_DIR
+    out = []
+    for page in book_pages(root):
+        path = committed / f"{page.name}.json"
+        if not path.is_file():
+            out.append(f"{page.name}: no committed values ({path})")
+            continue
+        want = json.loads(path.read_text())
+        got = glued_values(_notebook(root, page.name))
+        for name in sorted(set(want) | set(got)):
+            if want.get(name) != got.get(name):
+                out.append(f"{page.name}: {name} = {got.get(name)!r}, committed {want.get(name)!r}")
+    return out
+
+
+@contextlib.contextmanager
+def _empty_cache(folder: Path) -> Iterator[None]:
+    """Inside the block the cache is ``folder`` alone: no read-only root, no evidence."""
+    saved = {k: os.environ.get(k) for k in (DATA_ENV, READ_ONLY_ENV)}
+    os.environ[DATA_ENV] = str(folder)
+    os.environ[READ_ONLY_ENV] = ""
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@dataclass
+class SampleFile:
+    """One payload file of the rebuilt sample against the evidence's manifest."""
+
+    artifact: str
+    file: str
+    rebuilt: str | None  # sha256 of the rebuilt file (None: the rebuild lacks it)
+    evidence: str | None  # sha256 the committed manifest lists (None: it lists no such file)
+
+    @property
+    def same(self) -> bool:
+        return self.rebuilt is not None and self.rebuilt == self.evidence
+
+
+def sample_check(root: Path, task: str, profile_name: str = "laptop", workdir: Path | None = None,
+                 progress: bool = True) -> list[SampleFile]:  # fmt: skip
+    """Rebuild one dataset, one model and one planning cell of ``task`` from nothing, in an
+    empty cache, and compare every payload file's sha256 (the heavy ones too) with the
+    committed evidence: the check anyone can run that the evidence is what the code computes.
+
+    The sample is the task study's LeWM model of its first training seed, and the cheapest
+    of that model's CEM / iCEM cells (fewest rollouts per plan).
+    """
+    evidence = root / EVIDENCE_DIR / profile_name
+    profile = load_profile(profile_name)
+    job = [j for j in cell_jobs(load_study(task), profile, None) if j["arm"] == "lewm"][-1]
+    cell = {k: v for k, v in job.items() if k not in ("task", "arm", "train_seed", "profile")}
+    arts: list[Artifact] = [
+        dataset_artifact(task, profile),
+        world_model_artifact(task, job["arm"], job["train_seed"], profile),
+        *cell_artifacts(task, job["arm"], job["train_seed"], profile, **cell),
+    ]
+    committed = {}
+    for art in arts:
+        ref = f"{art.kind}/{art.name}/{art.key}"
+        if not (evidence / ref / MANIFEST).is_file():
+            raise EvidenceError(f"the evidence {evidence} holds no {ref}: export it first")
+        committed[ref] = json.loads((evidence / ref / MANIFEST).read_text())["files"]
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp, _empty_cache(Path(tmp)):
+        load_dataset(task, profile, progress=progress)
+        train_world_model(task, job["arm"], job["train_seed"], profile, progress=progress,
+                          heavy=True)  # fmt: skip
+        evaluate_arm(**job, progress=progress)
+        out = []
+        for art in arts:
+            ref = f"{art.kind}/{art.name}/{art.key}"
+            rebuilt = art.manifest()["files"]
+            for name in sorted(set(rebuilt) | set(committed[ref])):
+                out.append(SampleFile(ref, name, rebuilt.get(name, {}).get("sha256"),
+                                      committed[ref].get(name, {}).get("sha256")))  # fmt: skip
+    return out
+
+
+__all__ = [
+    "SampleFile",
+    "sample_check",
+    "EvidenceError",
+    "Export",
+    "export_evidence",
+    "glued_differences",
+    "glued_values",
+    "page_reads",
+]
