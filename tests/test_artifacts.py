@@ -19,6 +19,7 @@ from jepa_geometry.artifacts import (
     is_heavy,
     key_of,
     load,
+    memo,
 )
 
 
@@ -296,3 +297,26 @@ def test_an_artifact_without_its_heavy_payload_serves_its_small_files(data_root)
     (path / "episodes.h5").write_bytes(b"short")  # a present heavy file is always checked
     with pytest.raises(ArtifactError, match="truncated"):
         load(art)
+
+
+def test_memo_computes_once_and_returns_the_same_value_in_each_format(data_root):
+    import numpy as np
+    import pandas as pd
+
+    values = {
+        "table": pd.DataFrame({"pairs": [3, 4], "rate": [0.5, 0.25]}, index=["a", "b"]),
+        "arrays": {"x": np.arange(6).reshape(2, 3), "names": np.array(["q0", "q1"])},
+        "json": {"pairs": 3, "solved": 0.5, "order": "kept"},
+    }
+    for name, value in values.items():
+        calls: list[int] = []
+        first = memo(name, {"n": 1}, lambda v=value, c=calls: c.append(1) or v)
+        again = memo(name, {"n": 1}, lambda v=value, c=calls: c.append(1) or v)
+        assert calls == [1]
+        if name == "table":
+            pd.testing.assert_frame_equal(again, value)
+        elif name == "arrays":
+            assert all(np.array_equal(again[k], value[k]) for k in value)
+            assert again["names"].dtype.kind == "U"  # strings without pickle
+        else:
+            assert again == first == value and list(again) == list(value)

@@ -259,12 +259,26 @@ def test_frame_strip_puts_every_stride_th_frame_side_by_side(datasets):
 
 
 def test_dataset_table_rows_and_throughput(datasets):
-    table = D.dataset_table(datasets)
+    table = D.dataset_table({t: d.summary() for t, d in datasets.items()})
     assert list(table.index) == list(TASKS)
     for task, d in datasets.items():
         assert table.loc[task, "frames"] == d.num_frames == 2 * (STEPS + 1)
         secs = round(d.collect_seconds, 1)
         assert table.loc[task, "frames/s"] == pytest.approx(round(d.num_frames / secs))
+
+
+def test_a_dataset_s_cached_views_equal_what_its_frames_give(datasets, tiny):
+    """The summary and the episode strip a page draws are small cached results (so a page
+    renders them from the evidence tree): equal to the dataset's own, computed once."""
+    d = datasets["pusht"]
+    assert D.dataset_summaries(["pusht"], tiny) == {"pusht": d.summary()}
+    strip = D.episode_strip("pusht", tiny, 5, 3)
+    ep = int(d.heldout_episodes[0])
+    np.testing.assert_array_equal(strip["frames"], d.frame_strip(ep, 5, 3))
+    np.testing.assert_array_equal(strip["q"], d.standardize_q(d.q[d.rows(ep)]))
+    assert list(strip["q_names"]) == list(d.q_names) and int(strip["episode"]) == ep
+    again = D.episode_strip("pusht", tiny, 5, 3)  # read back from the cache, same values
+    assert all(np.array_equal(again[k], strip[k]) for k in strip)
 
 
 def test_tabulate_tasks_measures_each_task_and_always_closes_it(datasets, tiny, monkeypatch):

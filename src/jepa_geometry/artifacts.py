@@ -442,6 +442,46 @@ def load(art: Artifact, heavy: bool = False) -> Path:
     return art.path
 
 
+MEMO_FILES = ("value.parquet", "value.npz", "value.json")
+
+
+def memo(name: str, spec: dict[str, Any], compute: Callable[[], Any]) -> Any:
+    """A small value derived from heavy artifacts, computed once and cached as the artifact
+    ``results/<name>/<key>/``: a page renders it from the evidence tree without the dataset or
+    model it came from. ``spec`` names every input (the keys of the artifacts ``compute``
+    reads and its parameters). The value is a DataFrame (stored as parquet), a dict of
+    numpy arrays (npz; strings as unicode arrays, never pickled) or anything JSON holds.
+    """
+    import numpy as np
+    import pandas as pd
+
+    art = Artifact("results", name, spec)
+
+    def build(tmp: Path) -> None:
+        value = compute()
+        if isinstance(value, pd.DataFrame):
+            value.to_parquet(tmp / MEMO_FILES[0])
+        elif (
+            isinstance(value, dict)
+            and value
+            and all(isinstance(v, np.ndarray) for v in value.values())
+        ):
+            with open(tmp / MEMO_FILES[1], "wb") as f:
+                np.savez(f, **value)
+        else:
+            (tmp / MEMO_FILES[2]).write_text(
+                json.dumps(value, default=_jsonable)
+            )  # keeps key order
+
+    path = get_or_build(art, build)
+    if (path / MEMO_FILES[0]).is_file():
+        return pd.read_parquet(path / MEMO_FILES[0])
+    if (path / MEMO_FILES[1]).is_file():
+        with np.load(path / MEMO_FILES[1], allow_pickle=False) as f:
+            return {k: f[k] for k in f.files}
+    return json.loads((path / MEMO_FILES[2]).read_text())
+
+
 @contextlib.contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.

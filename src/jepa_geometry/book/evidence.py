@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -54,6 +55,7 @@ from jepa_geometry.wm.training import train_world_model, world_model_artifact
 
 PAGES_DIR = "pages"  # evidence/<profile>/pages/<page>.json: the page's glued values
 GLUE_PREFIX = "application/papermill.record/"  # myst-nb's glue outputs (scrapbook format)
+STYLER_ID = re.compile(r"\bT_[0-9a-f]{5}(?=[_\" ])")  # a pandas Styler's random table id
 
 
 class EvidenceError(RuntimeError):
@@ -83,7 +85,8 @@ def page_reads(nb: dict[str, Any]) -> list[str]:
 
 def glued_values(nb: dict[str, Any]) -> dict[str, str]:
     """``{name: text}`` of every value the page glued (myst-nb's ``glue``): a table's HTML
-    (every cell of it), else the plain text; a glued figure counts by its text only."""
+    (every cell of it, the random id pandas gives a styled table replaced by ``T_``), else
+    the plain text; a glued figure counts by its text only."""
     out = {}
     for cell in nb.get("cells", []):
         for o in cell.get("outputs", []):
@@ -91,7 +94,7 @@ def glued_values(nb: dict[str, Any]) -> dict[str, str]:
             data = o.get("data", {})
             for mime in ("text/html", "text/plain"):
                 if name is not None and GLUE_PREFIX + mime in data:
-                    out[name] = "".join(data[GLUE_PREFIX + mime])
+                    out[name] = STYLER_ID.sub("T_", "".join(data[GLUE_PREFIX + mime]))
                     break
     return out
 

@@ -462,27 +462,26 @@ def plot_cost_landscape(
 
 
 # --- chapters 4-5: tasks and world-model figures ---
-def plot_task_strip(data: Any, stride: int, count: int) -> plt.Figure:
-    """The first held-out episode of a dataset as the models see it: every ``stride``-th frame
-    (at most ``count``, side by side) above the episode's q, standardized with the training
-    split's statistics (as SCALE's loss sees it), one line per q coordinate.
+def plot_task_strip(task: str, strip: dict[str, np.ndarray], stride: int) -> plt.Figure:
+    """The first held-out episode of a dataset as the models see it: its frames side by side
+    above the episode's q, standardized with the training split's statistics (as SCALE's loss
+    sees it), one line per q coordinate.
 
-    ``data`` is an :class:`jepa_geometry.envs.dataset.EpisodeData`.
+    ``strip`` is :func:`jepa_geometry.envs.dataset.episode_strip` of every ``stride``-th frame.
     """
-    ep = int(data.heldout_episodes[0])
-    rows = data.rows(ep)
+    names = [str(n) for n in strip["q_names"]]
     fig, (ax_img, ax_q) = plt.subplots(
         2, 1, figsize=(9, 4.6), gridspec_kw={"height_ratios": [1, 1.3]}
     )
-    ax_img.imshow(data.frame_strip(ep, stride, count), interpolation="nearest")
+    ax_img.imshow(strip["frames"], interpolation="nearest")
     ax_img.set(
-        xticks=[], yticks=[], title=f"{data.task}: steps 0, {stride}, ... of held-out episode {ep}"
-    )
-    q = data.standardize_q(data.q[rows])
-    for j, name in enumerate(data.q_names):
-        ax_q.plot(data.step[rows], q[:, j], label=name)
+        xticks=[], yticks=[],
+        title=f"{task}: steps 0, {stride}, ... of held-out episode {int(strip['episode'])}",
+    )  # fmt: skip
+    for j, name in enumerate(names):
+        ax_q.plot(strip["step"], strip["q"][:, j], label=name)
     ax_q.set(xlabel="env step", ylabel="standardized q")
-    ax_q.legend(ncol=min(5, len(data.q_names)), fontsize=7, loc="upper right")
+    ax_q.legend(ncol=min(5, len(names)), fontsize=7, loc="upper right")
     fig.tight_layout()
     return fig
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.artifacts import MANIFEST, Artifact, ArtifactError, get_or_build
+from jepa_geometry.artifacts import MANIFEST, Artifact, ArtifactError, get_or_build, memo
 from jepa_geometry.envs import (
     Q_VARIANTS,
     SIMULATOR_PRELOAD,
@@ -583,14 +583,47 @@ def load_dataset(
     return read_episodes(art.file(FILENAME), task)
 
 
-def dataset_table(datasets: Mapping[str, EpisodeData]) -> pd.DataFrame:
-    """:meth:`EpisodeData.summary` of each dataset, one row per task, plus the collection
-    throughput ``frames/s = frames / collect s`` (rounded to whole frames per second).
+def dataset_summaries(tasks: Sequence[str], profile: Profile) -> dict[str, dict[str, Any]]:
+    """:meth:`EpisodeData.summary` of each task's dataset, kept as a small cached result
+    (:func:`~jepa_geometry.artifacts.memo`), so the table renders without the frames."""
+    out = {}
+    for task in tasks:
+        spec = {"dataset": dataset_artifact(task, profile).key}
+        summary = lambda t=task: load_dataset(t, profile, progress=False).summary()  # noqa: E731
+        out[task] = memo(f"dataset-summary-{task}", spec, summary)
+    return out
+
+
+def episode_strip(task: str, profile: Profile, stride: int, count: int) -> dict[str, np.ndarray]:
+    """The first held-out episode of ``task``'s dataset as the tasks chapter draws it, kept as
+    a small cached result: ``frames`` (:meth:`EpisodeData.frame_strip`), ``step`` and ``q``
+    (standardized with the training split's statistics, as SCALE's loss sees it) of every
+    frame, ``q_names`` and ``episode``."""
+
+    def compute() -> dict[str, np.ndarray]:
+        data = load_dataset(task, profile, progress=False)
+        ep = int(data.heldout_episodes[0])
+        rows = data.rows(ep)
+        return {
+            "frames": data.frame_strip(ep, stride, count),
+            "step": np.asarray(data.step[rows]),
+            "q": data.standardize_q(data.q[rows]),
+            "q_names": np.array(data.q_names),
+            "episode": np.array(ep),
+        }
+
+    spec = {"dataset": dataset_artifact(task, profile).key, "stride": stride, "count": count}
+    return memo(f"episode-strip-{task}", spec, compute)
+
+
+def dataset_table(summaries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The datasets' summaries (:func:`dataset_summaries`), one row per task, plus the
+    collection throughput ``frames/s = frames / collect s`` (rounded to whole frames per second).
 
     Throughput is what sizes a profile: rendering dominates collection, so it tells how long
     a larger dataset of the same task would take on this machine.
     """
-    stats = pd.DataFrame([d.summary() for d in datasets.values()]).set_index("task")
+    stats = pd.DataFrame(list(summaries.values())).set_index("task")
     stats["frames/s"] = (stats["frames"] / stats["collect s"]).round(0)
     return stats
 

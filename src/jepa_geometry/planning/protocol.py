@@ -55,9 +55,9 @@ from torch import nn
 from tqdm import tqdm
 
 from jepa_geometry import stats
-from jepa_geometry.artifacts import Artifact, get_or_build
+from jepa_geometry.artifacts import Artifact, get_or_build, memo
 from jepa_geometry.envs import shared_task
-from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
+from jepa_geometry.envs.dataset import dataset_artifact, load_dataset, tabulate_tasks
 from jepa_geometry.jobs import JOB_THREADS, job_threads
 from jepa_geometry.planning.solver import Planner, SolverSpec, plan_seed, solver_spec
 from jepa_geometry.profiles import Profile
@@ -184,6 +184,24 @@ def pair_difficulty(task: Any, data: Any, goal_offset: int) -> dict[str, float]:
         "solved at start": float(np.mean(solved)) if len(rows) else float("nan"),
         "median start-goal distance": float(np.median(dist)) if len(rows) else float("nan"),
     }
+
+
+def pair_difficulty_table(tasks: Sequence[str], profile: Profile, goal_offset: int) -> pd.DataFrame:
+    """:func:`pair_difficulty` of each task's held-out pairs, one row per task, each kept as a
+    small cached result (:func:`~jepa_geometry.artifacts.memo`), so the table renders without
+    the datasets."""
+    rows = {}
+    for task in tasks:
+
+        def compute(t: str = task) -> dict[str, float]:
+            data = {t: load_dataset(t, profile, progress=False)}
+            table = tabulate_tasks(data, profile.data.image_size,
+                                   lambda env, d: pair_difficulty(env, d, goal_offset))  # fmt: skip
+            return table.to_dict(orient="index")[t]  # an integer column stays an integer
+
+        spec = {"dataset": dataset_artifact(task, profile).key, "goal_offset": goal_offset}
+        rows[task] = memo(f"pair-difficulty-{task}", spec, compute)
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def draw_episode_set(
