@@ -594,6 +594,13 @@ def dataset_summaries(tasks: Sequence[str], profile: Profile) -> dict[str, dict[
     return out
 
 
+def action_dim(task: str, profile: Profile) -> int:
+    """The width of ``task``'s recorded actions (a small cached result: no frames needed)."""
+    spec = {"dataset": dataset_artifact(task, profile).key}
+    dim = lambda: int(load_dataset(task, profile, progress=False).action.shape[1])  # noqa: E731
+    return int(memo(f"action-dim-{task}", spec, dim))
+
+
 def episode_strip(task: str, profile: Profile, stride: int, count: int) -> dict[str, np.ndarray]:
     """The first held-out episode of ``task``'s dataset as the tasks chapter draws it, kept as
     a small cached result: ``frames`` (:meth:`EpisodeData.frame_strip`), ``step`` and ``q``
