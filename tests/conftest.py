@@ -34,7 +34,11 @@ def pytest_configure(config: pytest.Config) -> None:
         torch.set_num_threads(1)
 
 
-LAST = ("test_book_builds_from_executed_chapters", "test_every_page_reads_offline_in_a_browser")
+LAST = (
+    "test_book_builds_from_executed_chapters",
+    "test_every_page_reads_offline_in_a_browser",
+    "test_pages_render_from_their_exported_evidence_alone",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -8,6 +8,7 @@ with warnings as errors, so a broken cross-reference or citation fails CI too; t
 and the browser check each wait for that one build, on whichever worker they run.
 """
 
+import json
 import shutil
 import subprocess
 import sys
@@ -17,12 +18,16 @@ import nbformat
 import pytest
 from filelock import FileLock
 
+from jepa_geometry.artifacts import CACHE_ONLY_ENV, DATA_ENV, READ_ONLY_ENV, is_heavy
+from jepa_geometry.book.evidence import export_evidence, glued_values
 from jepa_geometry.book.pipeline import AFTER_ALL, EXECUTED_DIR, Page, book_pages, run_chapter
 
 from .browser import check_book, ensure_chromium
 from .conftest import REPO, run_dir
 
 PAGES = book_pages(REPO)
+EVIDENCE_PAGES = ("ch01_metric_leverage", "ch04_tasks", "ch05_world_model", "ch08_across")
+"""Pages that render from the evidence tree alone (every page, once issue #29 is done)."""
 
 
 @pytest.fixture(scope="session")
@@ -123,3 +128,25 @@ def test_the_browser_check_finds_what_a_reader_would(tmp_path: Path):
     assert report["ok.html"] == []
     kinds = sorted({p.split(":")[0] for p in report["bad.html"]})
     assert kinds == ["broken fragment", "broken image", "broken link", "console", "raw TeX"]
+
+
+@pytest.mark.chapters
+def test_pages_render_from_their_exported_evidence_alone(book_copy, tmp_path, monkeypatch):
+    """Export what the smoke book read (manifests and small files, never a dataset's frames or
+    a model's weights), then render pages in an empty cache that may build nothing: every
+    glued value equals the one of the build that produced the evidence."""
+    for page in PAGES:
+        executed(page, book_copy)
+    evidence = tmp_path / "evidence"
+    export = export_evidence(book_copy, "smoke", evidence)
+    assert export.artifacts > 0 and export.pages == len(PAGES)
+    files = [p.relative_to(evidence) for p in evidence.rglob("*") if p.is_file()]
+    assert not [f for f in files if is_heavy(f.parts[0], f.name)]
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "empty"))
+    monkeypatch.setenv(READ_ONLY_ENV, str(evidence))
+    monkeypatch.setenv(CACHE_ONLY_ENV, "1")
+    for page in [p for p in PAGES if p.name in EVIDENCE_PAGES]:
+        out = tmp_path / f"{page.name}.ipynb"
+        run_chapter(page.source, out, {**page.parameters, "profile": "smoke"}, timeout=600)
+        want = json.loads((evidence / "pages" / f"{page.name}.json").read_text())
+        assert glued_values(json.loads(out.read_text())) == want, page.name

@@ -30,7 +30,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from jepa_geometry.analysis import landscape, probes, ranking
-from jepa_geometry.artifacts import Artifact, get_or_build
+from jepa_geometry.artifacts import Artifact, get_or_build, memo
 from jepa_geometry.envs import make_task, q_names
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import job_threads
@@ -152,12 +152,26 @@ def probe_frames(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(z, q)`` of the held-out probe frames that every per-model measure uses: the
     embeddings under one trained model (float64) and the raw task state q of the same frames
-    (:meth:`_Context.probe_rows`, SCALE's held-out sample of ``settings.probe_frames``)."""
-    ctx = _Context(task, profile, settings or GeometrySettings.of(profile))
-    try:
-        return _probe_frames(load_world_model(task, arm, seed, profile), ctx)
-    finally:
-        ctx.close()
+    (:meth:`_Context.probe_rows`, SCALE's held-out sample of ``settings.probe_frames``).
+
+    Both are float32 casts (the encoder's output, the recorded q), kept as a small cached
+    result in float32 (:func:`~jepa_geometry.artifacts.memo`), so a page reads them without
+    the model or the frames; encoded on one thread, as the measurements are.
+    """
+    s = settings or GeometrySettings.of(profile)
+
+    def compute() -> dict[str, np.ndarray]:
+        ctx = _Context(task, profile, s)
+        try:
+            with job_threads():
+                z, q = _probe_frames(load_world_model(task, arm, seed, profile), ctx)
+        finally:
+            ctx.close()
+        return {"z": z.astype(np.float32), "q": q.astype(np.float32)}
+
+    spec = geometry_artifact(task, arm, seed, profile, s).spec
+    frames = memo(f"probe-frames-{task}", spec, compute)
+    return frames["z"].astype(np.float64), frames["q"].astype(np.float64)
 
 
 def measure_model(
