@@ -172,10 +172,18 @@ def build_study(
         )
         return out
 
-    stage("dataset", 1, lambda: load_dataset(spec.task, profile, progress=progress))
     models = [
         (spec.task, m, s, profile) for s in profile.seeds.train for m in check_study_arms(spec.arms)
     ]
+    sweep = mppi_sweep_jobs(spec.task, profile, protocol=spec.main_protocol) if spec.plans else []
+    first = [(j,) for j in sweep + cell_jobs(spec, profile, None)] if spec.plans else []
+    # the frames are loaded only for work that needs them: a study whose models and cells are
+    # all cached (as in the evidence tree, which has no frames) loads no dataset
+    needed = not dataset_artifact(spec.task, profile).exists()
+    needed = needed or any(model_untrained(*m) for m in models)
+    needed = needed or any(cell_unbuilt(*j) for j in first)
+    if needed:
+        stage("dataset", 1, lambda: load_dataset(spec.task, profile, progress=progress))
     stage(
         "models", len(models),
         lambda: run_parallel(_train, models, workers, f"train {spec.task}", progress,
@@ -183,8 +191,6 @@ def build_study(
     )  # fmt: skip
     if not spec.plans:  # a task whose gate failed: its models are measured, never planned
         return pd.DataFrame(rows)
-    sweep = mppi_sweep_jobs(spec.task, profile, protocol=spec.main_protocol)
-    first = [(j,) for j in sweep + cell_jobs(spec, profile, None)]
     stage(
         "MPPI sweep + CEM/iCEM cells", len(first),
         lambda: run_parallel(_evaluate, first, workers, f"plan {spec.task}", progress,
