@@ -235,21 +235,29 @@ def coordinate_probes(
 ) -> pd.DataFrame:
     """Held-out ridge R² of each coordinate of q (:func:`probes.coordinate_r2`) for every
     arm x training seed, on the probe frames of :func:`measure_model`. Columns: ``arm``,
-    ``train_seed``, ``coordinate`` (the task's q names), ``r2``. Not cached: one encoding of
-    the probe frames per model."""
+    ``train_seed``, ``coordinate`` (the task's q names), ``r2``. Each model's R² are a small
+    cached result (:func:`~jepa_geometry.artifacts.memo`): one encoding of its probe frames,
+    on one thread, once."""
     s = settings or GeometrySettings.of(profile)
-    ctx = _Context(task, profile, s)
     names = q_names(task)
     rows = []
-    try:
-        for seed in profile.seeds.train:
-            for m in check_arms(arms):
-                z, q = _probe_frames(load_world_model(task, m, seed, profile), ctx)
-                r2 = probes.coordinate_r2(z, q, seed=s.probe_seed)
-                rows += [{"arm": m, "train_seed": seed, "coordinate": c, "r2": float(v)}
-                         for c, v in zip(names, r2, strict=True)]  # fmt: skip
-    finally:
-        ctx.close()
+    for seed in profile.seeds.train:
+        for m in check_arms(arms):
+
+            def compute(arm: str = m, train_seed: int = seed) -> list[float]:
+                ctx = _Context(task, profile, s)
+                try:
+                    with job_threads():
+                        model = load_world_model(task, arm, train_seed, profile)
+                        z, q = _probe_frames(model, ctx)
+                finally:
+                    ctx.close()
+                return [float(v) for v in probes.coordinate_r2(z, q, seed=s.probe_seed)]
+
+            spec = geometry_artifact(task, m, seed, profile, s).spec
+            r2 = memo(f"coordinate-r2-{task}", spec, compute)
+            rows += [{"arm": m, "train_seed": seed, "coordinate": c, "r2": v}
+                     for c, v in zip(names, r2, strict=True)]  # fmt: skip
     return pd.DataFrame(rows)
 
 
