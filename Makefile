@@ -9,6 +9,9 @@ endif
 # pages of the book (a task chapter chNN_<rest>.md has one page chNN_<task>_<rest> per task)
 CHAPTERS := $(patsubst book/chapters/%,%,$(shell grep -o 'book/chapters/[a-z0-9_]*' _toc.yml))
 LAPTOP_REBUILD := about 4 h 30 min on 2 cores (five task studies, two ladders and the pages, README)
+# with the committed evidence (evidence/laptop) the pages need no heavy data to render
+comma := ,
+PULL_MISS := $(if $(wildcard evidence/laptop),the pages render from the committed evidence (evidence/laptop) with nothing rebuilt; a chapter re-run with new parameters rebuilds the datasets and models it needs,every artifact will be rebuilt: $(LAPTOP_REBUILD). To fetch instead$(comma) point DVC at a remote (README$(comma) Data and DVC).)
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 BIN     := $(VENV)/bin
@@ -58,17 +61,18 @@ chapter: $(STAMP)
 
 ## data-pull: fetch the book's artifacts from the DVC remote; say so in one line if it cannot
 data-pull: $(STAMP)
-	@$(BIN)/dvc pull --quiet >/dev/null 2>&1 || echo "book: no reachable DVC remote holds this book's data (dvc pull failed); every artifact will be rebuilt: $(LAPTOP_REBUILD). To fetch instead, point DVC at a remote (README, Data and DVC)."
+	@$(BIN)/dvc pull --quiet >/dev/null 2>&1 || echo "book: no reachable DVC remote holds this book's data (dvc pull failed); $(PULL_MISS)"
 
 html: $(STAMP)
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going --quiet
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
+## data-push: version data/ with DVC and push it, only when data/ holds every artifact the
+## book read with its heavy files (a render from the evidence alone leaves data.dvc as it was)
 data-push: $(STAMP)
-	mkdir -p data
-	$(BIN)/dvc add data --quiet
-	$(BIN)/dvc push --quiet
-	$(BIN)/dvc status
+	@if $(BIN)/jepa-geometry evidence pushable; then \
+	  mkdir -p data && $(BIN)/dvc add data --quiet && $(BIN)/dvc push --quiet && $(BIN)/dvc status; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -19,7 +19,7 @@ import pytest
 from filelock import FileLock
 
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, DATA_ENV, READ_ONLY_ENV, is_heavy
-from jepa_geometry.book.evidence import export_evidence, glued_values
+from jepa_geometry.book.evidence import export_evidence, glued_values, incomplete_in_data
 from jepa_geometry.book.pipeline import AFTER_ALL, EXECUTED_DIR, Page, book_pages, run_chapter
 
 from .browser import check_book, ensure_chromium
@@ -149,9 +149,11 @@ def test_pages_render_from_their_exported_evidence_alone(book_copy, tmp_path, mo
     assert export.artifacts > 0 and export.pages == len(PAGES)
     files = [p.relative_to(evidence) for p in evidence.rglob("*") if p.is_file()]
     assert not [f for f in files if is_heavy(f.parts[0], f.name)]
+    assert incomplete_in_data(book_copy) == []  # the run's cache: everything, frames too
     monkeypatch.setenv(DATA_ENV, str(tmp_path / "empty"))
     monkeypatch.setenv(READ_ONLY_ENV, str(evidence))
     monkeypatch.setenv(CACHE_ONLY_ENV, "1")
+    assert len(incomplete_in_data(book_copy)) == export.artifacts  # so data/ is not versioned
     for page in [p for p in PAGES if p.name in EVIDENCE_PAGES]:
         out = tmp_path / f"{page.name}.ipynb"
         run_chapter(page.source, out, {**page.parameters, "profile": "smoke"}, timeout=600)

@@ -31,7 +31,12 @@ import pandas as pd
 import yaml
 
 from jepa_geometry.artifacts import get_or_build, repo_root
-from jepa_geometry.book.evidence import export_evidence, glued_differences, sample_check
+from jepa_geometry.book.evidence import (
+    export_evidence,
+    glued_differences,
+    incomplete_in_data,
+    sample_check,
+)
 from jepa_geometry.book.pipeline import build_book, resolve_page, run_chapter, run_experiment
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import FILENAME, build_dataset, dataset_artifact
@@ -203,6 +208,13 @@ def _cmd_evidence(args: argparse.Namespace) -> int:
     if args.action == "export":
         print(export_evidence(root, args.profile))
         return 0
+    if args.action == "pushable":
+        lacking = incomplete_in_data(root)
+        if lacking:
+            print(f"book: data/ lacks {len(lacking)} of the artifacts the book read, or their "
+                  f"heavy files (first: {lacking[0]}); data.dvc left as it is")  # fmt: skip
+            return 1
+        return 0
     if args.action == "diff":
         lines = glued_differences(root, args.profile)
         print("\n".join(lines) if lines else "every glued value equals the committed one")
@@ -335,10 +347,12 @@ def build_parser() -> argparse.ArgumentParser:
             "export: copy what the executed book read (manifests, small payloads, glued "
             "values) into evidence/<profile>/; diff: every glued value of the executed pages "
             "against the committed one; check: rebuild one dataset, model and planning cell "
-            "of --task in an empty cache and compare their sha256 with the evidence"
+            "of --task in an empty cache and compare their sha256 with the evidence; "
+            "pushable: whether data/ holds every artifact the book read with its heavy files "
+            "(make data-push versions data/ only then)"
         ),
     )  # fmt: skip
-    se.add_argument("action", choices=("export", "diff", "check"))
+    se.add_argument("action", choices=("export", "diff", "check", "pushable"))
     se.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
     se.add_argument("--task", choices=available_studies(), default="tworoom",
                     help="check: the task whose sample is rebuilt")  # fmt: skip

@@ -206,6 +206,27 @@ def export_evidence(root: Path, profile: str = "laptop", dest: Path | None = Non
     return Export(dest, len(refs), copied, removed, len(pages))
 
 
+def incomplete_in_data(root: Path) -> list[str]:
+    """The artifacts (``kind/name/key``) the executed book read that the writable cache does
+    not hold with every file its manifest lists (heavy ones included): served by the evidence
+    tree or a read-only cache instead. Versioning ``data/`` while this is not empty would point
+    ``data.dvc`` at less than the book needs."""
+    refs = set()
+    for page in book_pages(root):
+        refs.update(page_reads(_notebook(root, page.name)))
+    out = []
+    for ref in sorted(refs):
+        folder = data_root() / ref
+        try:
+            files = json.loads((folder / MANIFEST).read_text()).get("files", {})
+        except (OSError, ValueError):
+            out.append(ref)
+            continue
+        if not all((folder / f).is_file() for f in files):
+            out.append(ref)
+    return out
+
+
 def glued_differences(root: Path, profile: str = "laptop") -> list[str]:
     """One line per glued value of the executed pages that differs from the committed one in
     ``evidence/<profile>/pages/`` (a value missing on either side counts); empty when the
@@ -295,6 +316,7 @@ def sample_check(root: Path, task: str, profile_name: str = "laptop", workdir: P
 
 
 __all__ = [
+    "incomplete_in_data",
     "SampleFile",
     "sample_check",
     "EvidenceError",
