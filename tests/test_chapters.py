@@ -145,15 +145,15 @@ def test_pages_render_from_their_exported_evidence_alone(book_copy, tmp_path, mo
     for page in PAGES:
         executed(page, book_copy)
     evidence = tmp_path / "evidence"
-    export = export_evidence(book_copy, "smoke", evidence)
+    export = export_evidence(REPO, "smoke", evidence, executed=book_copy)
     assert export.artifacts > 0 and export.pages == len(PAGES)
     files = [p.relative_to(evidence) for p in evidence.rglob("*") if p.is_file()]
     assert not [f for f in files if is_heavy(f.parts[0], f.name)]
-    assert incomplete_in_data(book_copy) == []  # the run's cache: everything, frames too
+    assert incomplete_in_data(REPO, book_copy) == []  # the run's cache: everything, frames too
     monkeypatch.setenv(DATA_ENV, str(tmp_path / "empty"))
     monkeypatch.setenv(READ_ONLY_ENV, str(evidence))
     monkeypatch.setenv(CACHE_ONLY_ENV, "1")
-    assert len(incomplete_in_data(book_copy)) == export.artifacts  # so data/ is not versioned
+    assert len(incomplete_in_data(REPO, book_copy)) == export.artifacts  # data/ not versioned
     for page in [p for p in PAGES if p.name in EVIDENCE_PAGES]:
         out = tmp_path / f"{page.name}.ipynb"
         run_chapter(page.source, out, {**page.parameters, "profile": "smoke"}, timeout=600)

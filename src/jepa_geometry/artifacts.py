@@ -91,15 +91,8 @@ def cache_only() -> Iterator[None]:
     never built is reported as missing instead of being trained for hours. The switch is an
     environment variable, so worker processes started inside the block inherit it.
     """
-    before = os.environ.get(CACHE_ONLY_ENV)
-    os.environ[CACHE_ONLY_ENV] = "1"
-    try:
+    with environ({CACHE_ONLY_ENV: "1"}):
         yield
-    finally:
-        if before is None:
-            os.environ.pop(CACHE_ONLY_ENV, None)
-        else:
-            os.environ[CACHE_ONLY_ENV] = before
 
 
 def repo_root(start: Path | None = None) -> Path | None:
@@ -393,16 +386,39 @@ def get_or_build(
             t0 = time.perf_counter()
             extra = build(tmp)
             _finalize(art, tmp, time.perf_counter() - t0, extra)
-            if target.exists():
-                old = target.with_name(f"{TMP_PREFIX}{art.key}-old-{os.getpid()}")
-                os.replace(target, old)
-                shutil.rmtree(old)
-            os.replace(tmp, target)
+            replace_dir(tmp, target)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
     note_read(art.kind, art.name, art.key)
     return target
+
+
+def replace_dir(tmp: Path, target: Path) -> None:
+    """Put the finished folder ``tmp`` at ``target``: an old ``target`` is first renamed to a
+    temporary sibling (``.tmp-<name>-old-<pid>``) and removed, so ``target`` never holds a
+    mix of the two."""
+    if target.exists():
+        old = target.with_name(f"{TMP_PREFIX}{target.name}-old-{os.getpid()}")
+        os.replace(target, old)
+        shutil.rmtree(old)
+    os.replace(tmp, target)
+
+
+@contextlib.contextmanager
+def environ(changes: dict[str, str]) -> Iterator[None]:
+    """Inside the block the environment variables ``changes`` hold their values (inherited by
+    kernels and worker processes started there); afterwards each is as it was, or unset."""
+    saved = {k: os.environ.get(k) for k in changes}
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _refuse_foreign(art: Artifact) -> None:

@@ -19,13 +19,10 @@ folder appears atomically, and the export deletes only artifact folders of the e
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,8 +38,10 @@ from jepa_geometry.artifacts import (
     ArtifactError,
     atomic_path,
     data_root,
+    environ,
     is_heavy,
     read_only_roots,
+    replace_dir,
     sha256_file,
 )
 from jepa_geometry.book.pipeline import EXECUTED_DIR, READS_KEY, book_pages
@@ -62,8 +61,8 @@ class EvidenceError(RuntimeError):
     """The book's notebooks or cache cannot give a complete evidence tree."""
 
 
-def _notebook(root: Path, page: str) -> dict[str, Any]:
-    path = root / EXECUTED_DIR / f"{page}.ipynb"
+def _notebook(executed: Path, page: str) -> dict[str, Any]:
+    path = executed / EXECUTED_DIR / f"{page}.ipynb"
     try:
         return json.loads(path.read_text())
     except FileNotFoundError as e:
@@ -125,11 +124,7 @@ def _copy_small(src: Path, dest: Path, kind: str) -> int:
             size += rec["size"]
         shutil.copyfile(src / MANIFEST, tmp / MANIFEST)
         size += (tmp / MANIFEST).stat().st_size
-        if dest.exists():
-            old = dest.with_name(f"{TMP_PREFIX}{dest.name}-old-{os.getpid()}")
-            os.replace(dest, old)
-            shutil.rmtree(old)
-        os.replace(tmp, dest)
+        replace_dir(tmp, dest)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -157,19 +152,23 @@ class Export:
                 f"({self.copied} copied, {self.removed} no longer read and removed)")  # fmt: skip
 
 
-def export_evidence(root: Path, profile: str = "laptop", dest: Path | None = None) -> Export:
+def export_evidence(
+    root: Path, profile: str = "laptop", dest: Path | None = None, executed: Path | None = None
+) -> Export:
     """Copy what the executed book read into ``dest`` (default ``<root>/evidence/<profile>``).
 
-    Every page of the table of contents must have been executed with ``profile``; an artifact
-    folder already in the tree with the same manifest is left as it is (an export of unchanged
-    results changes no byte).
+    Every page of ``root``'s table of contents must have been executed with ``profile`` into
+    ``<executed>/book/chapters/`` (default: ``root``'s); an artifact folder already in the
+    tree with the same manifest is left as it is (an export of unchanged results changes no
+    byte).
     """
     dest = dest or root / EVIDENCE_DIR / profile
+    executed = executed or root
     refs: set[str] = set()
     glued: dict[str, dict[str, str]] = {}
     pages = book_pages(root)
     for page in pages:
-        nb = _notebook(root, page.name)
+        nb = _notebook(executed, page.name)
         if page_profile(nb) != profile:
             raise EvidenceError(
                 f"page {page.name} was executed with profile {page_profile(nb)!r}, not "
@@ -206,14 +205,14 @@ def export_evidence(root: Path, profile: str = "laptop", dest: Path | None = Non
     return Export(dest, len(refs), copied, removed, len(pages))
 
 
-def incomplete_in_data(root: Path) -> list[str]:
+def incomplete_in_data(root: Path, executed: Path | None = None) -> list[str]:
     """The artifacts (``kind/name/key``) the executed book read that the writable cache does
     not hold with every file its manifest lists (heavy ones included): served by the evidence
     tree or a read-only cache instead. Versioning ``data/`` while this is not empty would point
     ``data.dvc`` at less than the book needs."""
     refs = set()
     for page in book_pages(root):
-        refs.update(page_reads(_notebook(root, page.name)))
+        refs.update(page_reads(_notebook(executed or root, page.name)))
     out = []
     for ref in sorted(refs):
         folder = data_root() / ref
@@ -244,22 +243,6 @@ def glued_differences(root: Path, profile: str = "laptop") -> list[str]:
             if want.get(name) != got.get(name):
                 out.append(f"{page.name}: {name} = {got.get(name)!r}, committed {want.get(name)!r}")
     return out
-
-
-@contextlib.contextmanager
-def _empty_cache(folder: Path) -> Iterator[None]:
-    """Inside the block the cache is ``folder`` alone: no read-only root, no evidence."""
-    saved = {k: os.environ.get(k) for k in (DATA_ENV, READ_ONLY_ENV)}
-    os.environ[DATA_ENV] = str(folder)
-    os.environ[READ_ONLY_ENV] = ""
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 @dataclass
@@ -300,7 +283,10 @@ def sample_check(root: Path, task: str, profile_name: str = "laptop", workdir: P
         if not (evidence / ref / MANIFEST).is_file():
             raise EvidenceError(f"the evidence {evidence} holds no {ref}: export it first")
         committed[ref] = json.loads((evidence / ref / MANIFEST).read_text())["files"]
-    with tempfile.TemporaryDirectory(dir=workdir) as tmp, _empty_cache(Path(tmp)):
+    with (
+        tempfile.TemporaryDirectory(dir=workdir) as tmp,
+        environ({DATA_ENV: tmp, READ_ONLY_ENV: ""}),
+    ):
         load_dataset(task, profile, progress=progress)
         train_world_model(task, job["arm"], job["train_seed"], profile, progress=progress,
                           heavy=True)  # fmt: skip

@@ -45,6 +45,7 @@ from jepa_geometry.artifacts import (
     READ_ONLY_ENV,
     atomic_path,
     data_root,
+    environ,
     repo_root,
 )
 from jepa_geometry.book.parameters import check_parameter
@@ -406,19 +407,20 @@ def run_chapter(
     t0 = time.perf_counter()
     fd, log = tempfile.mkstemp(prefix=f"{name}-reads-", suffix=".txt")
     os.close(fd)
-    before = os.environ.get(READ_LOG_ENV)
-    os.environ[READ_LOG_ENV] = log  # the kernel inherits it: every artifact it reads
-    try:  # output_path=None: papermill keeps the notebook in memory; we write it once, atomically
-        executed = papermill.execute_notebook(
-            nb,
-            None,
-            parameters=given,
-            cwd=str(source.parent),
-            kernel_name="python3",
-            progress_bar=False,
-            execution_timeout=timeout,
-            stderr_file=sys.stderr if progress else None,
-        )
+    # the kernel inherits $JEPA_GEOMETRY_READ_LOG: every artifact it reads is noted in ``log``;
+    # output_path=None: papermill keeps the notebook in memory; we write it once, atomically
+    try:
+        with environ({READ_LOG_ENV: log}):
+            executed = papermill.execute_notebook(
+                nb,
+                None,
+                parameters=given,
+                cwd=str(source.parent),
+                kernel_name="python3",
+                progress_bar=False,
+                execution_timeout=timeout,
+                stderr_file=sys.stderr if progress else None,
+            )
         reads = sorted(set(Path(log).read_text().split()))
     except papermill.PapermillExecutionError as e:
         raise ChapterError(
@@ -426,10 +428,6 @@ def run_chapter(
         ) from e
     finally:
         Path(log).unlink(missing_ok=True)
-        if before is None:
-            os.environ.pop(READ_LOG_ENV, None)
-        else:
-            os.environ[READ_LOG_ENV] = before
     executed.metadata[FINGERPRINT_KEY] = fp
     executed.metadata[READS_KEY] = reads
     with atomic_path(output) as tmp:
@@ -540,16 +538,6 @@ def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRu
     if folder is None:
         return run_chapter(source, _root() / EXECUTED_DIR / f"{page.name}.ipynb",
                            parameters, progress=True)  # fmt: skip
-    saved = {k: os.environ.get(k) for k in (DATA_ENV, READ_ONLY_ENV)}
-    os.environ[READ_ONLY_ENV] = os.pathsep.join(
-        p for p in (str(data_root()), saved[READ_ONLY_ENV]) if p
-    )
-    os.environ[DATA_ENV] = str(folder / "data")
-    try:
+    read_only = os.pathsep.join(p for p in (str(data_root()), os.environ.get(READ_ONLY_ENV)) if p)
+    with environ({READ_ONLY_ENV: read_only, DATA_ENV: str(folder / "data")}):
         return run_chapter(source, folder / f"{page.name}.ipynb", parameters, progress=True)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
