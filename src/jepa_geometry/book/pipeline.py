@@ -417,6 +417,8 @@ def run_chapter(
                 parameters=given,
                 cwd=str(source.parent),
                 kernel_name="python3",
+                # the kernel logs errors only: no TCP-transport warning in every page's log
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],
                 progress_bar=False,
                 execution_timeout=timeout,
                 stderr_file=sys.stderr if progress else None,
