@@ -484,10 +484,8 @@ def memo(name: str, spec: dict[str, Any], compute: Callable[[], Any]) -> Any:
         ):
             with open(tmp / MEMO_FILES[1], "wb") as f:
                 np.savez(f, **value)
-        else:
-            (tmp / MEMO_FILES[2]).write_text(
-                json.dumps(value, default=_jsonable)
-            )  # keeps key order
+        else:  # json keeps a dict's key order (a table's column order)
+            (tmp / MEMO_FILES[2]).write_text(json.dumps(value, default=_jsonable))
 
     path = get_or_build(art, build)
     if (path / MEMO_FILES[0]).is_file():

@@ -147,6 +147,19 @@ def _probe_frames(model: Any, ctx: _Context) -> tuple[np.ndarray, np.ndarray]:
     return z, ctx.data.q[rows].astype(np.float64)
 
 
+def _encode_probe_frames(
+    task: str, arm: str, seed: int, profile: Profile, settings: GeometrySettings
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_probe_frames` of one trained model in a context of its own, on one thread (as
+    :func:`measure_model` builds): the same bits on any machine."""
+    ctx = _Context(task, profile, settings)
+    try:
+        with job_threads():
+            return _probe_frames(load_world_model(task, arm, seed, profile), ctx)
+    finally:
+        ctx.close()
+
+
 def probe_frames(
     task: str, arm: str, seed: int, profile: Profile, settings: GeometrySettings | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -161,12 +174,7 @@ def probe_frames(
     s = settings or GeometrySettings.of(profile)
 
     def compute() -> dict[str, np.ndarray]:
-        ctx = _Context(task, profile, s)
-        try:
-            with job_threads():
-                z, q = _probe_frames(load_world_model(task, arm, seed, profile), ctx)
-        finally:
-            ctx.close()
+        z, q = _encode_probe_frames(task, arm, seed, profile, s)
         return {"z": z.astype(np.float32), "q": q.astype(np.float32)}
 
     spec = geometry_artifact(task, arm, seed, profile, s).spec
@@ -245,13 +253,7 @@ def coordinate_probes(
         for m in check_arms(arms):
 
             def compute(arm: str = m, train_seed: int = seed) -> list[float]:
-                ctx = _Context(task, profile, s)
-                try:
-                    with job_threads():
-                        model = load_world_model(task, arm, train_seed, profile)
-                        z, q = _probe_frames(model, ctx)
-                finally:
-                    ctx.close()
+                z, q = _encode_probe_frames(task, arm, train_seed, profile, s)
                 return [float(v) for v in probes.coordinate_r2(z, q, seed=s.probe_seed)]
 
             spec = geometry_artifact(task, m, seed, profile, s).spec

