@@ -3,7 +3,13 @@ parallel."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
 
 import pytest
 import torch
@@ -96,3 +102,34 @@ def test_default_workers_reads_the_environment_or_counts_cores(monkeypatch) -> N
         monkeypatch.setenv(WORKERS_ENV, bad)
         with pytest.raises(ValueError, match=rf"\$JEPA_GEOMETRY_WORKERS must be .* got '{bad}'"):
             default_workers()
+
+
+BAR = "from jepa_geometry.jobs import progress_bar\nfor _ in progress_bar(range(3), desc='work'): 0"
+
+
+def _stderr_of_bar(stderr_fd: int) -> None:
+    subprocess.run([sys.executable, "-c", BAR], stderr=stderr_fd, check=True, timeout=60)
+
+
+def test_a_bar_draws_on_a_terminal_and_writes_nothing_to_a_log(tmp_path) -> None:
+    with open(tmp_path / "log", "w") as log:
+        _stderr_of_bar(log.fileno())
+    assert (tmp_path / "log").read_text() == ""
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))  # 80 columns
+    try:
+        _stderr_of_bar(secondary)
+        os.close(secondary)
+        drawn = b""
+        while chunk := _read(primary):
+            drawn += chunk
+    finally:
+        os.close(primary)
+    assert b"work: 100%" in drawn and b"3/3" in drawn
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 4096)
+    except OSError:  # the terminal's other end is closed: everything was read
+        return b""

@@ -41,6 +41,18 @@ T = TypeVar("T")
 JOB_THREADS = 1  # intra-op threads of every build job (see the module docstring)
 
 
+def progress_bar(iterable: Any = None, *, progress: bool = True, **kwargs: Any) -> Any:
+    """A tqdm bar that shows on a terminal and stays silent elsewhere.
+
+    ``progress=False`` hides it; otherwise it is tqdm's ``disable=None``: drawn when stderr is
+    a terminal, silent when stderr is a log file, a notebook kernel's stream or a captured
+    test (a redrawn bar written to a file is one line of carriage returns per update).
+    """
+    from tqdm import tqdm
+
+    return tqdm(iterable, disable=None if progress else True, **kwargs)
+
+
 @contextmanager
 def job_threads(threads: int = JOB_THREADS) -> Iterator[None]:
     """Run the block with ``threads`` PyTorch intra-op threads (default :data:`JOB_THREADS`),
@@ -132,14 +144,12 @@ def run_parallel(
     The first job that raises stops the pool and re-raises its exception; jobs already
     finished are cached by their own builders, so rerunning resumes.
     """
-    from tqdm import tqdm
-
     workers = check_workers(workers)
     if not jobs:
         return []
     todo = [i for i, job in enumerate(jobs) if pending is None or pending(*job)]
     results: dict[int, T] = {}
-    bar = tqdm(total=len(jobs), desc=desc, disable=not progress)
+    bar = progress_bar(total=len(jobs), desc=desc, progress=progress)
     try:
         if workers > 1 and len(todo) > 1:
             ctx = pool_context([fn.__module__, *preload])

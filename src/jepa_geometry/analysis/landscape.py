@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
-from tqdm import tqdm
 
 from jepa_geometry.envs.reacher import ELBOW_LIMIT
+from jepa_geometry.jobs import progress_bar
 
 GRID_WORDS: dict[str, tuple[str, str]] = {
     # task: (what the grid spans, the physical distance the cost is compared with)
@@ -180,7 +180,7 @@ def position_grid(task: Any, n: int = 32, progress: bool = True) -> Grid:
     template = task.get_state()
     mask = np.zeros((n, n), dtype=bool)
     positions, frames = [], []
-    for iy, y in enumerate(tqdm(ys, desc=f"{task.name} position grid", disable=not progress)):
+    for iy, y in enumerate(progress_bar(ys, desc=f"{task.name} position grid", progress=progress)):
         for ix, x in enumerate(xs):
             state = _state(task, x, y, template)
             if not _holds(task, state):

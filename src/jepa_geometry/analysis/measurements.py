@@ -27,13 +27,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from jepa_geometry.analysis import landscape, probes, ranking
 from jepa_geometry.artifacts import Artifact, get_or_build, memo
 from jepa_geometry.envs import make_task, q_names
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
-from jepa_geometry.jobs import job_threads
+from jepa_geometry.jobs import job_threads, progress_bar
 from jepa_geometry.planning.protocol import draw_episode_set, make_protocol
 from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.arms import LAMBDAREG_ARMS, check_arms
@@ -276,7 +275,7 @@ def measure_arms(
     probe_rows, spectra, ranks, lands, lams = [], [], [], [], {}
     jobs = [(m, seed) for seed in profile.seeds.train for m in check_arms(arms)]
     try:
-        for m, seed in tqdm(jobs, desc=f"geometry {task}", disable=not progress):
+        for m, seed in progress_bar(jobs, desc=f"geometry {task}", progress=progress):
             r = measure_model(task, m, seed, profile, ctx)
             key = {"arm": m, "train_seed": seed}
             probe_rows.append({**key, **r["probe"], "build_seconds": r["build_seconds"]})

@@ -50,9 +50,9 @@ import numpy as np
 import pandas as pd
 import torch
 from scipy.stats import kendalltau
-from tqdm import tqdm
 
 from jepa_geometry import stats
+from jepa_geometry.jobs import progress_bar
 from jepa_geometry.wm.model import encode_frames
 
 SOURCES: tuple[str, ...] = ("gaussian", "dataset")
@@ -181,10 +181,8 @@ def simulate_candidates(
     set_goal = getattr(task, "set_goal_state", None)  # env-side target, if any
     idx = np.arange(n_starts)
     start_frames, raw_all, term_states, term_frames, c_phys = [], [], [], [], []
-    bar = tqdm(
-        total=n_starts * n_candidates,
-        desc=f"{task.name} {source} candidates",
-        disable=not progress,
+    bar = progress_bar(
+        total=n_starts * n_candidates, desc=f"{task.name} {source} candidates", progress=progress
     )
     try:
         for i in idx:
@@ -298,7 +296,7 @@ def ranking_metrics(model: Any, outcomes: Outcomes, progress: bool = False) -> p
         z_hat = np.stack(
             [
                 model.rollout(z_start[i].expand(k, 1, -1), blocks[i])[:, -1].float().numpy()
-                for i in tqdm(range(n), desc="imagined rollouts", disable=not progress)
+                for i in progress_bar(range(n), desc="imagined rollouts", progress=progress)
             ]
         )
     finally:

@@ -58,7 +58,7 @@ from jepa_geometry.envs import (
     q_names,
     task_class,
 )
-from jepa_geometry.jobs import pool_context, start_job_process
+from jepa_geometry.jobs import pool_context, progress_bar, start_job_process
 from jepa_geometry.profiles import Profile
 
 SCHEMA_VERSION = 1
@@ -225,14 +225,13 @@ def write_dataset(
     """Stream episodes into a new HDF5 file, then add the split and training statistics."""
     import h5py
     import hdf5plugin
-    from tqdm import tqdm
 
     n_total = n_train + n_heldout
     t0 = time.perf_counter()
     with h5py.File(path, "w") as f:
         dsets: dict[str, Any] = {}
         n = 0
-        bar = tqdm(total=n_total, desc=f"collect {task}", unit="ep", disable=not progress)
+        bar = progress_bar(total=n_total, desc=f"collect {task}", unit="ep", progress=progress)
         for ep, rows in enumerate(episodes):
             length = len(rows["pixels"])
             rows = {**rows, "episode": np.full(length, ep), "step": np.arange(length)}

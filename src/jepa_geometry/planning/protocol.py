@@ -52,13 +52,12 @@ import numpy as np
 import pandas as pd
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from jepa_geometry import stats
 from jepa_geometry.artifacts import Artifact, get_or_build, memo
 from jepa_geometry.envs import shared_task
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset, tabulate_tasks
-from jepa_geometry.jobs import JOB_THREADS, job_threads
+from jepa_geometry.jobs import JOB_THREADS, job_threads, progress_bar
 from jepa_geometry.planning.solver import Planner, SolverSpec, plan_seed, solver_spec
 from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.training import load_world_model, world_model_artifact
@@ -389,8 +388,8 @@ def evaluate_planner(
     plans = np.zeros(n, dtype=np.int64)
     seconds = np.zeros(n)
     z_goal = _encode(model, episodes.goal_pixels)
-    bar = tqdm(
-        total=proto.plans * len(chunks), desc=f"{episodes.task} {spec}", disable=not progress
+    bar = progress_bar(
+        total=proto.plans * len(chunks), desc=f"{episodes.task} {spec}", progress=progress
     )
     try:
         for r in range(proto.plans):

@@ -41,13 +41,12 @@ from typing import Any
 
 import pandas as pd
 import submitit
-from tqdm import tqdm
 
 from jepa_geometry.analysis.measurements import GeometrySettings, geometry_artifact, measure
 from jepa_geometry.artifacts import Artifact, NotCached, cache_only
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
-from jepa_geometry.jobs import check_workers, default_workers, job_threads
+from jepa_geometry.jobs import check_workers, default_workers, job_threads, progress_bar
 from jepa_geometry.planning.protocol import cell_artifacts, evaluate_arm, make_protocol
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
@@ -436,8 +435,8 @@ def run_stage(
         todo.append(u)
     executors: dict[str, submitit.AutoExecutor] = {}
     running: list[_Running] = []
-    bar = tqdm(total=len(todo), desc=f"grid {todo[0].stage}" if todo else "grid",
-               disable=not progress or not todo)  # fmt: skip
+    bar = progress_bar(total=len(todo), desc=f"grid {todo[0].stage}" if todo else "grid",
+                       progress=progress and bool(todo))  # fmt: skip
     queue = list(todo)
     try:
         while queue or running:

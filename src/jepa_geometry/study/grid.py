@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from jepa_geometry import stats
+from jepa_geometry.jobs import progress_bar
 from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm
 from jepa_geometry.planning.solver import MPPI_T_STAR_DIM, budget_tiers
 from jepa_geometry.profiles import Profile
@@ -112,7 +112,7 @@ def train_arms(
 
     rows = []
     jobs = [(m, s) for s in profile.seeds.train for m in check_study_arms(arms)]
-    for m, s in tqdm(jobs, desc=f"train {task}", disable=not progress):
+    for m, s in progress_bar(jobs, desc=f"train {task}", progress=progress):
         summ = train_world_model(task, m, s, profile, progress=False).manifest()["summary"]
         rows.append(
             {
@@ -191,7 +191,7 @@ def select_mppi_temperature(
     """
     rows = []
     jobs = mppi_sweep_jobs(task, profile, protocol, budgets, episodes, temperatures)
-    for job in tqdm(jobs, desc="MPPI temperature sweep", disable=not progress):
+    for job in progress_bar(jobs, desc="MPPI temperature sweep", progress=progress):
         res = evaluate_arm(**job, progress=False)
         succ = res.episodes["success"].to_numpy()
         rows.append(
@@ -234,7 +234,7 @@ def evaluate_arms(
     seeds = list(profile.seeds.train if seeds is None else seeds)
     tables, timing, floors = [], [], {}
     jobs = [(s, m, c) for s in seeds for m in names for c in cells]
-    for s, m, c in tqdm(jobs, desc=f"plan {task}", disable=not progress):
+    for s, m, c in progress_bar(jobs, desc=f"plan {task}", progress=progress):
         res = evaluate_arm(
             task, m, s, profile, solver=c.solver, budget=c.budget, protocol=c.protocol,
             temperature=arm_temperature(m, temperature if c.solver == "mppi" else None, profile),

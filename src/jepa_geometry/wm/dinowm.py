@@ -30,9 +30,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm import tqdm
 
 from jepa_geometry.artifacts import sha256_file
+from jepa_geometry.jobs import progress_bar
 from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.dino import DINOV2_VITS14, DinoConfig, DinoViT, DinoWeightsError, load_dinov2
 from jepa_geometry.wm.selfdistill import (
@@ -213,8 +213,8 @@ def frame_tokens(model: PatchWorldModel, pixels: Any, rows: np.ndarray,
     over and over.
     """
     out = torch.empty(len(rows), model.embed_dim)
-    for lo in tqdm(range(0, len(rows), chunk), desc="frozen tokens", unit="chunk",
-                   disable=not progress, leave=False):  # fmt: skip
+    for lo in progress_bar(range(0, len(rows), chunk), progress=progress, desc="frozen tokens",
+                           unit="chunk", leave=False):  # fmt: skip
         px = torch.from_numpy(np.asarray(pixels[rows[lo : lo + chunk]])).permute(0, 3, 1, 2)
         out[lo : lo + chunk] = model.encode(px.contiguous()).float()
     return out

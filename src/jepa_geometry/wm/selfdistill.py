@@ -38,12 +38,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm import tqdm
 
 from jepa_geometry.artifacts import Artifact, atomic_path, get_or_build
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
-from jepa_geometry.jobs import job_threads
+from jepa_geometry.jobs import job_threads, progress_bar
 from jepa_geometry.profiles import Profile, with_overrides
 from jepa_geometry.wm.dino import DinoConfig, DinoViT, load_dinov2
 
@@ -167,7 +166,7 @@ def distill(frames: np.ndarray, cfg: DinoConfig, s: DistillSettings, seed: int,
     pool = torch.from_numpy(np.ascontiguousarray(frames)).permute(0, 3, 1, 2)
     mean, std = student.encoder.pixel_mean, student.encoder.pixel_std
     log = []
-    for step in tqdm(range(s.steps), desc="DINO stand-in", disable=not progress):
+    for step in progress_bar(range(s.steps), progress=progress, desc="DINO stand-in"):
         idx = torch.randint(0, len(pool), (s.batch_size,), generator=g)
         x = pool[idx].float() / 255.0
         views = torch.stack([random_crops(x, cfg.image_size, s.crop_scale, g) for _ in range(2)])

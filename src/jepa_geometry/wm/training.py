@@ -51,7 +51,7 @@ from jepa_geometry.artifacts import (
 )
 from jepa_geometry.envs import TASKS, q_indices, q_names
 from jepa_geometry.envs.dataset import ClipSampler, dataset_spec, load_dataset
-from jepa_geometry.jobs import JOB_THREADS, job_threads
+from jepa_geometry.jobs import JOB_THREADS, job_threads, progress_bar
 from jepa_geometry.profiles import Profile, TrainSettings
 from jepa_geometry.wm.arms import (
     DINOWM,
@@ -510,9 +510,7 @@ def _read_resume(path: Path) -> dict[str, Any] | None:
 
 
 def _progress(total: int, initial: int, desc: str, enabled: bool):
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc=f"train {desc}", disable=not enabled)
+    return progress_bar(total=total, initial=initial, desc=f"train {desc}", progress=enabled)
 
 
 # --------------------------------------------------------------------------------------
