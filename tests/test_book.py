@@ -11,8 +11,10 @@ import yaml
 
 from jepa_geometry.book.pipeline import (
     ChapterError,
+    book_pages,
     build_book,
     chapter_sources,
+    execution_order,
     parameters_of,
     run_chapter,
     validate_parameters,
@@ -274,3 +276,14 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
     assert "2 pages, 2 at a time" in log.getvalue()
     with pytest.raises(ValueError, match="workers must be an integer >= 1, got 0"):
         build_book("smoke", out_dir=tmp_path / "out", jobs=0)
+
+
+def test_the_ladder_pages_start_first_and_the_cross_task_page_last():
+    pages = book_pages(REPO)
+    order = execution_order(pages)
+    assert sorted(p.name for p in order) == sorted(p.name for p in pages)  # nothing lost
+    ladders = [p.name for p in pages if p.source.stem == "ch06_gate"]
+    assert ladders and [p.name for p in order[: len(ladders)]] == ladders
+    assert order[-1].name == "ch08_across"
+    middle = [p for p in pages if p.name not in ladders and p.name != "ch08_across"]
+    assert order[len(ladders) : -1] == middle  # the rest in reading order

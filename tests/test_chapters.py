@@ -20,12 +20,19 @@ from filelock import FileLock
 
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, DATA_ENV, READ_ONLY_ENV, is_heavy
 from jepa_geometry.book.evidence import export_evidence, glued_values, incomplete_in_data
-from jepa_geometry.book.pipeline import AFTER_ALL, EXECUTED_DIR, Page, book_pages, run_chapter
+from jepa_geometry.book.pipeline import (
+    AFTER_ALL,
+    EXECUTED_DIR,
+    Page,
+    book_pages,
+    execution_order,
+    run_chapter,
+)
 
 from .browser import check_book, ensure_chromium
 from .conftest import REPO, run_dir
 
-PAGES = book_pages(REPO)
+PAGES = execution_order(book_pages(REPO))  # as `make book` starts them: the ladder first
 EVIDENCE_PAGES = (
     "ch01_metric_leverage",
     "ch04_tasks",
