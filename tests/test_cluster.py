@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from jepa_geometry.artifacts import CACHE_ONLY_ENV, Artifact
+from jepa_geometry.artifacts import CACHE_ONLY_ENV, Artifact, environ
 from jepa_geometry.book.pipeline import resolve_page, run_chapter
 from jepa_geometry.profiles import load_profile, with_overrides
 from jepa_geometry.study import cluster
@@ -56,35 +56,74 @@ def test_dry_run_counts_and_costs_every_unit_without_building(data_root):
         cluster.run_grid([spec], SMOKE, executor="pbs")
 
 
+def _grid(spec) -> list[cluster.Unit]:
+    """Every unit of ``spec``'s smoke grid, stage by stage, in the current cache (the MPPI
+    stage's units need the sweep of the stage before it to be built)."""
+    return [u for stage in cluster.STAGES for u in cluster.stage_units(stage, [spec], SMOKE)]
+
+
+def _in_process(spec) -> list[cluster.Unit]:
+    """Build ``spec``'s smoke grid unit by unit in this process, into the current cache, as a
+    serial run without a job engine would (each unit's call as its job would run it)."""
+    units = []
+    for stage in cluster.STAGES:
+        for u in cluster.stage_units(stage, [spec], SMOKE):
+            if not u.cached:
+                u.call(*u.args)
+            units.append(u)
+    return units
+
+
+def _files(art: Artifact) -> dict[str, str]:
+    return {f: rec["sha256"] for f, rec in art.manifest()["files"].items()}
+
+
 @pytest.mark.first
 @pytest.mark.chapters
 def test_a_smoke_study_through_the_local_executor_then_the_chapter_from_cache(
-    smoke_datasets, data_root, tmp_path
+    smoke_datasets, tmp_path, monkeypatch
 ):
+    """The grid through submitit rebuilds what a cache lacks, bit-identical to an in-process
+    build, and submits nothing once the cache is whole.
+
+    The in-process build goes into the run's shared cache (the Two-Room pages read it there);
+    this test's own cache is a copy of it without one unit of every stage: Two-Room's dataset,
+    the DINO-WM stand-in, and the ``dinowm`` model with its cells and measurement, a chain that
+    runs through every stage of the grid.
+    """
     spec = load_study("tworoom")
-    # The stand-in's four other datasets are copied in from the run's shared cache (collecting
-    # them again would only add time); Two-Room's own is collected here, through the grid.
-    copied = {"reacher", "pusht", "cube", "pointmaze"}
-    for t in copied:
-        shutil.copytree(smoke_datasets / t, data_root / "datasets" / t)
+    shared = smoke_datasets.parent
+    units = _in_process(spec)
+    rel = {u.label: [Path(a.kind, a.name, a.key) for a in u.outputs] for u in units}
+    removed = {
+        u.label
+        for u in units
+        if u.label == "collect tworoom" or u.stage == "pretrain" or " dinowm " in u.label
+    }
+    reference = [(a, _files(a)) for u in units if u.label in removed for a in u.outputs]
+    own = tmp_path / "data"
+    for label, paths in rel.items():
+        for r in paths if label not in removed else ():
+            if not (own / r).exists():  # a baseline cell can be an output of several units
+                shutil.copytree(shared / r, own / r)
+    monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(own))
     out = cluster.run_grid([spec], SMOKE, "local", tmp_path / "jobs", max_parallel=2,
                            progress=False)  # fmt: skip
-    cached = out[out.status == "cached"]
-    assert set(cached.stage) == {"collect"} and set(cached.task) == copied, cached.to_string()
     done = out[out.status != "cached"]
+    assert set(done.unit) == removed, done.to_string()
     assert (done.status == "done").all(), done[done.status != "done"].to_string()
     assert set(done.stage) == set(cluster.STAGES)
+    for art, files in reference:  # the jobs' artifacts are the in-process ones
+        assert _files(art) == files, f"{art.kind}/{art.name}/{art.key}"
     # the cross-task page reads the study from the cache alone: a missing artifact would fail
-    os.environ[CACHE_ONLY_ENV] = "1"
-    try:
+    with environ({CACHE_ONLY_ENV: "1"}):
         page = resolve_page("ch08_across", REPO)
         run_chapter(page.source, tmp_path / "ch08.ipynb", {"profile": "smoke"}, timeout=600)
-    finally:
-        os.environ.pop(CACHE_ONLY_ENV)
     jobs = sorted((tmp_path / "jobs").iterdir())
     again = cluster.run_grid([spec], SMOKE, "local", tmp_path / "jobs", progress=False)
     assert (again.status == "cached").all()  # the second invocation submits nothing
     assert sorted((tmp_path / "jobs").iterdir()) == jobs
+    assert len(again) == len(_grid(spec))
 
 
 def _children(pid: int) -> list[int]:
