@@ -13,6 +13,7 @@ import termios
 
 import pytest
 import torch
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from jepa_geometry.jobs import (
     JOB_THREADS,
@@ -47,14 +48,23 @@ def _fails(i: int) -> int:
     return i
 
 
+def _blas_threads() -> set[int]:
+    return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+
 def test_job_threads_sets_and_restores_threads() -> None:
-    before = torch.get_num_threads()
-    with job_threads():
-        assert torch.get_num_threads() == JOB_THREADS == 1
-        with job_threads(2):
-            assert torch.get_num_threads() == 2
-        assert torch.get_num_threads() == JOB_THREADS
-    assert torch.get_num_threads() == before
+    """PyTorch's and numpy's BLAS thread counts alike (numpy's is what the probes use)."""
+    before, blas = torch.get_num_threads(), _blas_threads()
+    assert blas  # numpy's BLAS is visible to threadpoolctl
+    with threadpool_limits(limits=2, user_api="blas"):  # as on a machine with several cores
+        with job_threads():
+            assert torch.get_num_threads() == JOB_THREADS == 1
+            assert _blas_threads() == {1}
+            with job_threads(2):
+                assert torch.get_num_threads() == 2 and _blas_threads() == {2}
+            assert torch.get_num_threads() == JOB_THREADS and _blas_threads() == {1}
+        assert _blas_threads() == {2}
+    assert torch.get_num_threads() == before and _blas_threads() == blas
 
 
 def test_parallel_equals_serial_in_job_order() -> None:

@@ -1,15 +1,18 @@
 """Build jobs: one thread each, as many jobs at once as there are cores.
 
 Every cached model and planning result is built inside :func:`job_threads`, with exactly
-:data:`JOB_THREADS` = 1 PyTorch intra-op thread, whatever the machine. Two reasons, both
+:data:`JOB_THREADS` = 1 PyTorch intra-op thread and 1 BLAS thread for numpy (the probes'
+least squares and SVDs), whatever the machine. Two reasons, both
 measured on the laptop's 2 cores (``benchmarks/bench_throughput.py``; the machine is shared,
 so its speed drifts by tens of percent between runs, and only ratios measured back to back
 count):
 
 * **Determinism across machines.** PyTorch's CPU kernels split work by thread count, and the
   same training step gives different bits with 1 and 2 threads (gradients differ by ~4e-6 in
-  fp32). A build that always uses one thread gives the same numbers on a 2-core laptop and a
-  64-core server, whatever the number of parallel jobs.
+  fp32). numpy's BLAS does the same: a geometry measurement's probe R² differed in its last
+  bits between a process with two OpenBLAS threads and one with one. A build that always uses
+  one thread gives the same numbers on a 2-core laptop and a 64-core server, whatever the
+  number of parallel jobs.
 * **Throughput.** The laptop model is small, and a training step is many small operations;
   in the Two-Room study two 1-thread jobs side by side trained 23.4 steps/s together, against
   16.7-17.9 steps/s for one 2-thread process (the trainer's own overhead grows with threads).
@@ -55,14 +58,16 @@ def progress_bar(iterable: Any = None, *, progress: bool = True, **kwargs: Any) 
 
 @contextmanager
 def job_threads(threads: int = JOB_THREADS) -> Iterator[None]:
-    """Run the block with ``threads`` PyTorch intra-op threads (default :data:`JOB_THREADS`),
-    then restore the previous count."""
+    """Run the block with ``threads`` PyTorch intra-op threads and ``threads`` BLAS threads for
+    numpy (default :data:`JOB_THREADS`), then restore the previous counts."""
     import torch
+    from threadpoolctl import threadpool_limits
 
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        yield
+        with threadpool_limits(limits=threads, user_api="blas"):
+            yield
     finally:
         torch.set_num_threads(before)
 
