@@ -53,7 +53,7 @@ def test_the_smoke_profile_caps_every_factor_and_keeps_every_rung_distinct():
                  for lv, c in zip(ladder, cfgs, strict=True)}  # fmt: skip
         assert len(rungs) == len(ladder)  # each rung still a configuration of its own
     cube = ladder_lever("cube", "moving pairs, 5x episodes").apply("cube", smoke)
-    assert episode_counts("cube", cube) == (4, 4)  # 2 x smoke's (2, 2), not 5 x
+    assert episode_counts("cube", cube) == (2, 2)  # 2 x smoke's (1, 1), not 5 x
 
 
 def test_bad_levers_and_overrides_stop_with_one_line():
