@@ -1,5 +1,6 @@
 """Shared test set-up: one artifact cache per test run, one torch thread per xdist worker, a
-non-interactive matplotlib.
+non-interactive matplotlib, and the book's pages executed at smoke once per run (``executed``,
+into the ``book_copy`` every worker shares).
 
 ``make test`` runs the suite on every core with pytest-xdist (``-n``). All workers of one run
 share one smoke cache (``<run>/data``): the cache's own per-artifact file locks let two
@@ -10,14 +11,24 @@ result, so every smoke input is built once per run whichever worker needs it fir
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
-from jepa_geometry.book.pipeline import AFTER_ALL
+from jepa_geometry.book.pipeline import (
+    AFTER_ALL,
+    EXECUTED_DIR,
+    Page,
+    book_pages,
+    execution_order,
+    run_chapter,
+)
 from jepa_geometry.jobs import WORKERS_ENV
 
 REPO = Path(__file__).resolve().parents[1]
+PAGES = execution_order(book_pages(REPO))  # as `make book` starts them: the ladder first
 WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ... under xdist, else None
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
@@ -101,3 +112,30 @@ def data_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh, empty artifact cache for one test."""
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path / "data"))
     return tmp_path / "data"
+
+
+@pytest.fixture(scope="session")
+def book_copy(tmp_path_factory) -> Path:
+    """The book's sources, copied once per run into the folder every worker shares."""
+    dst = run_dir(tmp_path_factory) / "book"
+    with FileLock(str(dst) + ".lock"):
+        if not (dst / "_toc.yml").is_file():
+            dst.mkdir(exist_ok=True)
+            shutil.copytree(REPO / "book", dst / "book",
+                            ignore=shutil.ignore_patterns("chapters"))  # fmt: skip
+            for name in ("data.dvc", "_config.yml", "_toc.yml"):  # _toc.yml last: "copied"
+                shutil.copy(REPO / name, dst / name)
+    return dst
+
+
+def executed(page: Page, book_copy: Path) -> Path:
+    """The page executed at smoke into the shared book copy, once per run (the page's lock
+    makes a second asker wait for the first run and reuse it; a failed run leaves nothing,
+    so the next asker runs it again and sees the same error)."""
+    if page.name in AFTER_ALL:  # as in `make book`: after every page before it
+        for earlier in PAGES[: PAGES.index(page)]:
+            executed(earlier, book_copy)
+    out = book_copy / EXECUTED_DIR / f"{page.name}.ipynb"
+    with FileLock(str(out) + ".lock"):
+        params = {**page.parameters, "profile": "smoke"}
+        return run_chapter(page.source, out, params, force=False, timeout=600).output

@@ -9,7 +9,6 @@ and the browser check each wait for that one build, on whichever worker they run
 """
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,18 +20,14 @@ from filelock import FileLock
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, DATA_ENV, READ_ONLY_ENV, is_heavy
 from jepa_geometry.book.evidence import export_evidence, glued_values, incomplete_in_data
 from jepa_geometry.book.pipeline import (
-    AFTER_ALL,
     EXECUTED_DIR,
     Page,
-    book_pages,
-    execution_order,
     run_chapter,
 )
 
 from .browser import check_book, ensure_chromium
-from .conftest import REPO, run_dir
+from .conftest import PAGES, REPO, executed
 
-PAGES = execution_order(book_pages(REPO))  # as `make book` starts them: the ladder first
 EVIDENCE_PAGES = (
     "ch01_metric_leverage",
     "ch04_tasks",
@@ -42,33 +37,6 @@ EVIDENCE_PAGES = (
 )
 """Pages rendered from the exported smoke evidence in CI (every page does: a render of all 16
 from it reproduced every glued value; these five keep CI short)."""
-
-
-@pytest.fixture(scope="session")
-def book_copy(tmp_path_factory) -> Path:
-    """The book's sources, copied once per run into the folder every worker shares."""
-    dst = run_dir(tmp_path_factory) / "book"
-    with FileLock(str(dst) + ".lock"):
-        if not (dst / "_toc.yml").is_file():
-            dst.mkdir(exist_ok=True)
-            shutil.copytree(REPO / "book", dst / "book",
-                            ignore=shutil.ignore_patterns("chapters"))  # fmt: skip
-            for name in ("data.dvc", "_config.yml", "_toc.yml"):  # _toc.yml last: "copied"
-                shutil.copy(REPO / name, dst / name)
-    return dst
-
-
-def executed(page: Page, book_copy: Path) -> Path:
-    """The page executed at smoke into the shared book copy, once per run (the page's lock
-    makes a second asker wait for the first run and reuse it; a failed run leaves nothing,
-    so the next asker runs it again and sees the same error)."""
-    if page.name in AFTER_ALL:  # as in `make book`: after every page before it
-        for earlier in PAGES[: PAGES.index(page)]:
-            executed(earlier, book_copy)
-    out = book_copy / EXECUTED_DIR / f"{page.name}.ipynb"
-    with FileLock(str(out) + ".lock"):
-        params = {**page.parameters, "profile": "smoke"}
-        return run_chapter(page.source, out, params, force=False, timeout=600).output
 
 
 @pytest.mark.chapters

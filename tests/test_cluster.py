@@ -145,16 +145,14 @@ def _weights(path) -> dict:
 
 @pytest.mark.first
 @pytest.mark.slow
-def test_a_preempted_training_resumes_bit_identical(data_root, tmp_path, monkeypatch):
+def test_a_preempted_training_resumes_bit_identical(
+    smoke_datasets, data_root, tmp_path, monkeypatch
+):
     profile = with_overrides(SMOKE, {"train.steps": 120, "train.checkpoint_every": 10})
     unit = cluster.stage_units("train", [load_study("tworoom")], profile)[0]
     task, arm, seed, p = unit.args
-    collect = [
-        u
-        for u in cluster.stage_units("collect", [load_study("tworoom")], profile)
-        if u.label == "collect tworoom"
-    ]  # not the stand-in's four other datasets
-    cluster.run_stage(collect, "local", tmp_path / "jobs", profile, 1, progress=False)
+    # the run's shared smoke dataset (its key does not depend on the training settings)
+    shutil.copytree(smoke_datasets / task, data_root / "datasets" / task)
     ex = cluster.make_executor("local", tmp_path / "jobs", "train", p)
     job = ex.submit(unit.call, *unit.args)
     art = world_model_artifact(task, arm, seed, p)
@@ -172,7 +170,7 @@ def test_a_preempted_training_resumes_bit_identical(data_root, tmp_path, monkeyp
     assert summary["resumed_from"] > 0  # the requeued job went on from the trainer's checkpoint
     interrupted = _weights(art.path / "model.pt")
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path / "fresh"))
-    cluster.run_collect(task, p)
+    shutil.copytree(smoke_datasets / task, tmp_path / "fresh" / "datasets" / task)
     fresh = train_world_model(task, arm, seed, p, progress=False)
     assert fresh.manifest()["summary"]["resumed_from"] == 0
     clean = _weights(fresh.path / "model.pt")

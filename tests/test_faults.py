@@ -28,13 +28,14 @@ import pandas as pd
 import pytest
 
 from jepa_geometry.artifacts import ArtifactError, get_or_build
+from jepa_geometry.book.pipeline import resolve_page
 from jepa_geometry.cli import main
 from jepa_geometry.envs import dataset as D
 from jepa_geometry.planning.protocol import evaluate_arm
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.wm.training import MODEL_FILE, train_world_model
 
-from .conftest import REPO
+from .conftest import REPO, executed
 
 OVERRIDES = {"data.episodes": 4, "data.heldout_episodes": 2, "train.steps": 6}
 SETS = [x for k, v in OVERRIDES.items() for x in ("--set", f"{k}={v}")]
@@ -246,7 +247,9 @@ def test_planning_killed_mid_cell_replans_identically(world, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_chapter_killed_mid_run_reruns_to_the_same_notebook(tmp_path):
+def test_a_chapter_killed_mid_run_reruns_to_the_same_notebook(tmp_path, book_copy):
+    """The reference is the page's own uninterrupted run at smoke (``test_chapters``: run once
+    per test run, whichever test asks first)."""
     import jupytext  # noqa: F401  (the chapter command needs it; fail clearly if missing)
     import nbformat
 
@@ -257,9 +260,7 @@ def test_a_chapter_killed_mid_run_reruns_to_the_same_notebook(tmp_path):
     _kill_when(cmd, root, lambda: figures.is_dir() and any(figures.glob("*.png")))
     assert not out.exists()  # the notebook is written once, at the end
     _rerun(cmd, root)
-    ref = tmp_path / "ref.ipynb"
-    _rerun([*CLI, "chapter", "chapters/ch02_isotropy_regret.md", str(ref), "-p", "profile=smoke"],
-           tmp_path / "data2")  # fmt: skip
+    ref = executed(resolve_page("ch02_isotropy_regret", REPO), book_copy)
 
     def texts(p: Path) -> list[str]:
         """Each code cell's printed text; how a stream is split into outputs depends on timing."""
