@@ -35,6 +35,7 @@ from jepa_geometry.book.evidence import (
     export_evidence,
     glued_differences,
     incomplete_in_data,
+    over_budget,
     sample_check,
 )
 from jepa_geometry.book.pipeline import build_book, resolve_page, run_chapter, run_experiment
@@ -206,8 +207,12 @@ def _cmd_evidence(args: argparse.Namespace) -> int:
     if root is None:
         raise RuntimeError("not inside the jepa-geometry repository (no data.dvc above cwd)")
     if args.action == "export":
-        print(export_evidence(root, args.profile))
-        return 0
+        export = export_evidence(root, args.profile)
+        print(export)
+        breaches = over_budget(export.root)
+        for line in breaches:
+            print(f"over the evidence budget: {line}")
+        return 1 if breaches else 0
     if args.action == "pushable":
         lacking = incomplete_in_data(root)
         if lacking:

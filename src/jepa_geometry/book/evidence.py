@@ -57,6 +57,29 @@ GLUE_PREFIX = "application/papermill.record/"  # myst-nb's glue outputs (scrapbo
 STYLER_ID = re.compile(r"\bT_[0-9a-f]{5}(?=[_\" ])")  # a pandas Styler's random table id
 
 
+BUDGET_MB = {"total": 60.0, "file": 2.0}
+"""The evidence tree's size budget per profile: git keeps every version of every file, so the
+tree must stay small (the smoke export is 11 MB; a laptop page reads per-episode outcomes and
+measurements, never frames or weights)."""
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf", ".jpg", ".jpeg", ".gif")
+
+
+def over_budget(tree: Path, total_mb: float = BUDGET_MB["total"],
+                file_mb: float = BUDGET_MB["file"]) -> list[str]:  # fmt: skip
+    """One line per breach of the budget in the evidence tree ``tree``: the whole tree above
+    ``total_mb``, a file above ``file_mb``, or a figure (pages draw their figures; the tree
+    holds what they are drawn from). Empty: within budget. MB here is 10^6 bytes."""
+    files = sorted(p for p in tree.rglob("*") if p.is_file())
+    out = [f"{p.relative_to(tree)}: {p.stat().st_size / 1e6:.2f} MB > {file_mb:g} MB per file"
+           for p in files if p.stat().st_size > file_mb * 1e6]  # fmt: skip
+    out += [f"{p.relative_to(tree)}: a figure (pages render their figures)"
+            for p in files if p.suffix.lower() in FIGURE_SUFFIXES]  # fmt: skip
+    total = sum(p.stat().st_size for p in files)
+    if total > total_mb * 1e6:
+        out.append(f"{tree}: {total / 1e6:.1f} MB in {len(files)} files > {total_mb:g} MB")
+    return out
+
+
 class EvidenceError(RuntimeError):
     """The book's notebooks or cache cannot give a complete evidence tree."""
 
