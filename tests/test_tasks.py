@@ -338,3 +338,18 @@ def test_torch_compiler_imports_after_an_opengl_frame() -> None:
     out = subprocess.run([sys.executable, "-c", GL_THEN_COMPILER], capture_output=True,
                          text=True, timeout=300)  # fmt: skip
     assert out.returncode == 0 and out.stdout.strip() == "alive", out.stderr[-500:]
+
+
+def test_a_process_that_rendered_mujoco_tasks_exits_without_gl_errors():
+    """The renderers' GL contexts are freed before MuJoCo terminates EGL at exit (else every
+    job and kernel that planned ends with two ``Exception ignored`` tracebacks on stderr)."""
+    code = (
+        "from jepa_geometry.envs import shared_task\n"
+        "for name in ('cube', 'reacher'):\n"
+        "    t = shared_task(name, 32); t.reset(0); t.render()\n"
+    )
+    env = {**os.environ, "MUJOCO_GL": "egl"}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "Exception ignored" not in res.stderr, res.stderr[-2000:]

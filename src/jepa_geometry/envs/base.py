@@ -16,6 +16,7 @@ Conventions used by every task:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import importlib.util
@@ -23,6 +24,7 @@ import io
 import os
 import sys
 import warnings
+import weakref
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -142,6 +144,12 @@ def resize(img: np.ndarray, size: int) -> np.ndarray:
     return cv2.resize(img, (size, size), interpolation=cv2.INTER_AREA).astype(np.uint8)
 
 
+def _close_at_exit(ref: weakref.ref) -> None:
+    renderer = ref()
+    if renderer is not None:
+        renderer.close()
+
+
 class FastMujocoRenderer:
     """A persistent ``mujoco.Renderer`` with shadows, reflections and multisampling off.
 
@@ -172,6 +180,9 @@ class FastMujocoRenderer:
         flags = self._renderer.scene.flags
         flags[mujoco.mjtRndFlag.mjRND_SHADOW] = False
         flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = False
+        # atexit runs the last-registered first: registered after the context exists (whose
+        # backend registered its own eglTerminate on import), this close runs before it
+        atexit.register(_close_at_exit, weakref.ref(self))
 
     def render(self, data: Any) -> np.ndarray:
         """The frame of ``data``'s current qpos. After ``mj_step`` the body poses in ``data``

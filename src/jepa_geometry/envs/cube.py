@@ -166,9 +166,12 @@ class CubeTask(Task):
         return bool(self.env._success)
 
     def close(self) -> None:
+        """Free both GL contexts: this task's renderer and the one OGBench's environment holds
+        (left to the interpreter's exit, it is freed after MuJoCo terminated EGL: an error)."""
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None
+        self.env.close()
 
 
 def _get(space, dotted: str):
