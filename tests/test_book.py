@@ -278,12 +278,18 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
         build_book("smoke", out_dir=tmp_path / "out", jobs=0)
 
 
-def test_the_ladder_pages_start_first_and_the_cross_task_page_last():
+def test_pages_start_chapter_by_chapter_the_ladder_first_the_cross_task_page_last():
     pages = book_pages(REPO)
     order = execution_order(pages)
     assert sorted(p.name for p in order) == sorted(p.name for p in pages)  # nothing lost
-    ladders = [p.name for p in pages if p.source.stem == "ch06_gate"]
-    assert ladders and [p.name for p in order[: len(ladders)]] == ladders
-    assert order[-1].name == "ch08_across"
-    middle = [p for p in pages if p.name not in ladders and p.name != "ch08_across"]
-    assert order[len(ladders) : -1] == middle  # the rest in reading order
+    names = [p.name for p in order]
+    assert names[0] == "ch06_cube_gate" and names[-1] == "ch08_across"
+    stems = [p.source.stem for p in order]
+    changes = sum(a != b for a, b in zip(stems, stems[1:], strict=False))
+    assert changes == len(set(stems)) - 1  # each chapter's pages are contiguous
+    for task in ("tworoom", "reacher", "pointmaze", "pusht"):  # every planning page before
+        assert names.index(f"ch07_{task}_geometry") > max(  # any geometry page
+            i for i, n in enumerate(names) if n.startswith("ch06_") and n.endswith("_planning")
+        )
+    within = [p for p in order if p.source.stem == "ch06_planning"]
+    assert within == [p for p in pages if p.source.stem == "ch06_planning"]  # reading order

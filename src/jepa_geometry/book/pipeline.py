@@ -447,18 +447,22 @@ at every profile (smoke: the Cube gate page took 84 s of a 6 min 44 s book)."""
 
 
 def execution_order(pages: Sequence[Page]) -> list[Page]:
-    """The order in which pages start: reading order, except that the pages of
-    :data:`LADDER_CHAPTER` start first and those of :data:`AFTER_ALL` last.
+    """The order in which pages start: chapter by chapter (every page of a chapter source
+    together, in reading order), the pages of :data:`LADDER_CHAPTER` first and those of
+    :data:`AFTER_ALL` last.
 
-    Side by side (``jobs`` > 1), a long page that starts near the end of the wave runs alone
-    while the other kernel idles, and the page after it in reading order (the same task's
-    geometry) waits on the cache's locks for its models; started first, the ladder runs beside
-    the short theory pages. The order changes no number (every artifact is the same whoever
-    builds it, :mod:`jepa_geometry.jobs`).
+    Side by side (``jobs`` > 1), a page that reads another's models waits on the cache's locks
+    while that page trains them, holding a kernel idle: in reading order each task's geometry
+    page started beside its planning page and waited for it. Chapter by chapter, a task's
+    geometry page starts only after every planning page has started, and the ladder, the
+    longest page, runs beside the short theory pages instead of alone at the end. The order
+    changes no number (every artifact is the same whoever builds it, :mod:`jepa_geometry.jobs`).
     """
-    first = [p for p in pages if p.source.stem == LADDER_CHAPTER]
-    last = [p for p in pages if p.name in AFTER_ALL]
-    return first + [p for p in pages if p not in first and p not in last] + last
+    rest = [p for p in pages if p.name not in AFTER_ALL]
+    chapters = list(dict.fromkeys(p.source.stem for p in rest))  # first appearance
+    chapters.sort(key=lambda stem: stem != LADDER_CHAPTER)  # stable: the ladder first
+    grouped = [p for stem in chapters for p in rest if p.source.stem == stem]
+    return grouped + [p for p in pages if p.name in AFTER_ALL]
 
 
 def _run_page(page: Page, out: Path, profile: str, force: bool, progress: bool) -> ChapterRun:
