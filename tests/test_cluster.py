@@ -56,12 +56,6 @@ def test_dry_run_counts_and_costs_every_unit_without_building(data_root):
         cluster.run_grid([spec], SMOKE, executor="pbs")
 
 
-def _grid(spec) -> list[cluster.Unit]:
-    """Every unit of ``spec``'s smoke grid, stage by stage, in the current cache (the MPPI
-    stage's units need the sweep of the stage before it to be built)."""
-    return [u for stage in cluster.STAGES for u in cluster.stage_units(stage, [spec], SMOKE)]
-
-
 def _in_process(spec) -> list[cluster.Unit]:
     """Build ``spec``'s smoke grid unit by unit in this process, into the current cache, as a
     serial run without a job engine would (each unit's call as its job would run it)."""
@@ -123,7 +117,7 @@ def test_a_smoke_study_through_the_local_executor_then_the_chapter_from_cache(
     again = cluster.run_grid([spec], SMOKE, "local", tmp_path / "jobs", progress=False)
     assert (again.status == "cached").all()  # the second invocation submits nothing
     assert sorted((tmp_path / "jobs").iterdir()) == jobs
-    assert len(again) == len(_grid(spec))
+    assert len(again) == len(units)  # every unit of the grid, each found cached
 
 
 def _children(pid: int) -> list[int]:
