@@ -9,9 +9,10 @@ endif
 # pages of the book (a task chapter chNN_<rest>.md has one page chNN_<task>_<rest> per task)
 CHAPTERS := $(patsubst book/chapters/%,%,$(shell grep -o 'book/chapters/[a-z0-9_]*' _toc.yml))
 LAPTOP_REBUILD := about 4 h 30 min on 2 cores (five task studies, two ladders and the pages, README)
-# with the committed evidence (evidence/laptop) the pages need no heavy data to render
 comma := ,
-PULL_MISS := $(if $(wildcard evidence/laptop),the pages render from the committed evidence (evidence/laptop) with nothing rebuilt; a chapter re-run with new parameters rebuilds the datasets and models it needs,every artifact will be rebuilt: $(LAPTOP_REBUILD). To fetch instead$(comma) point DVC at a remote (README$(comma) Data and DVC).)
+# what `make book` does when no DVC remote answers: the pages whose evidence is committed
+# (evidence/laptop) render from it, the others rebuild what they read
+PULL_MISS := a page without committed evidence rebuilds what it reads, and everything from nothing takes $(LAPTOP_REBUILD); to fetch instead$(comma) point DVC at a remote (README$(comma) Data and DVC)
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 BIN     := $(VENV)/bin
@@ -61,7 +62,8 @@ chapter: $(STAMP)
 
 ## data-pull: fetch the book's artifacts from the DVC remote; say so in one line if it cannot
 data-pull: $(STAMP)
-	@$(BIN)/dvc pull --quiet >/dev/null 2>&1 || echo "book: no reachable DVC remote holds this book's data (dvc pull failed); $(PULL_MISS)"
+	@$(BIN)/dvc pull --quiet >/dev/null 2>&1 || { echo "book: no reachable DVC remote holds this book's data (dvc pull failed); $(PULL_MISS)"; \
+	  $(BIN)/jepa-geometry evidence coverage; }
 
 html: $(STAMP)
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going --quiet

@@ -32,13 +32,21 @@ import yaml
 
 from jepa_geometry.artifacts import get_or_build, repo_root
 from jepa_geometry.book.evidence import (
+    EvidenceError,
+    evidence_pages,
     export_evidence,
     glued_differences,
     incomplete_in_data,
     over_budget,
     sample_check,
 )
-from jepa_geometry.book.pipeline import build_book, resolve_page, run_chapter, run_experiment
+from jepa_geometry.book.pipeline import (
+    book_pages,
+    build_book,
+    resolve_page,
+    run_chapter,
+    run_experiment,
+)
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import FILENAME, build_dataset, dataset_artifact
 from jepa_geometry.jobs import default_workers
@@ -206,8 +214,10 @@ def _cmd_evidence(args: argparse.Namespace) -> int:
     root = repo_root()
     if root is None:
         raise RuntimeError("not inside the jepa-geometry repository (no data.dvc above cwd)")
+    if args.only is not None and args.action not in ("export", "diff"):
+        raise EvidenceError(f"--only goes with export or diff, not {args.action}")
     if args.action == "export":
-        export = export_evidence(root, args.profile)
+        export = export_evidence(root, args.profile, only=args.only)
         print(export)
         breaches = over_budget(export.root)
         for line in breaches:
@@ -220,8 +230,19 @@ def _cmd_evidence(args: argparse.Namespace) -> int:
                   f"heavy files (first: {lacking[0]}); data.dvc left as it is")  # fmt: skip
             return 1
         return 0
+    if args.action == "coverage":
+        pages = evidence_pages(root, args.profile)
+        total = len(book_pages(root))
+        if len(pages) == total:
+            print(f"evidence/{args.profile} holds every page's evidence ({total} pages): the "
+                  "book renders from it with nothing rebuilt")  # fmt: skip
+        else:
+            print(f"evidence/{args.profile} holds the evidence of {len(pages)} of {total} "
+                  f"pages ({', '.join(pages) or 'none'}): those render with nothing "
+                  "rebuilt, the others build the artifacts they read")  # fmt: skip
+        return 0
     if args.action == "diff":
-        lines = glued_differences(root, args.profile)
+        lines = glued_differences(root, args.profile, args.only)
         print("\n".join(lines) if lines else "every glued value equals the committed one")
         return 1 if lines else 0
     files = sample_check(root, args.task, args.profile, progress=not args.quiet)
@@ -354,10 +375,14 @@ def build_parser() -> argparse.ArgumentParser:
             "against the committed one; check: rebuild one dataset, model and planning cell "
             "of --task in an empty cache and compare their sha256 with the evidence; "
             "pushable: whether data/ holds every artifact the book read with its heavy files "
-            "(make data-push versions data/ only then)"
+            "(make data-push versions data/ only then); coverage: which pages the evidence "
+            "holds"
         ),
     )  # fmt: skip
-    se.add_argument("action", choices=("export", "diff", "check", "pushable"))
+    se.add_argument("action", choices=("export", "diff", "check", "pushable", "coverage"))
+    se.add_argument("--only", nargs="+", metavar="PAGE",
+                    help="export, diff: these pages only (an export adds them to the tree and "
+                    "removes nothing)")  # fmt: skip
     se.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
     se.add_argument("--task", choices=available_studies(), default="tworoom",
                     help="check: the task whose sample is rebuilt")  # fmt: skip

@@ -23,6 +23,7 @@ import json
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,9 +122,19 @@ def glued_values(nb: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def _notebooks(root: Path, executed: Path) -> dict[str, dict[str, Any]]:
-    """Each page of ``root``'s toc: its notebook executed into ``<executed>/book/chapters/``."""
-    return {page.name: _notebook(executed, page.name) for page in book_pages(root)}
+def _notebooks(root: Path, executed: Path,
+               only: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Each page of ``root``'s toc (or of ``only``, page names checked against it): its
+    notebook executed into ``<executed>/book/chapters/``."""
+    names = [page.name for page in book_pages(root)]
+    if only is not None:
+        wanted = list(dict.fromkeys(only))
+        unknown = [n for n in wanted if n not in names]
+        if unknown or not wanted:
+            raise EvidenceError(f"unknown page(s) {unknown or '(none given)'}; valid: "
+                                f"{', '.join(names)}")  # fmt: skip
+        names = [n for n in names if n in wanted]
+    return {name: _notebook(executed, name) for name in names}
 
 
 def _reads(notebooks: dict[str, dict[str, Any]]) -> set[str]:
@@ -182,18 +193,25 @@ class Export:
 
 
 def export_evidence(
-    root: Path, profile: str = "laptop", dest: Path | None = None, executed: Path | None = None
+    root: Path,
+    profile: str = "laptop",
+    dest: Path | None = None,
+    executed: Path | None = None,
+    only: Iterable[str] | None = None,
 ) -> Export:
     """Copy what the executed book read into ``dest`` (default ``<root>/evidence/<profile>``).
 
     Every page of ``root``'s table of contents must have been executed with ``profile`` into
     ``<executed>/book/chapters/`` (default: ``root``'s); an artifact folder already in the
     tree with the same manifest is left as it is (an export of unchanged results changes no
-    byte).
+    byte). With ``only`` (page names) just those pages are exported, added to what the tree
+    holds and removing nothing: a build that spans several machines (one task study per
+    session, or per cluster job) commits each part as it lands, and the whole book's export
+    at the end removes what no page reads.
     """
     dest = dest or root / EVIDENCE_DIR / profile
     executed = executed or root
-    notebooks = _notebooks(root, executed)
+    notebooks = _notebooks(root, executed, only)
     for name, nb in notebooks.items():
         if page_profile(nb) != profile:
             raise EvidenceError(
@@ -210,7 +228,7 @@ def export_evidence(
             _copy_small(src, target, ref.split("/")[0])
             copied += 1
     removed = 0
-    for kind in KINDS:
+    for kind in KINDS if only is None else ():
         for man in sorted((dest / kind).glob(f"*/*/{MANIFEST}")):
             folder = man.parent
             if str(folder.relative_to(dest)) not in refs:
@@ -225,7 +243,7 @@ def export_evidence(
         if not path.is_file() or path.read_text() != text:
             with atomic_path(path) as tmp:
                 tmp.write_text(text)
-    for old in (dest / PAGES_DIR).glob("*.json"):
+    for old in (dest / PAGES_DIR).glob("*.json") if only is None else ():
         if old.stem not in glued:
             old.unlink()
     return Export(dest, len(refs), copied, removed, len(notebooks))
@@ -249,23 +267,31 @@ def incomplete_in_data(root: Path, executed: Path | None = None) -> list[str]:
     return out
 
 
-def glued_differences(root: Path, profile: str = "laptop") -> list[str]:
-    """One line per glued value of the executed pages that differs from the committed one in
-    ``evidence/<profile>/pages/`` (a value missing on either side counts); empty when the
-    render reproduced every number."""
+def glued_differences(root: Path, profile: str = "laptop",
+                      only: Iterable[str] | None = None) -> list[str]:  # fmt: skip
+    """One line per glued value of the executed pages (every page, or those of ``only``) that
+    differs from the committed one in ``evidence/<profile>/pages/`` (a value missing on either
+    side counts); empty when the render reproduced every number."""
     committed = root / EVIDENCE_DIR / profile / PAGES_DIR
     out = []
-    for page in book_pages(root):
-        path = committed / f"{page.name}.json"
+    for name, nb in _notebooks(root, root, only).items():
+        path = committed / f"{name}.json"
         if not path.is_file():
-            out.append(f"{page.name}: no committed values ({path})")
+            out.append(f"{name}: no committed values ({path})")
             continue
         want = json.loads(path.read_text())
-        got = glued_values(_notebook(root, page.name))
-        for name in sorted(set(want) | set(got)):
-            if want.get(name) != got.get(name):
-                out.append(f"{page.name}: {name} = {got.get(name)!r}, committed {want.get(name)!r}")
+        got = glued_values(nb)
+        for key in sorted(set(want) | set(got)):
+            if want.get(key) != got.get(key):
+                out.append(f"{name}: {key} = {got.get(key)!r}, committed {want.get(key)!r}")
     return out
+
+
+def evidence_pages(root: Path, profile: str = "laptop") -> list[str]:
+    """The pages of ``root``'s toc whose glued values ``evidence/<profile>/pages/`` holds:
+    those render from the committed evidence with nothing built."""
+    committed = root / EVIDENCE_DIR / profile / PAGES_DIR
+    return [p.name for p in book_pages(root) if (committed / f"{p.name}.json").is_file()]
 
 
 @dataclass
@@ -333,5 +359,6 @@ __all__ = [
     "export_evidence",
     "glued_differences",
     "glued_values",
+    "evidence_pages",
     "page_reads",
 ]
