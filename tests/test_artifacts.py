@@ -167,7 +167,7 @@ def test_deleted_manifest_is_reported_not_rebuilt_over(data_root):
     (path / "manifest.json").unlink()
     calls = []
     with pytest.raises(
-        ArtifactError, match=r"holds files but no manifest.json \(a.txt, sub/b.bin\)"
+        ArtifactError, match=r"holds files but no valid manifest.json \(a.txt, sub/b.bin\)"
     ):
         get_or_build(art, lambda tmp: calls.append(1) or _write(tmp))
     assert calls == [] and (path / "a.txt").is_file()

@@ -1,7 +1,9 @@
 import pytest
 import yaml
 
+from jepa_geometry import cli
 from jepa_geometry.cli import main
+from jepa_geometry.profiles import load_profile
 
 
 def test_profile_prints_validated_yaml(capsys):
@@ -32,3 +34,20 @@ def test_study_command_rejects_bad_input_before_any_work(capsys, data_root):
     assert main(["study", "tworoom", "--set", "train.precision=fp16"]) == 2
     assert "train.precision must be one of bf16, fp32, got 'fp16'" in capsys.readouterr().err
     assert not list(data_root.rglob("manifest.json"))  # nothing was built
+
+
+@pytest.mark.parametrize(
+    ("native", "precision", "noted"),
+    [(False, "bf16", True), (True, "bf16", False), (False, "fp32", False)],
+)
+def test_a_bf16_profile_on_a_cpu_without_native_bf16_is_noted_once(
+    native, precision, noted, monkeypatch, capsys
+):
+    """A CPU without AVX512-BF16 or AMX emulates bf16 (about 10x slower than fp32 for a
+    training step): the commands that train say so in one line before they start."""
+    monkeypatch.setattr(cli, "native_bf16", lambda: native)
+    cli._note_precision(load_profile("smoke", {"train.precision": precision}))
+    err = capsys.readouterr().err.splitlines()
+    assert err == (["jepa-geometry: note: this CPU has no native bfloat16 (AVX512-BF16 or AMX); "
+                    "the smoke profile trains in bf16, about 10x slower here than fp32 would "
+                    "(README, Profiles)"] if noted else [])  # fmt: skip

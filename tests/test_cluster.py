@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from filelock import FileLock
+from submitit.core.utils import JobPaths
 
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, Artifact, environ
 from jepa_geometry.book.pipeline import resolve_page, run_chapter
@@ -207,3 +209,37 @@ def test_dinowm_on_dinov2_without_the_file_stops_the_grid_and_is_left_out_of_a_d
     assert units.attrs["left_out"] == ["tworoom"]
     assert not units.unit.str.contains("dinowm").any() and units.unit.str.contains("lewm").any()
     assert list(data_root.rglob("manifest.json")) == []
+
+
+def test_a_killed_grids_leftovers_are_removed_by_the_next_run_and_nothing_else(tmp_path):
+    """What a killed grid leaves in its folder (submitit's unnamed job folder, a submission
+    pickle without a job, job folders holding only submitit's files of their job) goes at the
+    next run; a user's file, a folder with a foreign file and a link stay."""
+    folder = tmp_path / "grid"
+    (folder / cluster.JOB_FOLDER).mkdir(parents=True)
+    jobs = [JobPaths(folder / cluster.JOB_FOLDER, job_id=j, task_id=0) for j in ("4242", "77_3")]
+    for paths in jobs:
+        paths.folder.mkdir()
+        for f in (paths.submitted_pickle, paths.stdout, paths.stderr, paths.result_pickle):
+            f.write_bytes(b"submitit")
+    (folder / f"{'ab' * 16}.pkl").write_bytes(b"a pickle never submitted")
+    kept = JobPaths(folder / cluster.JOB_FOLDER, job_id="99", task_id=0)
+    kept.folder.mkdir()
+    kept.stdout.write_text("a log")
+    (kept.folder / "NOTES.txt").write_text("the user's")
+    (folder / "notes.txt").write_text("the user's")
+    (folder / "123").symlink_to(tmp_path, target_is_directory=True)
+
+    removed = cluster.tidy_job_folders(folder)
+    assert sorted(p.name for p in removed) == sorted(["%j", "4242", "77_3", f"{'ab' * 16}.pkl"])
+    assert sorted(p.name for p in folder.iterdir()) == ["123", "99", "notes.txt"]
+    assert sorted(p.name for p in kept.folder.iterdir()) == ["99_0_log.out", "NOTES.txt"]
+
+
+def test_two_grids_in_one_folder_stop_the_second_in_one_line(tmp_path):
+    folder = tmp_path / "grid"
+    folder.mkdir()
+    with FileLock(str(folder / cluster.GRID_LOCK)):
+        with pytest.raises(cluster.GridError, match=r"another grid is running with the folder"):
+            cluster.run_grid([load_study("tworoom")], load_profile("smoke"), folder=folder)
+    assert sorted(p.name for p in folder.iterdir()) == [cluster.GRID_LOCK]

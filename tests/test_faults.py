@@ -175,9 +175,60 @@ def test_a_deleted_manifest_is_reported_not_rebuilt_over(copy, kind):
     folder = _payload(copy, kind).parent
     (folder / "manifest.json").unlink()
     before = files_under(folder)
-    with pytest.raises(ArtifactError, match="holds files but no manifest.json"):
+    with pytest.raises(ArtifactError, match="holds files but no valid manifest.json"):
         _use(kind)
     assert files_under(folder) == before
+
+
+MANIFESTS = {
+    "a list": "[]",
+    "no files object": '{"files": []}',
+    "an entry without its size": '{"files": {"episodes.parquet": {"sha256": "0"}}}',
+}
+
+
+@pytest.mark.parametrize("content", MANIFESTS.values(), ids=MANIFESTS.keys())
+def test_a_manifest_of_the_wrong_shape_stops_in_one_line_and_keeps_the_files(copy, content, capsys):
+    """A manifest that is JSON but not a manifest is damaged: the command stops in one line
+    naming the folder, and nothing in it is deleted (the cache cannot tell what it wrote)."""
+    folder = _payload(copy, "results").parent
+    (folder / "manifest.json").write_text(content)
+    before = files_under(folder)
+    with pytest.warns(UserWarning, match="corrupt manifest"):
+        code = main(["plan", "--task", "tworoom", "--arm", "lewm", "--profile", "smoke", *SETS])
+    err = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert code == 2 and len(err) == 1, err
+    assert f"{folder} holds files but no valid manifest.json" in err[0]
+    assert files_under(folder) == before
+
+
+@pytest.mark.parametrize("target", ["folder", "file"])
+def test_a_symlink_in_an_artifact_folder_is_foreign_and_survives(copy, tmp_path, target):
+    """A link the manifest does not list (to a folder or a file) stops the rebuild that would
+    delete it; the link and what it points to survive."""
+    path = _payload(copy, "results")
+    mine = tmp_path / "mine"
+    if target == "folder":
+        mine.mkdir()
+        (mine / "notes.txt").write_text("the user's")
+    else:
+        mine.write_text("the user's")
+    (path.parent / "linked").symlink_to(mine, target_is_directory=target == "folder")
+    _damage(path, "flip")
+    with pytest.warns(UserWarning), pytest.raises(ArtifactError, match="does not list: linked;"):
+        _use("results")
+    assert (path.parent / "linked").is_symlink() and mine.exists()
+
+
+def test_a_cache_path_that_is_a_file_stops_in_one_line(tmp_path, monkeypatch, capsys):
+    cache = tmp_path / "cache.txt"
+    cache.write_text("not a folder")
+    monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(cache))
+    code = main(["collect", "--task", "tworoom", "--profile", "smoke", *SETS])
+    err = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert code == 2 and len(err) == 1, err
+    assert f"$JEPA_GEOMETRY_DATA is {cache}, which is not a directory" in err[0]
+    assert cache.read_text() == "not a folder"
 
 
 @pytest.mark.parametrize("kind", ["datasets", "checkpoints", "results"])
@@ -271,6 +322,39 @@ def test_a_chapter_killed_mid_run_reruns_to_the_same_notebook(tmp_path, book_cop
     assert texts(out) == texts(ref)
 
 
+def test_ctrl_c_stops_a_study_in_one_line_and_its_jobs_quietly(tmp_path):
+    """Ctrl-C reaches the whole process group (the command and its build jobs): the command
+    says in one line what was interrupted and that rerunning resumes; no process prints a
+    traceback."""
+    root = tmp_path / "data"
+    sets = [
+        "--set",
+        "data.episodes=4",
+        "--set",
+        "data.heldout_episodes=2",
+        "--set",
+        "train.steps=5000",
+    ]  # fmt: skip  (models that train long enough to catch)
+    cmd = [*CLI, "study", "tworoom", "--workers", "2", "--quiet", "--profile", "smoke", *sets]
+    env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:  # two models training side by side
+        if len(list((root / "checkpoints").glob("*/.tmp-*"))) >= 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the study ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)
+    err = proc.communicate(timeout=120)[1]
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-2000:]
+    assert err.strip().splitlines() == [
+        "jepa-geometry: study interrupted; what it finished is in the cache, and the same "
+        "command resumes from there"
+    ]
+
+
 # ----------------------------------------------------------------------------- bad input
 
 BAD_COMMANDS = [
@@ -307,6 +391,28 @@ BAD_COMMANDS = [
     ["book", "--profile", "huge"],
     ["chapter", "chapters/nosuch.md", "out.ipynb"],
     ["chapter", "chapters/ch01_metric_leverage.md", "out.ipynb", "-p", "trained_seed=-1"],
+    # a list that names independent units holds each once (a repeated seed is fake replication)
+    ["profile", "smoke", "--set", "seeds.train=[0,0,0]"],
+    ["profile", "smoke", "--set", "theory.toy_noise_levels=[0.1,0.1]"],
+    ["grid", "--tasks", "tworoom,tworoom", "--dry-run"],
+    ["chapter", "chapters/ch02_isotropy_regret.md", "out.ipynb", "-p", "etas=[1.0,1.0]"],
+    [
+        "chapter",
+        "chapters/ch03_prediction_vs_planning.md",
+        "out.ipynb",
+        "-p",
+        "regularizers=['sigreg','sigreg']",
+    ],
+    # no infinite value passes an open-ended range
+    ["profile", "smoke", "--set", "train.lr=1e999"],
+    ["profile", "smoke", "--set", "train.sigreg_weight=1e999"],
+    ["profile", "smoke", "--set", "theory.toy_noise_levels=[1e999]"],
+    ["plan", "--task", "tworoom", "--arm", "lewm", "--temperature", "inf"],
+    ["plan", "--task", "tworoom", "--arm", "lewm", "--temperature", "nan"],
+    ["chapter", "chapters/ch02_isotropy_regret.md", "out.ipynb", "-p", "etas=[1e999]"],
+    # every integer parameter has a range checked before the kernel starts
+    ["chapter", "chapters/ch02_isotropy_regret.md", "out.ipynb", "-p", "seed=99999999999999999999"],
+    ["chapter", "chapters/ch04_tasks.md", "out.ipynb", "-p", "strip_frames=10000000000"],
 ]
 
 

@@ -61,6 +61,26 @@ def test_override_applies_and_is_typed():
         load_profile("smoke", {"train.precision": "fp16"})
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("train.lr", float("nan"), r"train\.lr must be > 0 and finite, got nan"),
+        ("train.lr", float("inf"), r"train\.lr must be > 0 and finite, got inf"),
+        ("theory.toy_noise_levels", [0.1, float("nan")], "toy_noise_levels must be > 0 and finite"),
+        ("seeds.train", [0, 2**32], r"seeds\.train must be >= 0 and <= 4,294,967,295, got"),
+        (
+            "seeds.train",
+            [1, 0, 1],
+            r"seeds\.train names independent units, each once; got \[1, 0, 1\]",
+        ),
+    ],
+)
+def test_non_finite_too_large_and_repeated_values_are_refused(key, value, message):
+    with pytest.raises(ProfileError, match=message):
+        load_profile("smoke", {key: value})
+    assert load_profile("smoke", {"seeds.train": [2**32 - 1, 0]}).seeds.train == (2**32 - 1, 0)
+
+
 def test_profile_is_frozen_and_serialisable():
     p = load_profile("smoke")
     with pytest.raises(AttributeError):

@@ -46,8 +46,13 @@ def test_unknown_task_lists_the_valid_studies():
         ({"arms": ("lewm", "nosuch")}, "unknown arm component"),
         ({"protocols": ("goal100_budget150", "nosuch")}, "valid: a non-empty list of"),
         ({"protocols": ()}, "valid: a non-empty list of"),
-        ({"solver_seeds": ()}, "solver_seeds must be null or integers"),
-        ({"secondary_seeds": (-1,)}, "secondary_seeds must be null or integers"),
+        ({"protocols": ("goal100_budget150", "goal100_budget150")}, "list of distinct protocols"),
+        ({"solver_seeds": ()}, "solver_seeds must be null or distinct integers"),
+        (
+            {"solver_seeds": (0, 0)},
+            r"solver_seeds must be null or distinct integers >= 0, got \(0, 0\)",
+        ),
+        ({"secondary_seeds": (-1,)}, "secondary_seeds must be null or distinct integers"),
     ],
 )
 def test_bad_specifications_stop_with_one_line(change, message):

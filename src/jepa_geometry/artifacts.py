@@ -112,7 +112,11 @@ def data_root() -> Path:
     """
     env = os.environ.get(DATA_ENV)
     if env:
-        return Path(env).resolve()
+        path = Path(env).resolve()
+        if path.exists() and not path.is_dir():
+            raise ArtifactError(f"${DATA_ENV} is {path}, which is not a directory; point it at "
+                                "a folder for the cache (it is created if absent)")  # fmt: skip
+        return path
     root = repo_root()
     return (root / "data") if root else (Path.cwd() / "data").resolve()
 
@@ -169,6 +173,38 @@ def _jsonable(obj: Any) -> Any:
     raise TypeError(f"cannot put {type(obj).__name__} into an artifact key: {obj!r}")
 
 
+def read_manifest(path: Path) -> dict[str, Any]:
+    """A manifest read and checked for its shape: a JSON object whose ``files`` maps each
+    payload file's name to its ``size`` (bytes) and ``sha256``. Any other content raises
+    :class:`ArtifactError` naming the file (the artifact counts as damaged: its files are
+    kept); an absent file raises ``FileNotFoundError``."""
+    try:
+        man = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ArtifactError(f"corrupt manifest {path}: {e}") from e
+    files = man.get("files") if isinstance(man, dict) else None
+    if not isinstance(files, dict):
+        raise ArtifactError(f"corrupt manifest {path}: not an object with a 'files' object")
+    for name, rec in files.items():
+        if not (isinstance(rec, dict) and type(rec.get("size")) is int
+                and isinstance(rec.get("sha256"), str)):  # fmt: skip
+            raise ArtifactError(
+                f"corrupt manifest {path}: file {name!r} lacks an integer size or a sha256"
+            )
+    return man
+
+
+def _entries(folder: Path) -> list[str]:
+    """Every file and every symbolic link (to a file or a folder, never followed) under
+    ``folder``, relative to it: what a rebuild of the folder would delete."""
+    out = []
+    for here, dirs, files in os.walk(folder):
+        base = Path(here)
+        links = [d for d in dirs if (base / d).is_symlink()]  # os.walk lists them as folders
+        out += [str((base / f).relative_to(folder)) for f in (*files, *links)]
+    return out
+
+
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -222,15 +258,13 @@ class Artifact:
     def manifest(self) -> dict[str, Any]:
         """The manifest (every read of an artifact goes through here: :func:`note_read`)."""
         try:
-            man = json.loads(self.manifest_path.read_text())
-            note_read(self.kind, self.name, self.key)
-            return man
+            man = read_manifest(self.manifest_path)
         except FileNotFoundError as e:
             raise ArtifactError(
                 f"artifact {self.kind}/{self.name}/{self.key} has no manifest"
             ) from e
-        except json.JSONDecodeError as e:
-            raise ArtifactError(f"corrupt manifest {self.manifest_path}: {e}") from e
+        note_read(self.kind, self.name, self.key)
+        return man
 
     def verify(self, heavy: bool = False) -> dict[str, Any]:
         """Check every payload file against the manifest's size and sha256; return the manifest.
@@ -270,12 +304,10 @@ class Artifact:
         if not folder.is_dir():
             return []
         try:
-            listed = set(json.loads((folder / MANIFEST).read_text()).get("files", {}))
-            listed.add(MANIFEST)
-        except (OSError, json.JSONDecodeError):
+            listed = set(read_manifest(folder / MANIFEST)["files"]) | {MANIFEST}
+        except (OSError, ArtifactError):
             listed = set()
-        present = (str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-        return sorted(f for f in present if f not in listed)
+        return sorted(f for f in _entries(folder) if f not in listed)
 
     def lock(self) -> FileLock:
         lock_dir = data_root() / ".locks"
@@ -426,12 +458,15 @@ def _refuse_foreign(art: Artifact) -> None:
     foreign = art.foreign_files()
     if not foreign:
         return
-    if not (art.write_path / MANIFEST).is_file():
+    try:
+        read_manifest(art.write_path / MANIFEST)
+    except (OSError, ArtifactError):
         raise ArtifactError(
-            f"{art.write_path} holds files but no {MANIFEST} ({', '.join(foreign[:5])}"
+            f"{art.write_path} holds files but no valid {MANIFEST} ({', '.join(foreign[:5])}"
             f"{', ...' if len(foreign) > 5 else ''}): the cache did not write them or their "
-            "manifest was deleted; move the folder aside (or delete it) and rerun to rebuild"
-        )
+            "manifest was deleted or damaged; move the folder aside (or delete it) and rerun "
+            "to rebuild"
+        ) from None
     raise ArtifactError(
         f"{art.write_path} must be rebuilt but holds files its manifest does not list: "
         f"{', '.join(foreign)}; move them out of the folder and rerun"

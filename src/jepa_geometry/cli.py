@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -52,12 +53,19 @@ from jepa_geometry.envs.dataset import FILENAME, build_dataset, dataset_artifact
 from jepa_geometry.jobs import default_workers
 from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm, summary_text
 from jepa_geometry.planning.solver import SOLVERS, TIERS
-from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, ProfileError, load_profile
+from jepa_geometry.profiles import (
+    DEFAULT_PROFILE,
+    PROFILES,
+    Profile,
+    ProfileError,
+    load_profile,
+)
 from jepa_geometry.study import cluster
 from jepa_geometry.study.build import build_study
 from jepa_geometry.study.gate import LADDERS, lever_choice, protocol_choice
 from jepa_geometry.study.spec import available_studies, load_study
-from jepa_geometry.wm.training import MODEL_FILE, train_world_model
+from jepa_geometry.wm.arms import check_arms
+from jepa_geometry.wm.training import MODEL_FILE, native_bf16, train_world_model
 
 
 def _parse_assign(text: str) -> tuple[str, Any]:
@@ -81,6 +89,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_number(text: str) -> float:
+    """A finite number > 0 (``float`` alone would take ``inf`` and ``nan``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
+
+
 def _add_profile(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
     p.add_argument(
@@ -91,6 +110,14 @@ def _add_profile(p: argparse.ArgumentParser) -> None:
 
 def _profile_of(args: argparse.Namespace):
     return load_profile(args.profile, dict(args.set or []))
+
+
+def _note_precision(profile: Profile) -> None:
+    """One line on stderr when the profile trains in bf16 on a CPU that only emulates it."""
+    if profile.train.precision == "bf16" and profile.cluster.device == "cpu" and not native_bf16():
+        print("jepa-geometry: note: this CPU has no native bfloat16 (AVX512-BF16 or AMX); the "
+              f"{profile.name} profile trains in bf16, about 10x slower here than fp32 would "
+              "(README, Profiles)", file=sys.stderr)  # fmt: skip
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
@@ -119,6 +146,8 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     profile = _profile_of(args)
+    check_arms([args.arm])
+    _note_precision(profile)
     art = train_world_model(args.task, args.arm, args.seed, profile, dict(args.weight or []))
     print(json.dumps(art.manifest().get("summary", {}), indent=2))
     print(f"model: {art.path / MODEL_FILE}")
@@ -138,6 +167,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 def _cmd_study(args: argparse.Namespace) -> int:
     spec = load_study(args.task)
     profile = spec.profile(_profile_of(args))  # the study's rung of its ladder, if any
+    _note_precision(profile)
     stages = build_study(spec, profile, args.workers, progress=not args.quiet)
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"total: {stages.seconds.sum() / 60:.1f} min with {args.workers} workers")
@@ -153,6 +183,9 @@ def _study_tasks(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(
             f"unknown study task(s) {bad or text!r}; valid: all, {', '.join(have)}"
         )
+    if len(set(tasks)) != len(tasks):
+        raise argparse.ArgumentTypeError(f"each task once, got {text!r}; valid: all, "
+                                         f"{', '.join(have)}")  # fmt: skip
     return tasks
 
 
@@ -182,6 +215,7 @@ def _cmd_grid(args: argparse.Namespace) -> int:
 
 def _cmd_gate(args: argparse.Namespace) -> int:
     profile = _profile_of(args)
+    _note_precision(profile)
     if args.task in LADDERS:
         lever, rows = lever_choice(args.task, profile, progress=not args.quiet)
         chosen = lever.name if lever else "none: no rung passes"
@@ -194,6 +228,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
 
 
 def _cmd_book(args: argparse.Namespace) -> int:
+    _note_precision(load_profile(args.profile))
     build_book(args.profile, force=args.force, only=args.only or None, progress=not args.quiet,
                jobs=args.jobs)  # fmt: skip
     return 0
@@ -291,7 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--solver", default="cem", choices=SOLVERS)
     pl.add_argument("--budget", default="T1", choices=TIERS, help="compute tier")
     pl.add_argument("--protocol", default="profile", choices=("profile", *PROTOCOLS))
-    pl.add_argument("--temperature", type=float, default=None, help="MPPI temperature")
+    pl.add_argument("--temperature", type=_positive_number, default=None,
+                    help="MPPI temperature")  # fmt: skip
     pl.add_argument("--episodes", type=_positive_int, default=None,
                     help="start/goal pairs (default: the profile's)")  # fmt: skip
     pl.set_defaults(func=_cmd_plan)
@@ -413,6 +449,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ProfileError, ValueError, RuntimeError) as e:
         print(f"jepa-geometry: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"jepa-geometry: {args.command} interrupted; what it finished is in the cache, and "
+              "the same command resumes from there", file=sys.stderr)  # fmt: skip
+        return 130
 
 
 if __name__ == "__main__":

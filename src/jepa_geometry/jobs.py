@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -115,13 +116,23 @@ def pool_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseCon
     return ctx
 
 
+def _quiet_exit(signum: int, frame: Any) -> None:
+    os._exit(128 + signum)
+
+
 def start_job_process(
     environ: dict[str, str], init: Callable[..., Any] | None = None, initargs: tuple = ()
 ) -> None:
     """Pool initializer: the parent's environment as it is now (a forked job would otherwise
-    see the server's, from when it started), :data:`JOB_THREADS` torch threads, then ``init``."""
+    see the server's, from when it started), :data:`JOB_THREADS` torch threads, then ``init``.
+
+    Ctrl-C reaches every process of the terminal's group: a job process then ends at once and
+    silently (as a kill would: its unfinished build leaves only a temporary folder, which the
+    next run removes), and the command that started it reports the interruption in one line.
+    """
     import torch
 
+    signal.signal(signal.SIGINT, _quiet_exit)
     os.environ.clear()
     os.environ.update(environ)
     torch.set_num_threads(JOB_THREADS)

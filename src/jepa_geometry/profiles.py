@@ -14,6 +14,7 @@ Chapters override single knobs with dotted keys, e.g. ``{"train.steps": 200}``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -303,10 +304,13 @@ def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
 # A tuple value (seeds, episode counts, noise levels, tiers) has each element checked, and a
 # tuple must not be empty.
 _INF = float("inf")
+MAX_SEED = 2**32 - 1
+"""The largest seed: NumPy's legacy generator and every seeding API the book uses take 32-bit
+seeds, so a larger one would fail inside a run instead of before it."""
 LIMITS: dict[str, tuple[float, float, bool]] = {
-    "seeds.train": (0, _INF, False),
-    "seeds.data": (0, _INF, False),
-    "seeds.eval": (0, _INF, False),
+    "seeds.train": (0, MAX_SEED, False),
+    "seeds.data": (0, MAX_SEED, False),
+    "seeds.eval": (0, MAX_SEED, False),
     "data.image_size": (8, _INF, False),
     "data.episodes": (1, _INF, False),
     "data.heldout_episodes": (1, _INF, False),
@@ -375,6 +379,14 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
 }
 
 
+INFINITY_MEANS_NONE = ("ladder.max_factor",)
+"""Values where ``.inf`` is a setting (no cap on a lever's factor), not a typo."""
+
+DISTINCT = ("seeds.train", "theory.toy_noise_levels")
+"""Lists whose elements are independent units (one model per seed, one toy run per noise
+level): a repeated element would pass one unit off as two in every table that pools them."""
+
+
 # The valid values of every string setting that is not a name of something else.
 CHOICES: dict[str, tuple[str, ...]] = {
     "train.precision": ("bf16", "fp32"),
@@ -394,6 +406,14 @@ def _leaves(value: Any) -> list[Any]:
 def _dotted(profile: Profile, key: str) -> Any:
     section, name = key.split(".")
     return getattr(getattr(profile, section), name)
+
+
+def _within(v: float, low: float, high: float, open_low: bool, inf_ok: bool = False) -> bool:
+    """``low <(=) v <= high`` and ``v`` finite (or ``+inf`` where ``inf_ok``): an open-ended
+    range (``high`` infinite) must not admit infinity, and NaN compares false with everything
+    (an int is always finite)."""
+    finite = not isinstance(v, float) or math.isfinite(v) or (inf_ok and v == _INF)
+    return finite and v <= high and (low < v if open_low else low <= v)
 
 
 def check_limits(profile: Profile) -> None:
@@ -416,11 +436,16 @@ def check_limits(profile: Profile) -> None:
         value = _dotted(profile, key)
         if isinstance(value, tuple) and not value and key != "data.task_episodes":
             raise ProfileError(f"profile {profile.name!r}: {key} must not be empty")
-        bad = [v for v in _leaves(value) if not ((low < v if open_low else low <= v) and v <= high)]
+        bad = [v for v in _leaves(value)
+               if not _within(v, low, high, open_low, key in INFINITY_MEANS_NONE)]  # fmt: skip
         if bad:
             lo = f"> {low:g}" if open_low else f">= {low:g}"
-            hi = "" if high == _INF else f" and <= {high:g}"
+            hi = (f" and <= {high:_.15g}".replace("_", ",") if high != _INF else
+                  "" if key in INFINITY_MEANS_NONE else " and finite")  # fmt: skip
             raise ProfileError(f"profile {profile.name!r}: {key} must be {lo}{hi}, got {value!r}")
+        if key in DISTINCT and len(set(value)) != len(value):
+            raise ProfileError(f"profile {profile.name!r}: {key} names independent units, each "
+                               f"once; got {list(value)!r}")  # fmt: skip
 
 
 def _set_dotted(tree: dict[str, Any], key: str, value: Any, profile: str) -> None:

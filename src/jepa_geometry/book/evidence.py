@@ -41,6 +41,7 @@ from jepa_geometry.artifacts import (
     data_root,
     environ,
     is_heavy,
+    read_manifest,
     read_only_roots,
     replace_dir,
     sha256_file,
@@ -153,7 +154,7 @@ def _source_of(ref: str) -> Path:
 def _copy_small(src: Path, dest: Path, kind: str) -> None:
     """Copy ``src``'s manifest and small payload files into a new folder that replaces ``dest``
     atomically; each copied byte checked against the manifest."""
-    man = json.loads((src / MANIFEST).read_text())
+    man = read_manifest(src / MANIFEST)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{dest.name}-", dir=dest.parent))
     try:
@@ -258,8 +259,8 @@ def incomplete_in_data(root: Path, executed: Path | None = None) -> list[str]:
     for ref in sorted(_reads(_notebooks(root, executed or root))):
         folder = data_root() / ref
         try:
-            files = json.loads((folder / MANIFEST).read_text()).get("files", {})
-        except (OSError, ValueError):
+            files = read_manifest(folder / MANIFEST)["files"]
+        except (OSError, ArtifactError):
             out.append(ref)
             continue
         if not all((folder / f).is_file() for f in files):
@@ -331,7 +332,7 @@ def sample_check(root: Path, task: str, profile_name: str = "laptop", workdir: P
         ref = f"{art.kind}/{art.name}/{art.key}"
         if not (evidence / ref / MANIFEST).is_file():
             raise EvidenceError(f"the evidence {evidence} holds no {ref}: export it first")
-        committed[ref] = json.loads((evidence / ref / MANIFEST).read_text())["files"]
+        committed[ref] = read_manifest(evidence / ref / MANIFEST)["files"]
     with (
         tempfile.TemporaryDirectory(dir=workdir) as tmp,
         environ({DATA_ENV: tmp, READ_ONLY_ENV: ""}),

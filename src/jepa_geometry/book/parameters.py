@@ -11,28 +11,40 @@ parameter of every chapter is covered (a default that fixes its type, or a rule 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from jepa_geometry.envs import TASKS
+from jepa_geometry.profiles import MAX_SEED
 from jepa_geometry.study.levers import LADDERS
 from jepa_geometry.study.spec import available_studies, load_study
 from jepa_geometry.theory.toy2d import REGULARIZERS
 from jepa_geometry.wm.arms import check_arms
 
+MAX_COUNT = 10_000
+"""The largest count a page takes (frames in a strip, examples, seeds, workers): nothing a page
+shows or builds has that many of anything, so a larger value is a typo, stopped before the
+kernel starts instead of failing (or running for days) inside it."""
 
-def _int(v: Any, low: int) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= low
+
+def _int(v: Any, low: int, high: int = MAX_COUNT) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
 
 
 def _number(v: Any, low: float, strict: bool) -> bool:
     if isinstance(v, bool) or not isinstance(v, int | float):
         return False
+    if isinstance(v, float) and not math.isfinite(v):
+        return False
     return v > low if strict else v >= low
 
 
-def _numbers(v: Any, low: float, strict: bool) -> bool:
-    return isinstance(v, list | tuple) and len(v) > 0 and all(_number(x, low, strict) for x in v)
+def _numbers(v: Any, low: float, strict: bool, distinct: bool = True) -> bool:
+    """A non-empty list of finite numbers above ``low``; with ``distinct`` (a sweep: each value
+    is one run) no value twice."""
+    return (isinstance(v, list | tuple) and len(v) > 0 and all(_number(x, low, strict) for x in v)
+            and (not distinct or len(set(v)) == len(v)))  # fmt: skip
 
 
 def _arms(v: Any) -> bool:
@@ -46,13 +58,14 @@ def _arms(v: Any) -> bool:
 
 
 def _choices(v: Any, valid: tuple[str, ...]) -> bool:
-    return isinstance(v, list | tuple) and len(v) > 0 and all(x in valid for x in v)
+    return (isinstance(v, list | tuple) and len(v) > 0 and all(x in valid for x in v)
+            and len(set(v)) == len(v))  # fmt: skip
 
 
 _TASK = (f"one of {', '.join(TASKS)}", lambda v: v in TASKS)
-_SEED = ("an integer >= 0", lambda v: _int(v, 0))
-_COUNT = ("an integer >= 1", lambda v: _int(v, 1))
-_POSITIVE = ("a number > 0", lambda v: _number(v, 0, True))
+_SEED = (f"an integer from 0 to {MAX_SEED}", lambda v: _int(v, 0, MAX_SEED))
+_COUNT = (f"an integer from 1 to {MAX_COUNT}", lambda v: _int(v, 1))
+_POSITIVE = ("a finite number > 0", lambda v: _number(v, 0, True))
 
 RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "task": _TASK,
@@ -65,24 +78,27 @@ RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     ),
     "arms": ("a non-empty list of distinct arms (lewm, scale, aux, anisowm, or sums)", _arms),
     "regularizers": (
-        f"a non-empty list of {', '.join(REGULARIZERS)}",
+        f"a non-empty list of distinct regularizers ({', '.join(REGULARIZERS)})",
         lambda v: _choices(v, REGULARIZERS),
     ),
-    "num_seeds": ("null or an integer >= 1", lambda v: v is None or _int(v, 1)),
-    "workers": ("null or an integer >= 1", lambda v: v is None or _int(v, 1)),
-    "kappa": ("null or a number >= 1", lambda v: v is None or _number(v, 1, False)),
+    "num_seeds": (f"null or an integer from 1 to {MAX_COUNT}", lambda v: v is None or _int(v, 1)),
+    "workers": (f"null or an integer from 1 to {MAX_COUNT}", lambda v: v is None or _int(v, 1)),
+    "kappa": ("null or a finite number >= 1", lambda v: v is None or _number(v, 1, False)),
     "noise_levels": (
-        "null or a non-empty list of numbers > 0",
+        "null or a non-empty list of distinct finite numbers > 0",
         lambda v: v is None or _numbers(v, 0, True),
     ),
-    "state_scales": ("a non-empty list of numbers > 0", lambda v: _numbers(v, 0, True)),
-    "etas": ("a non-empty list of numbers > 0", lambda v: _numbers(v, 0, True)),
-    "kappas": ("a non-empty list of numbers >= 1", lambda v: _numbers(v, 1, False)),
-    "sigma_eigenvalues": (
-        "two numbers > 0, the major one first",
-        lambda v: _numbers(v, 0, True) and len(v) == 2 and v[0] >= v[1],
+    "state_scales": (
+        "a non-empty list of distinct finite numbers > 0",
+        lambda v: _numbers(v, 0, True),
     ),
-    "sigma_angle": ("a number of degrees", lambda v: _number(v, float("-inf"), False)),
+    "etas": ("a non-empty list of distinct finite numbers > 0", lambda v: _numbers(v, 0, True)),
+    "kappas": ("a non-empty list of distinct finite numbers >= 1", lambda v: _numbers(v, 1, False)),
+    "sigma_eigenvalues": (
+        "two finite numbers > 0, the major one first",
+        lambda v: _numbers(v, 0, True, distinct=False) and len(v) == 2 and v[0] >= v[1],
+    ),
+    "sigma_angle": ("a finite number of degrees", lambda v: _number(v, float("-inf"), False)),
     "lam": _POSITIVE,
     "half_width": _POSITIVE,
     "goal_offset": _POSITIVE,

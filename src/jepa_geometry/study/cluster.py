@@ -33,6 +33,8 @@ estimated device-hours and which are cached, without submitting anything.
 
 from __future__ import annotations
 
+import re
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -41,6 +43,7 @@ from typing import Any
 
 import pandas as pd
 import submitit
+from filelock import FileLock, Timeout
 
 from jepa_geometry.analysis.measurements import GeometrySettings, geometry_artifact, measure
 from jepa_geometry.artifacts import Artifact, NotCached, cache_only
@@ -362,6 +365,43 @@ def dry_run_summary(units: pd.DataFrame) -> pd.DataFrame:
 # Running the grid
 # --------------------------------------------------------------------------------------------
 
+JOB_FOLDER = "%j"  # submitit's job folders: <folder>/<job id>/, named when a job is submitted
+GRID_LOCK = ".grid.lock"
+_TEMP_PICKLE = re.compile(r"[0-9a-f]{32}\.pkl")  # a submission's pickle before it has a job id
+
+
+def _submitit_files(job_id: str) -> re.Pattern[str]:
+    """The files submitit writes in job ``job_id``'s folder (its pickles, logs, script)."""
+    j = re.escape(job_id)
+    return re.compile(rf"{j}_(submitted\.pkl|submission\.sh|\d+_(log\.out|log\.err|result\.pkl))")
+
+
+def tidy_job_folders(folder: Path) -> list[Path]:
+    """Remove what earlier, ended runs of the grid left under ``folder``: submitit's empty
+    unnamed job folder (``%j``), its submission pickles that never got a job, and every job
+    folder that holds submitit's files of that job and nothing else. Anything else (a file or
+    folder of the user's, a job folder with a foreign file in it) is kept. The caller holds
+    the folder's grid lock, so no job of a running grid is here; returns what was removed."""
+    removed = []
+    for entry in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if entry.is_symlink():
+            continue
+        if entry.is_dir() and entry.name == JOB_FOLDER and not any(entry.iterdir()):
+            entry.rmdir()
+        elif entry.is_file() and _TEMP_PICKLE.fullmatch(entry.name):
+            entry.unlink()
+        elif entry.is_dir() and re.fullmatch(r"\d+(_\d+)?", entry.name):
+            files = list(entry.iterdir())
+            own = _submitit_files(entry.name)
+            if not all(f.is_file() and not f.is_symlink() and own.fullmatch(f.name)
+                       for f in files):  # fmt: skip
+                continue
+            shutil.rmtree(entry)
+        else:
+            continue
+        removed.append(entry)
+    return removed
+
 
 def make_executor(executor: str, folder: Path, kind: str, profile: Profile,
                   partition: str | None = None) -> submitit.AutoExecutor:  # fmt: skip
@@ -370,7 +410,7 @@ def make_executor(executor: str, folder: Path, kind: str, profile: Profile,
     if executor not in EXECUTORS:
         raise GridError(f"unknown executor {executor!r}; valid: {', '.join(EXECUTORS)}")
     r = getattr(profile.cluster, kind)
-    ex = submitit.AutoExecutor(folder=folder / "%j", cluster=executor)
+    ex = submitit.AutoExecutor(folder=folder / JOB_FOLDER, cluster=executor)
     params: dict[str, Any] = {"name": f"jepa-geometry-{kind}",
                               "timeout_min": max(int(round(60 * r["hours"])), 1),
                               "gpus_per_node": int(r["gpus"])}  # fmt: skip
@@ -492,14 +532,29 @@ def run_grid(
     folder.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     failed_outputs: dict[str, str] = {}
-    for stage in STAGES:
-        units = stage_units(stage, specs, base)
-        out = run_stage(units, executor, folder, base, max_parallel, partition, progress,
-                        failed_outputs)  # fmt: skip
-        for u, r in zip(units, _by_label(units, out), strict=True):
-            if r["status"] in ("failed", "blocked"):
-                failed_outputs.update({a.key: u.label for a in u.outputs})
-        rows += out
+    try:
+        lock = FileLock(str(folder / GRID_LOCK), timeout=0)
+        lock.acquire()
+    except Timeout:
+        raise GridError(
+            f"another grid is running with the folder {folder} (it holds "
+            f"{folder / GRID_LOCK}); wait for it or give another --folder"
+        ) from None
+    try:
+        tidy_job_folders(folder)  # a killed run's leftovers
+        for stage in STAGES:
+            units = stage_units(stage, specs, base)
+            out = run_stage(units, executor, folder, base, max_parallel, partition, progress,
+                            failed_outputs)  # fmt: skip
+            for u, r in zip(units, _by_label(units, out), strict=True):
+                if r["status"] in ("failed", "blocked"):
+                    failed_outputs.update({a.key: u.label for a in u.outputs})
+            rows += out
+    finally:
+        empty = folder / JOB_FOLDER
+        if empty.is_dir() and not any(empty.iterdir()):
+            empty.rmdir()
+        lock.release()
     return pd.DataFrame(rows, columns=["stage", "kind", "task", "unit", "status", "seconds",
                                        "log", "error"])  # fmt: skip
 

@@ -65,18 +65,19 @@ class StudySpec:
         if BASELINE not in names:
             raise SpecError(f"study {self.task!r}: arms {names} must include {BASELINE!r}")
         bad = [p for p in self.protocols if p not in PROTOCOLS]
-        if bad or not self.protocols:
+        if bad or not self.protocols or len(set(self.protocols)) != len(self.protocols):
             raise SpecError(
                 f"study {self.task!r}: protocols {list(self.protocols)}; valid: "
-                f"a non-empty list of {', '.join(PROTOCOLS)}"
+                f"a non-empty list of distinct protocols ({', '.join(PROTOCOLS)})"
             )
         for name in ("solver_seeds", "secondary_seeds"):
             seeds = getattr(self, name)
             if seeds is not None and (
-                not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0
-                                 for s in seeds)
+                not seeds or len(set(seeds)) != len(seeds)
+                or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds)
             ):  # fmt: skip
-                raise SpecError(f"study {self.task!r}: {name} must be null or integers >= 0")
+                raise SpecError(f"study {self.task!r}: {name} must be null or distinct "
+                                f"integers >= 0, got {seeds!r}")  # fmt: skip
         object.__setattr__(self, "arms", tuple(names))
         for name, rung in self.settings.items():
             if name not in PROFILES:
