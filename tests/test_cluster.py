@@ -115,10 +115,11 @@ def test_a_smoke_study_through_the_local_executor_then_the_chapter_from_cache(
     with environ({CACHE_ONLY_ENV: "1"}):
         page = resolve_page("ch08_across", REPO)
         run_chapter(page.source, tmp_path / "ch08.ipynb", {"profile": "smoke"}, timeout=600)
-    jobs = sorted((tmp_path / "jobs").iterdir())
+    jobs = sorted(p.name for p in (tmp_path / "jobs").iterdir())
+    assert cluster.JOB_FOLDER not in jobs and len(jobs) == len(removed) + 1  # + the grid's lock
     again = cluster.run_grid([spec], SMOKE, "local", tmp_path / "jobs", progress=False)
     assert (again.status == "cached").all()  # the second invocation submits nothing
-    assert sorted((tmp_path / "jobs").iterdir()) == jobs
+    assert [p.name for p in (tmp_path / "jobs").iterdir()] == [cluster.GRID_LOCK]  # tidied
     assert len(again) == len(units)  # every unit of the grid, each found cached
 
 
