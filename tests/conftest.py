@@ -48,23 +48,25 @@ def pytest_configure(config: pytest.Config) -> None:
 LAST = (
     "test_book_builds_from_executed_chapters",
     "test_every_page_reads_offline_in_a_browser",
-    "test_pages_render_from_their_exported_evidence_alone",
 )
+AFTER_PAGES = ("test_pages_render_from_their_exported_evidence_alone",)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Longest first, so that ``--dist load`` keeps both workers busy to the end: the tests
     marked ``first`` (minutes each: started last, one would end the run alone), the pages
-    (in toc order), then the other ``slow`` tests, then the cross-task page, then the rest;
-    the HTML book and its browser check last (they wait for every page)."""
+    (in toc order), then the other ``slow`` tests, then the cross-task page and the render
+    from the exported evidence (a minute and a half: started last, it would end the run
+    alone), then the rest; the HTML book and its browser check last (they wait for every
+    page)."""
 
     def rank(item: pytest.Item) -> int:
         if item.get_closest_marker("first"):
             return -1
         if item.originalname in LAST:
             return 4
-        if any(page in item.name for page in AFTER_ALL):  # it waits for the pages before it
-            return 2
+        if item.originalname in AFTER_PAGES or any(page in item.name for page in AFTER_ALL):
+            return 2  # they wait for the pages before them
         if item.get_closest_marker("chapters"):
             return 0
         return 1 if item.get_closest_marker("slow") else 3

@@ -417,8 +417,11 @@ def run_chapter(
                 parameters=given,
                 cwd=str(source.parent),
                 kernel_name="python3",
-                # the kernel logs errors only: no TCP-transport warning in every page's log
-                extra_arguments=["--IPKernelApp.log_level=ERROR"],
+                # the kernel's own log stays quiet: its warnings were a TCP-transport note, its
+                # one error jupyter_client's SIGINT, which it sends every kernel before shutting
+                # it down ("KeyboardInterrupt caught in kernel"); a failing cell still stops
+                # the page with its traceback (papermill)
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
                 progress_bar=False,
                 execution_timeout=timeout,
                 stderr_file=sys.stderr if progress else None,
