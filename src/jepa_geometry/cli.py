@@ -23,6 +23,7 @@ import argparse
 import ast
 import json
 import math
+import signal
 import sys
 import time
 from pathlib import Path
@@ -444,15 +445,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    interrupted: list[int] = []
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        interrupted.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
         return args.func(args)
     except (ProfileError, ValueError, RuntimeError) as e:
-        print(f"jepa-geometry: error: {e}", file=sys.stderr)
-        return 2
+        if not interrupted:
+            print(f"jepa-geometry: error: {e}", file=sys.stderr)
+            return 2
+        # else the error of a pool whose jobs the same Ctrl-C ended: an interruption
     except KeyboardInterrupt:
-        print(f"jepa-geometry: {args.command} interrupted; what it finished is in the cache, and "
-              "the same command resumes from there", file=sys.stderr)  # fmt: skip
-        return 130
+        pass
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    print(f"jepa-geometry: {args.command} interrupted; what it finished is in the cache, and "
+          "the same command resumes from there", file=sys.stderr)  # fmt: skip
+    return 130
 
 
 if __name__ == "__main__":

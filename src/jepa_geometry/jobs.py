@@ -36,6 +36,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -116,23 +117,25 @@ def pool_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseCon
     return ctx
 
 
-def _quiet_exit(signum: int, frame: Any) -> None:
-    os._exit(128 + signum)
-
-
 def start_job_process(
     environ: dict[str, str], init: Callable[..., Any] | None = None, initargs: tuple = ()
 ) -> None:
     """Pool initializer: the parent's environment as it is now (a forked job would otherwise
     see the server's, from when it started), :data:`JOB_THREADS` torch threads, then ``init``.
 
-    Ctrl-C reaches every process of the terminal's group: a job process then ends at once and
-    silently (as a kill would: its unfinished build leaves only a temporary folder, which the
-    next run removes), and the command that started it reports the interruption in one line.
+    Ctrl-C reaches every process of the terminal's group: a job process ignores it, and the
+    process that started the pool ends its jobs (:func:`run_parallel`; an unfinished build
+    leaves only a temporary folder, which the next run removes) and reports the interruption
+    in one line.
     """
     import torch
+    from tqdm import tqdm
 
-    signal.signal(signal.SIGINT, _quiet_exit)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # tqdm's default lock holds a multiprocessing semaphore, which a job ended mid-run would
+    # leave to the resource tracker (a "leaked semaphore" warning at exit); bars of one
+    # process need a thread lock only
+    tqdm.set_lock(threading.RLock())
     os.environ.clear()
     os.environ.update(environ)
     torch.set_num_threads(JOB_THREADS)
@@ -180,9 +183,12 @@ def run_parallel(
                     for fut in as_completed(futures):
                         results[futures[fut]] = fut.result()
                         bar.update(1)
-                except BaseException:
+                except BaseException as e:
                     for f in futures:
                         f.cancel()
+                    if isinstance(e, KeyboardInterrupt):  # its jobs ignore Ctrl-C: end them
+                        for proc in list(pool._processes.values()):
+                            proc.terminate()
                     raise
         for i, job in enumerate(jobs):
             if i not in results:
