@@ -43,11 +43,11 @@ def test_study_command_rejects_bad_input_before_any_work(capsys, data_root):
 def test_a_bf16_profile_on_a_cpu_without_native_bf16_is_noted_once(
     native, precision, noted, monkeypatch, capsys
 ):
-    """A CPU without AVX512-BF16 or AMX emulates bf16 (about 10x slower than fp32 for a
+    """A CPU without AVX512-BF16 or AMX emulates bf16 (5 to 14 times slower than fp32 for a
     training step): the commands that train say so in one line before they start."""
     monkeypatch.setattr(cli, "native_bf16", lambda: native)
     cli._note_precision(load_profile("smoke", {"train.precision": precision}))
     err = capsys.readouterr().err.splitlines()
     assert err == (["jepa-geometry: note: this CPU has no native bfloat16 (AVX512-BF16 or AMX); "
-                    "the smoke profile trains in bf16, about 10x slower here than fp32 would "
+                    "the smoke profile trains in bf16, 5 to 14 times slower here than fp32 "
                     "(README, Profiles)"] if noted else [])  # fmt: skip

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import papermill
 import pytest
 
 from jepa_geometry.artifacts import ArtifactError, get_or_build
@@ -418,7 +419,13 @@ BAD_COMMANDS = [
 
 
 @pytest.mark.parametrize("argv", BAD_COMMANDS, ids=lambda a: " ".join(a)[:60])
-def test_bad_command_line_values_stop_in_one_line_before_any_work(argv, data_root, capsys):
+def test_bad_command_line_values_stop_in_one_line_before_any_work(
+    argv, data_root, capsys, monkeypatch
+):
+    def kernel(*args, **kwargs):  # a chapter must stop before its kernel starts
+        raise AssertionError("a chapter with a bad parameter started its kernel")
+
+    monkeypatch.setattr(papermill, "execute_notebook", kernel)
     try:
         code = main(argv)
     except SystemExit as stop:  # argparse's own check

@@ -117,7 +117,7 @@ def _note_precision(profile: Profile) -> None:
     """One line on stderr when the profile trains in bf16 on a CPU that only emulates it."""
     if profile.train.precision == "bf16" and profile.cluster.device == "cpu" and not native_bf16():
         print("jepa-geometry: note: this CPU has no native bfloat16 (AVX512-BF16 or AMX); the "
-              f"{profile.name} profile trains in bf16, about 10x slower here than fp32 would "
+              f"{profile.name} profile trains in bf16, 5 to 14 times slower here than fp32 "
               "(README, Profiles)", file=sys.stderr)  # fmt: skip
 
 
