@@ -187,6 +187,7 @@ def run_parallel(
                     for f in futures:
                         f.cancel()
                     if isinstance(e, KeyboardInterrupt):  # its jobs ignore Ctrl-C: end them
+                        # (Python 3.11's executor has no public call for it; 3.14 adds one)
                         for proc in list(pool._processes.values()):
                             proc.terminate()
                     raise
