@@ -376,19 +376,27 @@ def _submitit_files(job_id: str) -> re.Pattern[str]:
     return re.compile(rf"{j}_(submitted\.pkl|submission\.sh|\d+_(log\.out|log\.err|result\.pkl))")
 
 
+def _drop_unnamed_job_folder(folder: Path) -> bool:
+    """Remove submitit's unnamed job folder (``%j``, made with the executor) when it is empty
+    (and a real folder); whether it was removed."""
+    unnamed = folder / JOB_FOLDER
+    if unnamed.is_dir() and not unnamed.is_symlink() and not any(unnamed.iterdir()):
+        unnamed.rmdir()
+        return True
+    return False
+
+
 def tidy_job_folders(folder: Path) -> list[Path]:
     """Remove what earlier, ended runs of the grid left under ``folder``: submitit's empty
     unnamed job folder (``%j``), its submission pickles that never got a job, and every job
     folder that holds submitit's files of that job and nothing else. Anything else (a file or
     folder of the user's, a job folder with a foreign file in it) is kept. The caller holds
     the folder's grid lock, so no job of a running grid is here; returns what was removed."""
-    removed = []
+    removed = [folder / JOB_FOLDER] if _drop_unnamed_job_folder(folder) else []
     for entry in sorted(folder.iterdir()) if folder.is_dir() else []:
         if entry.is_symlink():
             continue
-        if entry.is_dir() and entry.name == JOB_FOLDER and not any(entry.iterdir()):
-            entry.rmdir()
-        elif entry.is_file() and _TEMP_PICKLE.fullmatch(entry.name):
+        if entry.is_file() and _TEMP_PICKLE.fullmatch(entry.name):
             entry.unlink()
         elif entry.is_dir() and re.fullmatch(r"\d+(_\d+)?", entry.name):
             files = list(entry.iterdir())
@@ -551,9 +559,7 @@ def run_grid(
                     failed_outputs.update({a.key: u.label for a in u.outputs})
             rows += out
     finally:
-        empty = folder / JOB_FOLDER
-        if empty.is_dir() and not any(empty.iterdir()):
-            empty.rmdir()
+        _drop_unnamed_job_folder(folder)
         lock.release()
     return pd.DataFrame(rows, columns=["stage", "kind", "task", "unit", "status", "seconds",
                                        "log", "error"])  # fmt: skip
