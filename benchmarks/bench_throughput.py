@@ -46,7 +46,8 @@ from jepa_geometry.planning.solver import budget_tiers, solver_spec
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.wm.arms import arm_weights
 from jepa_geometry.wm.model import build_world_model
-from jepa_geometry.wm.training import Objective, clip_batches, load_world_model, train
+from jepa_geometry.wm.objective import Objective
+from jepa_geometry.wm.training import clip_batches, load_world_model, train
 
 TASK = "tworoom"
 

@@ -33,14 +33,11 @@ from jepa_geometry.artifacts import data_root
 from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.wm.arms import arm_weights
+from jepa_geometry.wm.checkpoint import load_model_file
 from jepa_geometry.wm.losses import LambdaReg, sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import build_world_model
-from jepa_geometry.wm.training import (
-    Objective,
-    clip_batches,
-    load_model_file,
-    train,
-)
+from jepa_geometry.wm.objective import Objective
+from jepa_geometry.wm.training import clip_batches, train
 
 METHODS = ("lewm", "scale", "aux", "anisowm", "scale+anisowm")
 

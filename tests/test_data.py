@@ -12,6 +12,7 @@ import pytest
 from jepa_geometry.envs import TASKS, make_task
 from jepa_geometry.envs import dataset as D
 from jepa_geometry.profiles import ProfileError, load_profile
+from jepa_geometry.study import tables
 
 Q_DIMS = {"tworoom": 2, "pusht": 6, "reacher": 4, "cube": 9, "pointmaze": 2}
 STEPS = 24
@@ -259,7 +260,7 @@ def test_frame_strip_puts_every_stride_th_frame_side_by_side(datasets):
 
 
 def test_dataset_table_rows_and_throughput(datasets):
-    table = D.dataset_table({t: d.summary() for t, d in datasets.items()})
+    table = tables.models.dataset_table({t: d.summary() for t, d in datasets.items()})
     assert list(table.index) == list(TASKS)
     for task, d in datasets.items():
         assert table.loc[task, "frames"] == d.num_frames == 2 * (STEPS + 1)

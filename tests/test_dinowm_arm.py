@@ -16,9 +16,9 @@ from jepa_geometry.study.grid import arm_temperature
 from jepa_geometry.wm import dinowm, selfdistill
 from jepa_geometry.wm.arms import arm_weights, check_arms, parse_arm
 from jepa_geometry.wm.dino import DinoWeightsError
+from jepa_geometry.wm.objective import embedding_diagnostics
 from jepa_geometry.wm.training import (
     clip_batches,
-    embedding_diagnostics,
     frozen_token_table,
     load_world_model,
     train_world_model,

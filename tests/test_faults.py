@@ -34,7 +34,8 @@ from jepa_geometry.cli import main
 from jepa_geometry.envs import dataset as D
 from jepa_geometry.planning.protocol import evaluate_arm
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.wm.training import MODEL_FILE, train_world_model
+from jepa_geometry.wm.checkpoint import MODEL_FILE
+from jepa_geometry.wm.training import train_world_model
 
 from .conftest import REPO, executed
 

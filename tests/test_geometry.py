@@ -69,7 +69,7 @@ def test_second_call_reads_the_cache(measured):
 
 def test_ranking_table_reports_the_mean_over_seeds_and_starts(measured):
     _, geo = measured
-    tab = tables.ranking_table(geo.ranking, ["lewm", "anisowm"])
+    tab = tables.geometry.ranking_table(geo.ranking, ["lewm", "anisowm"])
     assert list(tab.index) == ["lewm", "anisowm"]
     r = geo.ranking[(geo.ranking.source == "dataset") & (geo.ranking.arm == "lewm")]
     mean, interval = tab.loc["lewm", "agree_enc"].split(" ", 1)
@@ -79,7 +79,7 @@ def test_ranking_table_reports_the_mean_over_seeds_and_starts(measured):
 
 
 def test_paper_probe_table_maps_the_reference_file():
-    ref = tables.paper_probe_table("tworoom")
+    ref = tables.geometry.paper_probe_table("tworoom")
     var2 = reference_numbers(table="scale_pca_variance_share", task="tworoom", k="2", arm="scale")
     assert ref.loc["scale", "var_top2"] == pytest.approx(var2.value.iloc[0] / 100)
     assert {"r2_top8", "r2_full_ridge", "r2_full_mlp", "ratio_p90_over_p10"} <= set(ref.columns)

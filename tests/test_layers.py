@@ -61,6 +61,32 @@ def test_a_cycle_within_one_layer_is_reported(tmp_path):
     ]
 
 
+def test_a_cycle_through_a_package_init_is_reported(tmp_path):
+    # importing study.tables.shared runs study/tables/__init__.py first, which imports
+    # tables.gate, which imports rules.gate before rules.gate has finished: Python's
+    # "partially initialized module" error, with no module-to-module cycle in the imports
+    pkg = _write(tmp_path, {
+        "study/__init__.py": "",
+        "study/tables/__init__.py": "from jepa_geometry.study.tables import gate, shared\n",
+        "study/tables/shared.py": "x = 1\n",
+        "study/tables/gate.py": "from jepa_geometry.study.rules.gate import rule\n",
+        "study/rules/__init__.py": "",
+        "study/rules/gate.py": "from jepa_geometry.study.tables.shared import x\nrule = x\n",
+    })  # fmt: skip
+    assert import_violations(pkg) == [
+        "import cycle: jepa_geometry.study.rules.gate -> jepa_geometry.study.tables"
+        " -> jepa_geometry.study.tables.gate"
+    ]
+    # a package's own __init__ importing its submodules is not a cycle
+    ok = _write(tmp_path / "ok", {
+        "study/__init__.py": "",
+        "study/tables/__init__.py": "from jepa_geometry.study.tables import shared\n",
+        "study/tables/shared.py": "from jepa_geometry.study.tables.helper import x\n",
+        "study/tables/helper.py": "x = 1\n",
+    })  # fmt: skip
+    assert import_violations(ok) == []
+
+
 def test_layer_of_names_the_valid_layers_or_refuses():
     assert layer_of("jepa_geometry.profiles") == 0
     assert layer_of("jepa_geometry.study.grid") > layer_of("jepa_geometry.planning.protocol")

@@ -16,8 +16,9 @@ from jepa_geometry.planning.protocol import (
     make_protocol,
 )
 from jepa_geometry.profiles import ProfileError, load_profile, with_overrides
-from jepa_geometry.study import gate
+from jepa_geometry.study import tables
 from jepa_geometry.study.levers import LADDERS, Lever, ladder_lever
+from jepa_geometry.study.rules import gate
 from jepa_geometry.study.spec import SpecError, load_study
 from jepa_geometry.wm.arms import arm_name, arm_weights, parse_arm, q_variant
 from jepa_geometry.wm.training import world_model_artifact
@@ -191,7 +192,8 @@ def test_study_choice_dispatches_on_the_ladder(monkeypatch):
 
 
 def test_a_study_that_does_not_plan_gives_an_empty_grid_and_no_variant_planning():
-    from jepa_geometry.study import grid, lambdareg
+    from jepa_geometry.study import grid
+    from jepa_geometry.study.rules import lambdareg
 
     spec = load_study("cube")
     assert spec.plans is False and spec.main_protocol == "goal25_budget50_moving"
@@ -200,7 +202,7 @@ def test_a_study_that_does_not_plan_gives_an_empty_grid_and_no_variant_planning(
     assert g.episodes.empty and set(grid.EPISODE_COLUMNS) <= set(g.episodes.columns)
     assert np.isnan(g.temperature)
     assert lambdareg.study_variant_planning(spec, smoke, "published").empty
-    assert "does not plan" in lambdareg.variant_planning_sentence(
+    assert "does not plan" in tables.geometry.variant_planning_sentence(
         lambdareg.study_variant_planning(spec, smoke, "published")
     )
     with pytest.raises(SpecError, match="plans must be true or false"):
@@ -222,7 +224,7 @@ def test_paper_gap_counts_what_the_paper_profile_spends():
     from jepa_geometry.study import tables
 
     laptop, paper = load_profile("laptop"), load_profile("paper")
-    gap = tables.paper_gap(laptop, paper, "cube", 5).set_index("quantity")
+    gap = tables.planning.paper_gap(laptop, paper, "cube", 5).set_index("quantity")
     assert gap.loc["image size (px)", "ratio"] == pytest.approx(224 / 64)
     clips = gap.loc["training clips seen (steps x batch)"]
     assert clips["this profile"] == laptop.train.steps * laptop.train.batch_size

@@ -18,7 +18,7 @@ def test_the_tworoom_study_is_the_book_s_grid():
 
 
 def test_each_task_study_follows_its_gate():
-    """The gates' outcomes at the laptop profile (study.gate; book: rec-protocol-gate)."""
+    """The gates' outcomes at the laptop profile (study.rules.gate; book: rec-protocol-gate)."""
     assert load_study("reacher").protocols == ("goal25_budget50",)
     assert load_study("pointmaze").protocols == ("goal50_budget100", "goal25_budget50")
     pusht = load_study("pusht")

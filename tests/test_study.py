@@ -8,6 +8,7 @@ import pytest
 from scipy import stats as sps
 
 import jepa_geometry as jg
+from jepa_geometry.stats import format_rate
 from jepa_geometry.study import grid as study
 from jepa_geometry.study import tables
 from jepa_geometry.study.reference import reference_numbers
@@ -78,11 +79,11 @@ def test_success_table_and_grid():
     k = int(eps[eps.arm == "lewm"].success.sum())
     lo, hi = jg.stats.wilson_interval(k, 40)
     assert (lewm.rate, lewm.low, lewm.high) == pytest.approx((k / 40, lo, hi))
-    grid = tables.success_grid(tab, "goal25_budget50")
+    grid = tables.planning.success_grid(tab, "goal25_budget50")
     assert list(grid.columns) == ["lewm", "scale"]
-    assert grid.loc[("cem", "T1", 1), "lewm"] == tables.format_rate(k / 40, lo, hi)
+    assert grid.loc[("cem", "T1", 1), "lewm"] == format_rate(k / 40, lo, hi)
     with pytest.raises(ValueError, match="no rows for protocol 'goal100_budget150'"):
-        tables.success_grid(tab, "goal100_budget150")
+        tables.planning.success_grid(tab, "goal100_budget150")
 
 
 def test_beside_papers_pairs_each_paper_value_with_our_cell():
@@ -92,7 +93,9 @@ def test_beside_papers_pairs_each_paper_value_with_our_cell():
          {"protocol": "goal100_budget150", "solver": "cem", "budget": "T1", "arm": "anisowm",
           "rate": 0.7, "low": 0.6, "high": 0.8}]
     )  # fmt: skip
-    out = tables.beside_papers(tab, "tworoom", ["lewm", "scale", "anisowm"]).set_index("paper")
+    out = tables.planning.beside_papers(tab, "tworoom", ["lewm", "scale", "anisowm"]).set_index(
+        "paper"
+    )
     assert len(out) == 2  # only the cells we planned
     scale = out.loc["SCALE"]
     per_tier = reference_numbers(
@@ -105,7 +108,7 @@ def test_beside_papers_pairs_each_paper_value_with_our_cell():
 
 def test_lambda_table_and_figure_read_every_lambdareg_model():
     from jepa_geometry.book.plots import plot_lambda_spectra
-    from jepa_geometry.study.tables import lambda_table
+    from jepa_geometry.study.tables.geometry import lambda_table
 
     v = np.array([[1.0, 1.0, 1.0], [1.6, 1.0, 0.4]])  # two logged steps, D = 3
     sp = {"final_sorted": np.sort(v[-1])[::-1], "above_mean": 1, "cond": 4.0, "v": v,
@@ -167,7 +170,8 @@ def test_build_study_fills_the_cache_the_serial_grid_reads(data_root):
 
 
 def test_variant_planning_sentence_states_each_interval():
-    from jepa_geometry.study.lambdareg import choose_variant, variant_planning_sentence
+    from jepa_geometry.study.rules.lambdareg import choose_variant
+    from jepa_geometry.study.tables.geometry import variant_planning_sentence
 
     t = pd.DataFrame([{"comparison": "v - lewm", "diff": 0.043, "low": -0.04, "high": 0.115,
                        "p_mcnemar": 0.005}])  # fmt: skip
@@ -193,7 +197,7 @@ def test_variant_planning_sentence_states_each_interval():
 def test_protocol_gate_applies_the_written_rule(monkeypatch, lewm_k, random_k, keep, word):
     import types
 
-    from jepa_geometry.study import gate
+    from jepa_geometry.study.rules import gate
 
     n = 200
 
@@ -222,7 +226,7 @@ def test_protocol_choice_gates_alternatives_on_validation_pairs(
 ):
     import types
 
-    from jepa_geometry.study import gate
+    from jepa_geometry.study.rules import gate
 
     n, calls = 200, []
 

@@ -6,7 +6,7 @@ import pytest
 
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import tables
+from jepa_geometry.study import rules, tables
 from jepa_geometry.study.reference import reference_numbers
 
 
@@ -19,19 +19,19 @@ def success(rows):
 
 def test_headroom_is_the_preregistered_window_on_the_baseline():
     t = success([("T1", "lewm", 0.70), ("T1", "scale", 0.95), ("T5", "lewm", 0.1)])
-    h = tables.headroom(t, "p")
+    h = tables.planning.headroom(t, "p")
     assert h["inside"] and h["rate"] == pytest.approx(0.70)
     assert h["text"] == "lewm, CEM T1: 70.0 [65.0, 75.0] % -> inside the 30-85 % window"
-    assert not tables.headroom(success([("T1", "lewm", 0.86)]), "p")["inside"]
-    assert not tables.headroom(success([("T1", "lewm", 0.29)]), "p")["inside"]
+    assert not tables.planning.headroom(success([("T1", "lewm", 0.86)]), "p")["inside"]
+    assert not tables.planning.headroom(success([("T1", "lewm", 0.29)]), "p")["inside"]
     with pytest.raises(ValueError, match="no cell p/cem/T1"):
-        tables.headroom(success([("T5", "lewm", 0.5)]), "p")
+        tables.planning.headroom(success([("T5", "lewm", 0.5)]), "p")
 
 
 def test_tier_spread_subtracts_the_poorest_tier():
     t = success([("T1", "lewm", 0.7), ("T5", "lewm", 0.2), ("T1", "scale", 0.8),
                  ("T5", "scale", 0.1), ("T1", "aux", 0.6)])  # fmt: skip
-    s = tables.tier_spread(t, "p", ["lewm", "scale", "aux"])
+    s = tables.planning.tier_spread(t, "p", ["lewm", "scale", "aux"])
     assert list(s.index) == ["lewm", "scale"]  # aux has no T5 cell
     np.testing.assert_allclose(s["T1 - T5 (pp)"], [50.0, 70.0])
 
@@ -42,22 +42,22 @@ def test_paired_display_formats_the_difference_in_points():
           "diff": 0.138, "low": 0.073, "high": 0.205, "a_only": 40, "b_only": 12,
           "p_mcnemar": 1e-4}]
     )  # fmt: skip
-    out = tables.paired_display(paired, "p")
+    out = tables.planning.paired_display(paired, "p")
     assert out.loc[0, "diff (pp)"] == "13.8 [7.3, 20.5]"
     with pytest.raises(ValueError, match="no paired rows"):
-        tables.paired_display(paired, "q")
+        tables.planning.paired_display(paired, "q")
 
 
 def test_hard_subset_counts_each_pair_once():
     rows = [{"protocol": "p", "arm": "random", "episode": e, "hard": e % 3 == 0, "budget": b}
             for b in ("T1", "T3") for e in range(10)]  # fmt: skip
     rows += [{"protocol": "p", "arm": "lewm", "episode": 0, "hard": True, "budget": "T1"}]
-    assert tables.hard_subset_size(pd.DataFrame(rows), "p") == (4, 10)
+    assert tables.planning.hard_subset_size(pd.DataFrame(rows), "p") == (4, 10)
 
 
 def test_rollout_ratios_against_the_profiles_tiers():
     laptop, paper = load_profile("laptop"), load_profile("paper")
-    ratios = tables.rollout_ratios(laptop, paper)
+    ratios = tables.planning.rollout_ratios(laptop, paper)
     for tier, (s, i) in budget_tiers(laptop).items():
         ps, pi = budget_tiers(paper)[tier]
         assert ratios[tier] == pytest.approx(ps * pi / (s * i))
@@ -95,13 +95,15 @@ def test_previous_build_check_recomputes_the_chapters_intervals():
         (paired.loc["scale", "diff"], paired.loc["scale", "low"], paired.loc["scale", "high"])
     )
     assert check["inside"].all()  # 0.71 / 0.85 / +0.14 sit inside the recorded intervals
-    assert "3 of 3 quantities lie inside" in tables.previous_build_sentence(check.reset_index())
+    assert "3 of 3 quantities lie inside" in tables.planning.previous_build_sentence(
+        check.reset_index()
+    )
     moved = previous_build_check(_cell_table({"lewm": 0.5, "scale": 0.85}), "tworoom", "laptop")
     assert list(moved["inside"]) == [False, True, False]
-    text = tables.previous_build_sentence(moved)
+    text = tables.planning.previous_build_sentence(moved)
     assert "1 of 3" in text and "lewm success" in text and "results changed" in text
     assert previous_build_check(eps, "tworoom", "smoke").empty  # no record for that profile
-    assert "nothing to compare" in tables.previous_build_sentence(
+    assert "nothing to compare" in tables.planning.previous_build_sentence(
         previous_build_check(eps, "tworoom", "smoke")
     )
 
@@ -123,7 +125,7 @@ def test_previous_build_check_refuses_a_build_of_another_size():
 
 def test_probe_summary_is_mean_and_sd_over_seeds():
     probes = pd.DataFrame({"arm": ["scale", "lewm", "lewm", "lewm"], "x": [0.5, 0.1, 0.2, 0.6]})
-    out = tables.probe_summary(probes, ["x"])
+    out = tables.geometry.probe_summary(probes, ["x"])
     assert list(out.index) == ["lewm", "scale"]  # the book's order, baseline first
     sd = np.std([0.1, 0.2, 0.6], ddof=1)
     assert out.loc["lewm", "x"] == f"{0.3:.3f} ± {sd:.3f}"
@@ -131,7 +133,7 @@ def test_probe_summary_is_mean_and_sd_over_seeds():
 
 
 def test_paper_ranking_table_carries_the_reference_values():
-    t = tables.paper_ranking_table("tworoom")
+    t = tables.geometry.paper_ranking_table("tworoom")
     ref = reference_numbers(table="aniso_cost_ordering", task="tworoom")
     for _, r in ref.iterrows():
         metric = {"J_enc": "agree_enc", "J_pred": "agree_pred"}[r["cost"]]
@@ -141,7 +143,7 @@ def test_paper_ranking_table_carries_the_reference_values():
 def test_landscape_summary_averages_goals_then_seeds():
     rows = pd.DataFrame({"arm": ["a"] * 4 + ["b"] * 2, "train_seed": [0, 0, 1, 1, 0, 0],
                          "iou": [0.2, 0.4, 0.6, 0.8, 0.5, 0.5], "spearman": [0.1] * 6})  # fmt: skip
-    s = tables.landscape_summary(rows, ["b", "a"])
+    s = tables.geometry.landscape_summary(rows, ["b", "a"])
     assert list(s.index) == ["b", "a"]
     assert s.loc["a", ("iou", "mean")] == pytest.approx(0.5)  # (0.3 + 0.7) / 2
     assert s.loc["a", ("iou", "min")] == pytest.approx(0.3)
@@ -155,7 +157,9 @@ def test_dashboard_cites_the_reference_file_and_the_measuring_section():
     c2 = Claim("AnisoWM", "t", "m", "anisowm", "lewm", paper_note="figure only")
     c3 = Claim("AnisoWM", "u", "m", "anisowm", "lewm", reference="aniso_success")
     ev = Evidence(0.1, 0.05, 0.15, None, "3 seeds")
-    board = tables.dashboard([("tworoom", c1, ev), ("tworoom", c2, ev), ("pointmaze", c3, ev)])
+    board = tables.geometry.dashboard(
+        [("tworoom", c1, ev), ("tworoom", c2, ev), ("pointmaze", c3, ev)]
+    )
     ref = reference_numbers(table="scale_pca_variance_share", task="tworoom")
     assert board.loc[0, "paper's source"] == f"SCALE: {ref['source'].iloc[0]}"
     assert board.loc[1, "paper's source"] == "no number published (figure only)"
@@ -170,9 +174,9 @@ def test_dashboard_cites_the_reference_file_and_the_measuring_section():
 
 def test_verdict_style_colours_verdicts_only():
     t = pd.DataFrame({"claim": ["a", "b"], "Two-Room": ["reproduced", "fight"], "n": [1, 2]})
-    html = tables.verdict_style(t).to_html()
-    assert tables.VERDICT_COLOURS["reproduced"] in html
-    assert tables.VERDICT_COLOURS["fight"] in html
+    html = tables.shared.verdict_style(t).to_html()
+    assert tables.shared.VERDICT_COLOURS["reproduced"] in html
+    assert tables.shared.VERDICT_COLOURS["fight"] in html
     assert html.count("background-color") == 2
 
 
@@ -180,17 +184,17 @@ def test_small_read_outs_of_the_chapters():
     sweep = pd.DataFrame({"temperature": [1.0, 1.0, 2.0, 2.0, 4.0, 4.0],
                           "budget": ["T1", "T3"] * 3,
                           "success": [0.5, 0.2, 0.6, 0.1, 0.3, 0.1]})  # fmt: skip
-    wide = tables.sweep_table(sweep)
+    wide = tables.planning.sweep_table(sweep)
     assert wide.loc[2.0, "T1"] == 0.6 and list(wide.columns) == ["T1", "T3"]
-    choice = tables.temperature_choice(sweep, chosen=1.0, scaled_paper=1.0)
+    choice = tables.planning.temperature_choice(sweep, chosen=1.0, scaled_paper=1.0)
     assert choice == {"ties": 2, "same_as_paper": True}  # 1.0 and 2.0 both sum to 0.7
     paired = pd.DataFrame([{"protocol": "p", "solver": "cem", "budget": "T1", "arm": "scale",
                             "diff": 0.1}])  # fmt: skip
-    assert tables.paired_cell(paired, "p", "cem", "T1", "scale")["diff"] == 0.1
+    assert tables.planning.paired_cell(paired, "p", "cem", "T1", "scale")["diff"] == 0.1
     with pytest.raises(ValueError, match="no paired row for aux in p/cem/T1"):
-        tables.paired_cell(paired, "p", "cem", "T1", "aux")
+        tables.planning.paired_cell(paired, "p", "cem", "T1", "aux")
     probes = pd.DataFrame({"arm": ["a", "a", "b"], "train_seed": [0, 1, 0], "x": [1.0, 3.0, 5.0]})
-    assert tables.probe_means(probes).loc["a", "x"] == 2.0
+    assert tables.geometry.probe_means(probes).loc["a", "x"] == 2.0
 
 
 def test_final_diagnostics_averages_the_last_rows_of_each_model_then_seeds():
@@ -201,7 +205,7 @@ def test_final_diagnostics_averages_the_last_rows_of_each_model_then_seeds():
                          "diagnostic": "cond_lambda", "value": value + offset})  # fmt: skip
     rows.append({"arm": "lewm", "train_seed": 0, "step": 200, "diagnostic": "top8_share",
                  "value": 0.2})  # fmt: skip
-    out = tables.final_diagnostics(pd.DataFrame(rows), last=3)
+    out = tables.geometry.final_diagnostics(pd.DataFrame(rows), last=3)
     # seed 0: mean(1, 2, 3) = 2; seed 1: 2.2 -> 2.1 ± sd(2, 2.2); step 50 (9.0) is dropped
     assert out.loc["anisowm", "cond_lambda"] == f"{2.1:.3f} ± {np.std([2.0, 2.2], ddof=1):.3f}"
     assert out.loc["lewm", "top8_share"] == "0.200" and out.loc["lewm", "cond_lambda"] == ""
@@ -216,10 +220,12 @@ def test_sigreg_strength_ratios(monkeypatch):
 
     logs = {0: [{"sigreg": 9.0, "top2_share": 0.1, "top8_share": 0.2}] * 2
                + [{"sigreg": 3.0, "top2_share": 0.25, "top8_share": 0.5}] * 3}  # fmt: skip
-    monkeypatch.setattr(tables, "training_log", lambda task, arm, s, prof, w=None: logs[s])
-    monkeypatch.setattr(tables, "batch_isotropic_share", lambda prof, k: {2: 0.05, 8: 0.25}[k])
+    monkeypatch.setattr(rules.sigreg, "training_log", lambda task, arm, s, prof, w=None: logs[s])
+    monkeypatch.setattr(
+        rules.sigreg, "batch_isotropic_share", lambda prof, k: {2: 0.05, 8: 0.25}[k]
+    )
     prof = load_profile("laptop", {"seeds.train": [0]})
-    row = tables.sigreg_strength("tworoom", prof).iloc[0]
+    row = rules.sigreg.sigreg_strength("tworoom", prof).iloc[0]
     floor = sigreg_gaussian_floor()
     assert row["SIGReg"] == 3.0 and row["SIGReg / floor"] == pytest.approx(3.0 / floor)
     assert row["top-2 share / isotropic"] == pytest.approx(0.25 / 0.05)  # last 3 rows only
@@ -236,20 +242,20 @@ def test_sigreg_strength_decision_follows_the_written_rule(monkeypatch):
 
         return fake
 
-    monkeypatch.setattr(tables, "batch_isotropic_share", lambda prof, k: 0.24)
+    monkeypatch.setattr(rules.sigreg, "batch_isotropic_share", lambda prof, k: 0.24)
     prof = load_profile("laptop")
-    monkeypatch.setattr(tables, "training_log", logs(0.50, 0.011))  # 35 % of the way, +10 %
-    table, text = tables.sigreg_strength_decision("tworoom", prof)
+    monkeypatch.setattr(rules.sigreg, "training_log", logs(0.50, 0.011))  # 35 % of the way, +10 %
+    table, text = rules.sigreg.sigreg_strength_decision("tworoom", prof)
     assert list(table.index) == ["λ_sig = 0.09", "λ_sig = 0.18"]
     assert "moves 35%" in text and "+10%" in text and "restores" in text
-    monkeypatch.setattr(tables, "training_log", logs(0.58, 0.011))  # 15 %: not enough
-    assert "keeps λ_sig = 0.09" in tables.sigreg_strength_decision("tworoom", prof)[1]
-    monkeypatch.setattr(tables, "training_log", logs(0.40, 0.013))  # moves, but pred +30 %
-    assert "keeps λ_sig = 0.09" in tables.sigreg_strength_decision("tworoom", prof)[1]
+    monkeypatch.setattr(rules.sigreg, "training_log", logs(0.58, 0.011))  # 15 %: not enough
+    assert "keeps λ_sig = 0.09" in rules.sigreg.sigreg_strength_decision("tworoom", prof)[1]
+    monkeypatch.setattr(rules.sigreg, "training_log", logs(0.40, 0.013))  # moves, but pred +30 %
+    assert "keeps λ_sig = 0.09" in rules.sigreg.sigreg_strength_decision("tworoom", prof)[1]
 
 
 def test_weight_table_gives_each_task_its_papers_weights():
-    from jepa_geometry.study.tables import weight_table
+    from jepa_geometry.study.tables.gate import weight_table
 
     t = weight_table("reacher", ["lewm", "scale", "aux", "scale+anisowm"]).set_index("arm")
     assert t.loc["scale", "SCALE λ"] == 0.15 and t.loc["aux", "Aux w"] == 0.4
@@ -258,7 +264,7 @@ def test_weight_table_gives_each_task_its_papers_weights():
 
 
 def test_gate_sentence_says_whether_the_study_follows_the_rule():
-    from jepa_geometry.study.tables import gate_sentence
+    from jepa_geometry.study.tables.gate import gate_sentence
 
     gate = pd.DataFrame([{"protocol": "goal25_budget50", "pairs": "evaluation", "reason": "r1"},
                          {"protocol": "goal100_budget150", "pairs": "validation",
@@ -274,7 +280,8 @@ def test_gate_sentence_says_whether_the_study_follows_the_rule():
 
 def test_papers_without_numbers_for_a_task_give_empty_tables():
     from jepa_geometry.study.reference import reference_numbers
-    from jepa_geometry.study.tables import beside_papers, lewm_paper_protocol, paper_ranking_table
+    from jepa_geometry.study.tables.geometry import paper_ranking_table
+    from jepa_geometry.study.tables.planning import beside_papers, lewm_paper_protocol
 
     assert reference_numbers(table="aniso_success", task="pointmaze", allow_empty=True).empty
     with pytest.raises(ValueError, match="no reference numbers match"):
@@ -313,7 +320,7 @@ def test_half_q_table_pairs_each_contrast_and_sets_scale_beside():
         rows += [{"protocol": "p", "solver": "cem", "budget": "T1", "arm": arm, "train_seed": s,
                   "episode": e, "success": bool(ok[s, e]), "hard": False}
                  for s in range(3) for e in range(200)]  # fmt: skip
-    t = tables.half_q_table(pd.DataFrame(rows), "reacher", "p")
+    t = tables.planning.half_q_table(pd.DataFrame(rows), "reacher", "p")
     assert list(t["contrast"]) == ["scale − lewm", "scale-halfq − lewm", "scale-halfq − scale"]
     for (a, b), text in zip([(full, base), (half, base), (half, full)], t["ours (pp)"],
                             strict=True):  # fmt: skip
@@ -324,25 +331,29 @@ def test_half_q_table_pairs_each_contrast_and_sets_scale_beside():
     assert t["SCALE (pp)"].iloc[2] == f"{v[('scale_half_q', 'scale')]:+.2f}"  # +0.42
     assert t["SCALE (pp)"].iloc[0] == ""  # SCALE's Reacher headline has no full-q contrast
     assert (t["seeds"] == 3).all()
-    md = tables.half_q_markdown(t, "reacher")
+    md = tables.planning.half_q_markdown(t, "reacher")
     assert "| scale-halfq − scale" in md and "not a result of this book" in md
-    empty = tables.half_q_table(pd.DataFrame(rows).query("arm != 'scale-halfq'"), "reacher", "p")
+    empty = tables.planning.half_q_table(
+        pd.DataFrame(rows).query("arm != 'scale-halfq'"), "reacher", "p"
+    )
     assert len(empty) == 1  # only scale − lewm
-    none = tables.half_q_table(pd.DataFrame(rows).query("arm == 'lewm'"), "tworoom", "p")
-    assert none.empty and "no half of $q$ in SCALE" in tables.half_q_markdown(none, "tworoom")
+    none = tables.planning.half_q_table(pd.DataFrame(rows).query("arm == 'lewm'"), "tworoom", "p")
+    assert none.empty and "no half of $q$ in SCALE" in tables.planning.half_q_markdown(
+        none, "tworoom"
+    )
 
 
 def test_ladder_sentence_says_which_rung_the_study_runs():
     gate = pd.DataFrame(
         [{"lever": "as profiled", "reason": "r1"}, {"lever": "96 px", "reason": "r2"}]
     )
-    ok = tables.ladder_sentence(gate, "96 px", "96 px", "laptop")
+    ok = tables.gate.ladder_sentence(gate, "96 px", "96 px", "laptop")
     assert ok.startswith("as profiled: r1; then 96 px: r2.") and "the rule picks, 96 px" in ok
-    assert "No rung passes" in tables.ladder_sentence(gate, None, None, "laptop")
-    assert "is NOT the one" in tables.ladder_sentence(gate, None, "96 px", "laptop")
-    measured = tables.ladder_sentence(gate, None, "96 px", "laptop", plans=False)
+    assert "No rung passes" in tables.gate.ladder_sentence(gate, None, None, "laptop")
+    assert "is NOT the one" in tables.gate.ladder_sentence(gate, None, "96 px", "laptop")
+    measured = tables.gate.ladder_sentence(gate, None, "96 px", "laptop", plans=False)
     assert "does not plan: it trains and measures the arms at 96 px" in measured
-    smoke = tables.ladder_sentence(gate, None, None, "smoke")
+    smoke = tables.gate.ladder_sentence(gate, None, None, "smoke")
     assert "the rule picks no rung; the study file runs as profiled here" in smoke
 
 
@@ -351,10 +362,10 @@ def test_coordinate_table_averages_seeds_in_q_order():
             for a, base in (("scale", 0.5), ("lewm", 0.2))
             for s in (0, 1)
             for c, r in (("block_x", base + 0.4), ("cos_theta", base))]  # fmt: skip
-    t = tables.coordinate_table(pd.DataFrame(rows))
+    t = tables.geometry.coordinate_table(pd.DataFrame(rows))
     assert list(t.index) == ["lewm", "scale"] and list(t.columns) == ["block_x", "cos_theta"]
     assert t.loc["lewm", "cos_theta"] == pytest.approx(0.25)
-    text = tables.coordinate_sentence(pd.DataFrame(rows))
+    text = tables.geometry.coordinate_sentence(pd.DataFrame(rows))
     assert text.startswith("lewm decodes block_x best (R² 0.65) and cos_theta worst (0.25)")
     assert text.endswith("scale decodes cos_theta best (0.55).")
 
@@ -375,7 +386,7 @@ def test_plan_cost_and_the_dinowm_table_against_direct_sums():
                                  "plans": plans, "plan_seconds": cost * scale * plans
                                  * rng.uniform(0.9, 1.1)})  # fmt: skip
     eps = pd.DataFrame(rows)
-    cost = tables.plan_cost_table(eps)
+    cost = tables.planning.plan_cost_table(eps)
     for (arm, budget), g in eps.groupby(["arm", "budget"]):
         row = cost[(cost.arm == arm) & (cost.budget == budget)].iloc[0]
         assert row.s_per_plan == pytest.approx(g.plan_seconds.sum() / g.plans.sum())
@@ -385,7 +396,7 @@ def test_plan_cost_and_the_dinowm_table_against_direct_sums():
     trained = pd.DataFrame({"arm": ["lewm", "lewm", "dinowm", "dinowm"],
                             "train_seconds": [100.0, 110.0, 150.0, 170.0],
                             "token_seconds": [0.0, 0.0, 30.0, 30.0]})  # fmt: skip
-    t = tables.dinowm_table(eps, trained, "tworoom", "p").set_index("quantity")
+    t = tables.planning.dinowm_table(eps, trained, "tworoom", "p").set_index("quantity")
     cell = eps[eps.budget == "T1"]
     for versus in ("lewm", "scale"):
         a = cell[cell.arm == "dinowm"].sort_values(["train_seed", "episode"]).success.to_numpy()
@@ -401,9 +412,9 @@ def test_plan_cost_and_the_dinowm_table_against_direct_sums():
     assert t.loc["planning cost, seconds per plan / LeWM's", "SCALE"] == "about 80x"
     t1 = cost[(cost.arm == "dinowm") & (cost.budget == "T1")].ratio.iloc[0]
     assert t.loc["planning cost, seconds per plan / LeWM's", "ours"].startswith(f"{t1:.1f}x")
-    assert "not DINOv2" in tables.dinowm_markdown(t.reset_index(), "tworoom")
-    none = tables.dinowm_table(eps[eps.arm != "dinowm"], trained, "tworoom", "p")
-    assert none.empty and "no DINO-WM arm" in tables.dinowm_markdown(none, "reacher")
+    assert "not DINOv2" in tables.planning.dinowm_markdown(t.reset_index(), "tworoom")
+    none = tables.planning.dinowm_table(eps[eps.arm != "dinowm"], trained, "tworoom", "p")
+    assert none.empty and "no DINO-WM arm" in tables.planning.dinowm_markdown(none, "reacher")
 
 
 def test_dinowm_sentences_read_the_interval_and_scale_s_sign():
@@ -414,21 +425,23 @@ def test_dinowm_sentences_read_the_interval_and_scale_s_sign():
                   "episode": e, "success": bool(rng.random() < rate), "hard": False}
                  for s in range(3) for e in range(100)]  # fmt: skip
     eps = pd.DataFrame(rows)
-    text = tables.dinowm_sentence(eps, "tworoom", "p")
+    text = tables.planning.dinowm_sentence(eps, "tworoom", "p")
     assert text.startswith("the stand-in DINO-WM plans worse than lewm at CEM T1")
     assert "the opposite direction to SCALE's, which has DINO-WM above LeWM" in text  # +12.0
-    assert "the same direction as SCALE's" in tables.dinowm_sentence(eps, "pusht", "p")
-    assert tables.dinowm_sentence(eps[eps.arm == "lewm"], "pusht", "p").startswith("this study")
+    assert "the same direction as SCALE's" in tables.planning.dinowm_sentence(eps, "pusht", "p")
+    assert tables.planning.dinowm_sentence(eps[eps.arm == "lewm"], "pusht", "p").startswith(
+        "this study"
+    )
     probes = pd.DataFrame({"arm": ["lewm", "lewm", "dinowm"], "train_seed": [0, 1, 0],
                            "r2_top2": [0.1, 0.3, 0.6]})  # fmt: skip
     ranking = pd.DataFrame({"arm": ["lewm", "dinowm", "dinowm", "lewm"],
                             "source": ["gaussian", "gaussian", "gaussian", "dataset"],
                             "tau_pred": [0.9, 0.1, 0.0, np.nan],
                             "rollout_error": [0.01, 0.4, 0.6, np.nan]})  # fmt: skip
-    geo = tables.dinowm_geometry_sentence(probes, ranking)
+    geo = tables.geometry.dinowm_geometry_sentence(probes, ranking)
     assert "R² 0.60 (lewm: 0.20)" in geo and "Kendall τ 0.05 (lewm: 0.90)" in geo
     assert "rollout error of 0.50 (lewm: 0.01)" in geo
     assert "point at the predictor" in geo
     good = ranking.assign(tau_pred=[0.5, 0.95, 0.95, np.nan])  # a predictor that ranks well
-    assert "point at the predictor" not in tables.dinowm_geometry_sentence(probes, good)
-    assert tables.dinowm_geometry_sentence(probes[probes.arm == "lewm"], ranking) == ""
+    assert "point at the predictor" not in tables.geometry.dinowm_geometry_sentence(probes, good)
+    assert tables.geometry.dinowm_geometry_sentence(probes[probes.arm == "lewm"], ranking) == ""

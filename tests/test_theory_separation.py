@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from jepa_geometry.book import plots
+from jepa_geometry.study import tables
 from jepa_geometry.theory import linear_gaussian, toy2d
 
 SIGMA30 = linear_gaussian.covariance_2d([4.0, 1.0], 30.0)
@@ -153,7 +154,7 @@ def _cell(results, reg, noise):
 def test_headline_table_means_intervals_and_medians():
     res = _fake_results()
     summ = toy2d.toy_summary(res, ["heldout_error", "normalized_regret", "metric_regret"])
-    show = toy2d.headline_table(res, summ, 0.123456)
+    show = tables.theory.headline_table(res, summ, 0.123456)
     assert list(show.columns) == [
         "regularizer", "noise", "seeds", "heldout_error", "normalized_regret", "metric_regret",
         "median regret", "reference",
@@ -197,7 +198,7 @@ def test_cell_means_and_noise_endpoints_against_direct_means():
 
 def test_long_table_pivots_back_to_the_results():
     res = _fake_results(3)
-    long = toy2d.long_table(res, ["heldout_error", "normalized_regret"])
+    long = tables.theory.long_table(res, ["heldout_error", "normalized_regret"])
     assert len(long) == 2 * len(res) and set(long.measure) == {"heldout_error", "normalized_regret"}
     back = long.pivot_table(
         index=["regularizer", "noise", "seed"], columns="measure", values="value"
@@ -237,7 +238,7 @@ def test_planner_choices_of_the_whitening_model():
 
 def test_plot_prediction_vs_regret_panels():
     res = _fake_results(4)
-    long = toy2d.long_table(res, ["heldout_error", "normalized_regret"])
+    long = tables.theory.long_table(res, ["heldout_error", "normalized_regret"])
     fig = plots.plot_prediction_vs_regret(long, 0.3523, n_seeds=5)
     assert len(fig.axes) == 2
     assert fig.axes[0].get_yscale() == "log" and fig.axes[1].get_xscale() == "log"

@@ -16,20 +16,13 @@ import pytest
 import torch
 
 from jepa_geometry.profiles import load_profile
+from jepa_geometry.study.tables.models import diagnostics_long
 from jepa_geometry.wm.arms import arm_weights
+from jepa_geometry.wm.checkpoint import load_training_state
 from jepa_geometry.wm.losses import sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model
-from jepa_geometry.wm.training import (
-    DIAGNOSTICS,
-    Objective,
-    check_batch,
-    diagnostics_long,
-    embedding_diagnostics,
-    load_training_state,
-    lr_factor,
-    train,
-    world_model_artifact,
-)
+from jepa_geometry.wm.objective import DIAGNOSTICS, Objective, check_batch, embedding_diagnostics
+from jepa_geometry.wm.training import lr_factor, train, world_model_artifact
 
 from .conftest import REPO
 
@@ -387,12 +380,8 @@ def test_train_world_model_on_smoke_tworoom_is_cached_and_loadable():
     """Collect (smoke) -> train -> cache -> load; a second call is a cache hit, not a retrain."""
     from jepa_geometry.analysis.probes import latent_probe_r2
     from jepa_geometry.envs.dataset import load_dataset
-    from jepa_geometry.wm.training import (
-        MODEL_FILE,
-        load_world_model,
-        train_world_model,
-        training_log,
-    )
+    from jepa_geometry.wm.checkpoint import MODEL_FILE
+    from jepa_geometry.wm.training import load_world_model, train_world_model, training_log
 
     prof = load_profile("smoke", {"train.steps": 6, "train.log_every": 2})
     art = train_world_model("tworoom", "scale", 0, prof, progress=False)
@@ -414,7 +403,7 @@ def test_train_world_model_on_smoke_tworoom_is_cached_and_loadable():
 def test_arm_weights_table_has_the_papers_defaults():
     import numpy as np
 
-    from jepa_geometry.wm.training import arm_weights_table
+    from jepa_geometry.study.tables.models import arm_weights_table
 
     t = arm_weights_table(["lewm", "scale", "aux", "anisowm", "scale+anisowm"], "reacher", 0.05)
     assert list(t.columns) == ["sigreg", "scale", "aux", "kappa"]
@@ -444,7 +433,7 @@ def _synthetic_logs():
 
 
 def test_loss_terms_long_keeps_each_logged_value_once():
-    from jepa_geometry.wm.training import loss_terms_long
+    from jepa_geometry.study.tables.models import loss_terms_long
 
     logs = _synthetic_logs()
     long = loss_terms_long(logs)
@@ -460,7 +449,7 @@ def test_loss_terms_long_keeps_each_logged_value_once():
 
 
 def test_lambda_target_summary_by_hand():
-    from jepa_geometry.wm.training import lambda_target_summary
+    from jepa_geometry.study.tables.models import lambda_target_summary
 
     s = lambda_target_summary(_synthetic_logs())
     assert list(s["arm"]) == ["b", "b"] and list(s["step"]) == [1, 2]
@@ -472,13 +461,9 @@ def test_lambda_target_summary_by_hand():
 
 def test_train_one_seed_and_measure_one_seed_on_smoke_tworoom():
     """Logs, summaries and per-arm measures against the artifacts each arm's model wrote."""
-    from jepa_geometry.wm.training import (
-        MODEL_FILE,
-        measure_one_seed,
-        train_one_seed,
-        train_world_model,
-        training_log,
-    )
+    from jepa_geometry.study.tables.models import train_one_seed
+    from jepa_geometry.wm.checkpoint import MODEL_FILE
+    from jepa_geometry.wm.training import measure_one_seed, train_world_model, training_log
 
     prof = load_profile("smoke", {"train.steps": 6, "train.log_every": 2})
     arms = ["lewm", "scale"]
@@ -597,7 +582,7 @@ def test_diagnostics_long_keeps_each_logged_diagnostic_once():
 
 
 def test_isotropic_top_share_is_k_over_d_for_many_frames_and_more_for_a_batch():
-    from jepa_geometry.wm.training import batch_isotropic_share, isotropic_top_share
+    from jepa_geometry.wm.objective import batch_isotropic_share, isotropic_top_share
 
     # many frames: k/D, up to the Marchenko-Pastur edge (1 + sqrt(D/n))² of the top eigenvalues
     many = isotropic_top_share(8, 20000, 16, draws=5)

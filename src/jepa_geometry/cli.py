@@ -63,10 +63,11 @@ from jepa_geometry.profiles import (
 )
 from jepa_geometry.study import cluster
 from jepa_geometry.study.build import build_study
-from jepa_geometry.study.gate import LADDERS, lever_choice, protocol_choice
+from jepa_geometry.study.rules.gate import LADDERS, lever_choice, protocol_choice
 from jepa_geometry.study.spec import available_studies, load_study
 from jepa_geometry.wm.arms import check_arms
-from jepa_geometry.wm.training import MODEL_FILE, native_bf16, train_world_model
+from jepa_geometry.wm.checkpoint import MODEL_FILE
+from jepa_geometry.wm.training import native_bf16, train_world_model
 
 
 def _parse_assign(text: str) -> tuple[str, Any]:
@@ -386,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sg = sub.add_parser(
         "gate", help="the gate before a task's study: its protocol, or for Push-T and Cube "
-        "its ladder of levers (study.gate)",
+        "its ladder of levers (study.rules.gate)",
     )  # fmt: skip
     sg.add_argument("task", choices=TASKS)
     sg.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -77,7 +77,8 @@ def import_violations(package_dir: Path) -> list[str]:
     * an import of a module in a higher layer than the importer's;
     * a ``jepa_geometry`` import inside a function (imports belong at the top, where they show
       the real dependencies; within one subpackage a lazy import is allowed);
-    * a cycle between modules.
+    * a cycle between modules (importing ``a.b.c`` counts as importing the package ``a.b``
+      too, since its ``__init__`` runs first).
 
     The package root ``__init__.py`` is exempt: it re-exports names lazily and imports nothing.
     """
@@ -104,6 +105,13 @@ def import_violations(package_dir: Path) -> list[str]:
             if not at_top and not same_package:
                 problems.append(f"{mod} imports {target} inside a function")
             graph[mod].add(target)
+            # importing a.b.c first runs the __init__ of a.b: an edge to every package above
+            # the target that does not also hold the importer
+            parts = target.split(".")
+            for i in range(2, len(parts)):
+                package = ".".join(parts[:i])
+                if package in modules and not (mod + ".").startswith(package + "."):
+                    graph[mod].add(package)
     # cycles: depth-first search with colours; each cycle reported once by its members
     state: dict[str, int] = {}
     stack: list[str] = []

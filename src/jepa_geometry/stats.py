@@ -314,7 +314,7 @@ def min_rate_for_power(
 
     Power grows with ``p`` on ``(0, 1 / ratio]`` here (a larger absolute gap), so the threshold
     is found by bisection. The protocol gate of the manipulation tasks uses it as its lower
-    bound (:mod:`jepa_geometry.study.gate`).
+    bound (:mod:`jepa_geometry.study.rules.gate`).
     """
     if not ratio > 1.0:
         raise ValueError(f"ratio must be > 1, got {ratio!r}")
@@ -331,3 +331,8 @@ def min_rate_for_power(
         else:
             low = mid
     return high
+
+
+def format_rate(rate: float, low: float, high: float, scale: float = 100.0) -> str:
+    """``71.0 [64.4, 76.8]``: a rate and its interval in percent."""
+    return f"{scale * rate:.1f} [{scale * low:.1f}, {scale * high:.1f}]"

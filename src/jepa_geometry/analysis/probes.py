@@ -16,19 +16,13 @@ Where we fill in or depart from the papers' protocols, the book's *Reconstructio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import torch
 
-from jepa_geometry.artifacts import memo
-from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
-from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.arms import LAMBDAREG_ARMS
 from jepa_geometry.wm.model import WorldModel, encode_frames
-from jepa_geometry.wm.training import load_world_model, world_model_artifact
 
 
 def pca(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -113,25 +107,6 @@ def latent_probe_r2(
     z_tr = encode_frames(model, dataset.pixels[tr]).numpy()
     z_te = encode_frames(model, dataset.pixels[te]).numpy()
     return ridge_probe_r2(z_tr, q[tr], z_te, q[te])
-
-
-def latent_probe_table(
-    task: str, arms: Sequence[str], seed: int, profile: Profile, max_frames: int = 6000
-) -> pd.Series:
-    """:func:`latent_probe_r2` of each arm's model of ``task`` (training seed ``seed``), by
-    arm; each kept as a small cached result, so a page shows it without the model or frames."""
-    data = dataset_artifact(task, profile).key
-    out = {}
-    for arm in arms:
-        spec = {"model": world_model_artifact(task, arm, seed, profile).key, "dataset": data,
-                "max_frames": max_frames}  # fmt: skip
-
-        def probe(a: str = arm) -> float:
-            model = load_world_model(task, a, seed, profile)
-            return latent_probe_r2(model, load_dataset(task, profile, progress=False), max_frames)
-
-        out[arm] = float(memo(f"latent-probe-{task}", spec, probe))
-    return pd.Series(out, name="held-out probe R² of q from z")
 
 
 # --- SCALE's geometry probes (book: rec-probes) and AnisoWM's Figure-5 spectra ------------------

@@ -407,7 +407,7 @@ def plot_prediction_vs_regret(
     """AnisoWM Figure 1(b)'s analogue: held-out prediction error and normalized planning
     regret against the process noise, one panel each, per regularizer with 95 % intervals
     over seeds (bootstrap drawn with ``seed``, so the figure is the same on every run).
-    ``long`` is :func:`~jepa_geometry.theory.toy2d.long_table` output with the measures
+    ``long`` is :func:`~jepa_geometry.study.tables.theory.long_table` output with the measures
     ``heldout_error`` and ``normalized_regret``; ``reference`` is the Σ⁻¹ regret."""
     g = sns.relplot(data=long, x="noise", y="value", hue="regularizer", col="measure",
                     kind="line", marker="o", errorbar=("ci", 95), seed=seed,
@@ -489,7 +489,7 @@ def plot_task_strip(task: str, strip: dict[str, np.ndarray], stride: int) -> plt
 def plot_loss_terms(long: pd.DataFrame, title: str) -> plt.Figure:
     """One log-scale panel per loss term over training steps, one line per arm.
 
-    ``long`` is :func:`jepa_geometry.wm.training.loss_terms_long` output (columns step, arm,
+    ``long`` is :func:`jepa_geometry.study.tables.models.loss_terms_long` output (columns step, arm,
     term, value); panels do not share a y axis, since the terms differ by orders of magnitude.
     """
     grid = sns.relplot(
@@ -505,7 +505,7 @@ def plot_lambda_target_spectrum(summary: pd.DataFrame) -> plt.Figure:
     """ΛReg's target spectrum during training: largest and smallest target variance and the
     share of coordinates with ``v > 1``, per arm.
 
-    ``summary`` is :func:`jepa_geometry.wm.training.lambda_target_summary` output.
+    ``summary`` is :func:`jepa_geometry.study.tables.models.lambda_target_summary` output.
     """
     fig, ax = plt.subplots()
     for m, g in summary.groupby("arm", sort=False):
@@ -529,10 +529,10 @@ def plot_training_diagnostics(
     diagnostics: pd.DataFrame, kappa: float, isotropic_top8: float
 ) -> plt.Figure:
     """Was Λ selected, and is the embedding isotropic? The diagnostics of every model over
-    training (:func:`jepa_geometry.study.tables.training_diagnostics`), one line per
+    training (:func:`jepa_geometry.study.tables.geometry.training_diagnostics`), one line per
     (arm, seed), one colour per arm; reference lines: κ, 0 for the correlations, and the
     top-8 share of an isotropic Gaussian on one training batch (``isotropic_top8``,
-    :func:`jepa_geometry.wm.training.isotropic_top_share`)."""
+    :func:`jepa_geometry.wm.objective.isotropic_top_share`)."""
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
     arms = list(dict.fromkeys(diagnostics["arm"]))
     colors = dict(zip(arms, sns.color_palette("tab10", len(arms)), strict=True))

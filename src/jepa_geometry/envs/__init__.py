@@ -17,9 +17,6 @@ pointmaze  swm/OGBMaze-v0 (medium)  xy (2)                                      
 from __future__ import annotations
 
 import atexit
-from collections.abc import Sequence
-
-import pandas as pd
 
 from .base import SIMULATOR_PRELOAD, FastMujocoRenderer, RenderError, Task, gl_errors
 from .cube import CubeTask
@@ -107,32 +104,6 @@ def q_indices(name: str, variant: str = "full") -> tuple[int, ...]:
     raise ValueError(f"unknown q variant {variant!r}; valid: {', '.join(Q_VARIANTS)}")
 
 
-def task_table(tasks: Sequence[str] = TASKS) -> pd.DataFrame:
-    """One row per task, indexed by task: environment id, action dim, SCALE's q and half q
-    (coordinate names joined by ", "; "-" for a task without a half-q variant), the success
-    rule and the behaviour policy of its dataset.
-
-    Read from the Task classes alone (no environment is built), so the table the book shows
-    is the definitions the code runs: ``half q = [q_names[i] for i in q_indices(task, "half")]``.
-    """
-    rows = []
-    for t in tasks:
-        cls = task_class(t)
-        half = [cls.q_names[i] for i in q_indices(t, "half")] if cls.half_q else None
-        rows.append(
-            {
-                "task": t,
-                "environment": cls.env_id,
-                "action dim": cls.action_dim,
-                "q": ", ".join(cls.q_names),
-                "half q": ", ".join(half) if half is not None else "-",
-                "success": cls.success_rule,
-                "behaviour policy": cls.behaviour_policy,
-            }
-        )
-    return pd.DataFrame(rows).set_index("task")
-
-
 __all__ = [
     "Q_VARIANTS",
     "TASKS",
@@ -146,6 +117,5 @@ __all__ = [
     "task_class",
     "q_indices",
     "q_names",
-    "task_table",
     "task_title",
 ]

@@ -623,18 +623,6 @@ def episode_strip(task: str, profile: Profile, stride: int, count: int) -> dict[
     return memo(f"episode-strip-{task}", spec, compute)
 
 
-def dataset_table(summaries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """The datasets' summaries (:func:`dataset_summaries`), one row per task, plus the
-    collection throughput ``frames/s = frames / collect s`` (rounded to whole frames per second).
-
-    Throughput is what sizes a profile: rendering dominates collection, so it tells how long
-    a larger dataset of the same task would take on this machine.
-    """
-    stats = pd.DataFrame(list(summaries.values())).set_index("task")
-    stats["frames/s"] = (stats["frames"] / stats["collect s"]).round(0)
-    return stats
-
-
 def tabulate_tasks(
     datasets: Mapping[str, EpisodeData],
     image_size: int,

@@ -18,7 +18,7 @@ silent are explained in the book's *Reconstructions* page, section rec-protocol,
 Three protocols are named: ``goal25_budget50`` (goal offset 25, budget 50: every task in the
 official code, hence in SCALE), ``goal100_budget150`` (the LeWM paper's Two-Room numbers) and
 ``goal50_budget100`` (ours: the middle ground a task's protocol gate may need,
-:mod:`jepa_geometry.study.gate`); ``goal25_budget50_moving`` is SCALE's on moving pairs only
+:mod:`jepa_geometry.study.rules.gate`); ``goal25_budget50_moving`` is SCALE's on moving pairs only
 (:data:`MOVING_PROTOCOLS`); ``profile`` takes ``profile.eval``.
 
 Because the 25-step protocol nearly saturates on Two-Room and is degenerate on Cube (book's
@@ -54,9 +54,9 @@ import torch
 from torch import nn
 
 from jepa_geometry import stats
-from jepa_geometry.artifacts import Artifact, get_or_build, memo
+from jepa_geometry.artifacts import Artifact, get_or_build
 from jepa_geometry.envs import shared_task
-from jepa_geometry.envs.dataset import dataset_artifact, load_dataset, tabulate_tasks
+from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import JOB_THREADS, job_threads, progress_bar
 from jepa_geometry.planning.solver import Planner, SolverSpec, plan_seed, solver_spec
 from jepa_geometry.profiles import Profile
@@ -65,7 +65,7 @@ from jepa_geometry.wm.training import load_world_model, world_model_artifact
 PROTOCOLS: dict[str, tuple[int, int]] = {
     "goal25_budget50": (25, 50),  # SCALE: every task in the official code
     "goal100_budget150": (100, 150),  # the LeWM paper's Two-Room numbers
-    "goal50_budget100": (50, 100),  # ours: between the two (study.gate's last alternative)
+    "goal50_budget100": (50, 100),  # ours: between the two (study.rules.gate's last alternative)
     "goal25_budget50_moving": (25, 50),  # SCALE's, on moving pairs only (Cube's gate, #17)
 }
 MOVING_PROTOCOLS: frozenset[str] = frozenset({"goal25_budget50_moving"})
@@ -73,7 +73,7 @@ MOVING_PROTOCOLS: frozenset[str] = frozenset({"goal25_budget50_moving"})
 task's hard threshold (:data:`HARD_THRESHOLDS`), i.e. SCALE's hard subset made the whole
 evaluation set. On Cube most 25-step pairs are solved at the start (the oracle mostly moves the
 arm), so a random policy "succeeds" as often as any planner; restricting the pairs is one of
-the levers of its gate (:mod:`jepa_geometry.study.gate`)."""
+the levers of its gate (:mod:`jepa_geometry.study.rules.gate`)."""
 SCALE_PROTOCOL = "goal25_budget50"  # the protocol of SCALE's tables (the official code's)
 # The names these protocols had when the first artifacts were cached; artifact keys keep them,
 # so renaming a protocol never invalidates a cache.
@@ -183,24 +183,6 @@ def pair_difficulty(task: Any, data: Any, goal_offset: int) -> dict[str, float]:
         "solved at start": float(np.mean(solved)) if len(rows) else float("nan"),
         "median start-goal distance": float(np.median(dist)) if len(rows) else float("nan"),
     }
-
-
-def pair_difficulty_table(tasks: Sequence[str], profile: Profile, goal_offset: int) -> pd.DataFrame:
-    """:func:`pair_difficulty` of each task's held-out pairs, one row per task, each kept as a
-    small cached result (:func:`~jepa_geometry.artifacts.memo`), so the table renders without
-    the datasets."""
-    rows = {}
-    for task in tasks:
-
-        def compute(t: str = task) -> dict[str, float]:
-            data = {t: load_dataset(t, profile, progress=False)}
-            table = tabulate_tasks(data, profile.data.image_size,
-                                   lambda env, d: pair_difficulty(env, d, goal_offset))  # fmt: skip
-            return table.to_dict(orient="index")[t]  # an integer column stays an integer
-
-        spec = {"dataset": dataset_artifact(task, profile).key, "goal_offset": goal_offset}
-        rows[task] = memo(f"pair-difficulty-{task}", spec, compute)
-    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def draw_episode_set(

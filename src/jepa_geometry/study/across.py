@@ -41,7 +41,7 @@ from jepa_geometry.artifacts import NotCached, cache_only
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
-from jepa_geometry.stats import bootstrap_interval
+from jepa_geometry.stats import bootstrap_interval, format_rate
 from jepa_geometry.study import tables, verdict
 from jepa_geometry.study.grid import PlanningGrid, planning_grid, success_table
 from jepa_geometry.study.reference import reference_numbers
@@ -121,7 +121,7 @@ def load_task_study(task: str, base: Profile) -> TaskStudy:
     with cache_only():
         grid = planning_grid(spec, profile, progress=False)
         geo = measure_arms(task, list(spec.arms), profile, progress=False)
-        diag = tables.training_diagnostics(task, list(spec.arms), profile)
+        diag = tables.geometry.training_diagnostics(task, list(spec.arms), profile)
     return TaskStudy(task, spec, profile, grid, geo, diag)
 
 
@@ -196,7 +196,7 @@ def scale_grid(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame
     """
     rows = []
     for task, solver, tm in _tier_means(studies, protocol):
-        for arm in tables.arm_order(list(set(tm["arm"]))):
+        for arm in tables.shared.arm_order(list(set(tm["arm"]))):
             m = tm[tm["arm"] == arm].pivot(index="train_seed", columns="episode",
                                            values="success").to_numpy(float)  # fmt: skip
             lo, hi = bootstrap_interval(m if len(m) > 1 else m[0])
@@ -267,7 +267,7 @@ def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = SCALE_GRID_ARMS
         for arm in [*arms, "random"]:
             if arm in g.index:
                 r = g.loc[arm]
-                row[f"{arm} (%)"] = tables.format_rate(r.rate, r.low, r.high)
+                row[f"{arm} (%)"] = format_rate(r.rate, r.low, r.high)
                 if arm != "random":
                     row[f"{arm}, SCALE (%)"] = r.paper
         out.append(row)
@@ -291,7 +291,7 @@ def scale_tier_table(studies: Studies, arms: Sequence[str] = SCALE_GRID_ARMS,
             for arm in arms:
                 if arm in g.index:
                     r = g.loc[arm]
-                    row[f"{arm} (%)"] = tables.format_rate(r.rate, r.low, r.high)
+                    row[f"{arm} (%)"] = format_rate(r.rate, r.low, r.high)
                     row[f"{arm}, SCALE (%)"] = _paper_value(
                         "scale_success_per_tier", task, arm, solver=solver, tier=tier
                     )
@@ -315,7 +315,7 @@ def mppi_tstar_table(studies: Studies, grid: pd.DataFrame,
         }
         for arm in [a for a in arms if a in g.index]:
             r = g.loc[arm]
-            row[f"{arm} (%)"] = tables.format_rate(r.rate, r.low, r.high)
+            row[f"{arm} (%)"] = format_rate(r.rate, r.low, r.high)
             row[f"{arm}, SCALE at T* (%)"] = _paper_value("scale_success_mppi_tuned", task, arm)
         rows.append(row)
     return pd.DataFrame(rows)
@@ -339,7 +339,7 @@ def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
             "LeWM, AnisoWM (%)": _paper_value("aniso_success", task, BASELINE),
             "AnisoWM, AnisoWM (%)": _paper_value("aniso_success", task, arm),
         }
-        protocol = tables.lewm_paper_protocol(task)
+        protocol = tables.planning.lewm_paper_protocol(task)
         st = studies.studies.get(task)
         if st is None or not st.spec.plans or protocol not in st.spec.protocols:
             row["note"] = (studies.missing.get(task, "no study") if st is None else
@@ -350,12 +350,12 @@ def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
         succ = success_table(st.episodes)
         cell = succ[(succ.protocol == protocol) & (succ.solver == "cem") & (succ.budget == "T1")]
         cell = cell.set_index("arm")
-        row["LeWM (%)"] = tables.format_rate(*cell.loc[BASELINE, ["rate", "low", "high"]])
-        row["AnisoWM (%)"] = tables.format_rate(*cell.loc[arm, ["rate", "low", "high"]])
+        row["LeWM (%)"] = format_rate(*cell.loc[BASELINE, ["rate", "low", "high"]])
+        row["AnisoWM (%)"] = format_rate(*cell.loc[arm, ["rate", "low", "high"]])
         t1 = st.episodes[(st.episodes.protocol == protocol) & (st.episodes.solver == "cem")
                          & (st.episodes.budget == "T1")]  # fmt: skip
         ev = verdict.paired_unit_evidence(t1, arm, BASELINE, "success", "episode")
-        row["AnisoWM - LeWM (pp)"] = tables.format_rate(ev.effect, ev.low, ev.high)
+        row["AnisoWM - LeWM (pp)"] = format_rate(ev.effect, ev.low, ev.high)
         row["McNemar p"] = ev.p_value
         row["seeds x pairs"] = ev.units
         row["note"] = protocol
@@ -415,7 +415,7 @@ def geometry_table(studies: Studies) -> pd.DataFrame:
         per_model = model_geometry(st.geometry)
         means = per_model.groupby("arm").mean(numeric_only=True)
         n = per_model.groupby("arm").size()
-        for arm in tables.arm_order(list(means.index)):
+        for arm in tables.shared.arm_order(list(means.index)):
             for measure in (*GEOMETRY_MEASURES, "cond_lambda"):
                 value = float(means.loc[arm, measure])
                 if np.isnan(value):
@@ -455,7 +455,9 @@ def geometry_display(geometry: pd.DataFrame) -> pd.DataFrame:
     t = geometry.assign(cell=geometry.apply(text, axis=1), task=geometry.task.map(task_title))
     wide = t.pivot(index=["task", "arm"], columns="measure", values="cell")
     cols = [m for m in (*GEOMETRY_MEASURES, "cond_lambda") if m in wide.columns]
-    order = [(task_title(task), arm) for task in TASKS for arm in tables.arm_order(list(t.arm))]
+    order = [
+        (task_title(task), arm) for task in TASKS for arm in tables.shared.arm_order(list(t.arm))
+    ]
     return wide.reindex([i for i in order if i in wide.index])[cols].fillna("").reset_index()
 
 
@@ -466,7 +468,7 @@ def lambda_by_task(studies: Studies, paper: Profile) -> pd.DataFrame:
     gives a count (its D is the ``paper`` profile's embedding width)."""
     rows = []
     for task, st in studies.studies.items():
-        lam = tables.lambda_table(st.geometry.lambda_spectra)
+        lam = tables.geometry.lambda_table(st.geometry.lambda_spectra)
         count = _paper_value("aniso_lambda_above_mean", task, "anisowm")
         for arm, g in lam.groupby("arm", sort=False):
             rows.append({"task": task_title(task), "arm": arm, "seeds": len(g),
@@ -705,7 +707,7 @@ SHORT_VERDICTS = {"not detected at this scale": "not detected"}  # in the claim 
 def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
     """Claim x task: ``value`` (the verdict, or a cross-lens reading) of each claim on each
     task ("" where not tested), claims in the order they are first listed, tasks in the book's
-    order. ``board`` is :func:`tables.dashboard` or :func:`lens_table` output."""
+    order. ``board`` is :func:`tables.geometry.dashboard` or :func:`lens_table` output."""
     paper = board["paper"] + ": " if "paper" in board else ""
     b = board.assign(claim=paper + board["claim"])
     twice = b[b.duplicated(["claim", "task"])]

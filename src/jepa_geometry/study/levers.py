@@ -2,7 +2,7 @@
 
 A task whose baseline does not plan at a profile as it stands (Push-T and Cube at the laptop
 profile) gets a *ladder*: rungs that each add one lever to the rung before (more pixels,
-training steps, episodes, or pairs the object must move in). :func:`jepa_geometry.study.gate.
+training steps, episodes, or pairs the object must move in). :func:`jepa_geometry.study.rules.gate.
 lever_choice` climbs it; a study file names the rung it uses per profile
 (:meth:`jepa_geometry.study.spec.StudySpec.profile`). Levers are multipliers of the profile's
 own values, so a user's override (``train__steps=500``) is scaled, not silently replaced.

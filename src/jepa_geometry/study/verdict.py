@@ -202,7 +202,7 @@ def preconditions(
       :data:`SELECTION_FRACTION_MIN` of its bound κ; below that Λ stayed near the identity and
       ΛReg cannot differ much from SIGReg, so AnisoWM's claims are not tested as intended.
     * "Λ follows the prediction error" (with ``diagnostics``, the long table of
-      :func:`~jepa_geometry.study.tables.training_diagnostics`): the ΛReg models' mean
+      :func:`~jepa_geometry.study.tables.geometry.training_diagnostics`): the ΛReg models' mean
       ``corr_v_rel_err`` over their last three logged steps is negative, i.e. Λ gives more
       target variance where the model predicts relatively well, as AnisoWM's theory wants.
       Informative only: no claim requires it (it was added after the claims were fixed).

@@ -26,10 +26,8 @@ section rec-paper-profile).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -444,19 +442,6 @@ def describe_parameters(model: WorldModel) -> str:
     return "\n".join(lines)
 
 
-def parameter_table(models: Mapping[str, WorldModel]) -> pd.DataFrame:
-    """Parameters per part (rows: encoder, projector, action_encoder, predictor, pred_proj,
-    then ``total``), one column per named model.
-
-    ``total = sum over parts``, which equals ``num_parameters()`` because every parameter of
-    the model belongs to one of its parts; comparing that total with a published count (LeWM's
-    18,034,478) is how the ``paper`` profile is checked to build the paper's architecture.
-    """
-    sizes = pd.DataFrame({name: m.parameter_counts() for name, m in models.items()})
-    sizes.loc["total"] = sizes.sum()
-    return sizes
-
-
 __all__ = [
     "ENCODERS",
     "WorldModel",
@@ -464,5 +449,4 @@ __all__ = [
     "build_world_model",
     "describe_parameters",
     "encode_frames",
-    "parameter_table",
 ]

@@ -1,31 +1,21 @@
-"""Training a world model with one of the four objectives (or a sum of them), resumably.
+"""The training loop of a world model, resumable, and its wiring to the datasets and the cache.
 
-A training step on a batch of B clips of T = history + 1 frames (ClipSampler's format):
+One optimizer step minimises an arm's :class:`~jepa_geometry.wm.objective.Objective` on a batch
+of clips. Optimisation follows LeWM: AdamW, linear warm-up then cosine to 0 *per optimizer
+step* (the per-epoch stepping of some LeWM configs would leave the LR near 0), gradient clipping
+at norm 1. CPU profiles use lr 1e-3 instead of 5e-5, which is far too slow for minutes of
+training (the book's *Reconstructions* page, section rec-cpu-learning-rate). ΛReg's α is
+excluded from weight decay, which would otherwise pull Λ back to the identity; every other
+parameter is decayed.
 
-    z      = encode(pixels)                                  (B, T, D), all frames
-    ẑ      = predict(z[:, :-1], actions[:, :-1])             teacher-forced, causal
-    L      = mean((ẑ - z[:, 1:])^2)                          no stop-gradient (LeWM)
-           + λ_sig · SIGReg(zᵀ)        or  λ_sig · ΛReg(zᵀ)   (anisowm replaces SIGReg)
-           + λ · (1 - Pearson(||z_i - z_j||², ||q_i - q_j||²))   over K sampled pairs (scale)
-           + w · mean((AuxHead(z) - q)²)                                               (aux)
-
-Optimisation follows LeWM: AdamW, linear warm-up then cosine to 0 *per optimizer step* (the
-per-epoch stepping of some LeWM configs would leave the LR near 0), gradient clipping at
-norm 1. CPU profiles use lr 1e-3 instead of 5e-5, which is far too slow for minutes of
-training (see the book's *Reconstructions* page, section rec-cpu-learning-rate,
-``book/reconstructions.md``). ΛReg's α is excluded from weight decay, which would otherwise
-pull Λ back to the identity; every other parameter is decayed.
-
-Everything random is seeded from the training seed and saved in every checkpoint (model,
-objective, optimizer, scheduler, torch RNG for dropout, the generator of SIGReg directions and
-SCALE pairs, the log), and batches are a pure function of (seed, step), so a run interrupted
-at any point and resumed ends with bit-identical weights on CPU.
+Everything random is seeded from the training seed and saved in every checkpoint
+(:mod:`jepa_geometry.wm.checkpoint`), and batches are a pure function of (seed, step), so a run
+interrupted at any point and resumed ends with bit-identical weights on CPU.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import io
 import json
 import math
@@ -38,15 +28,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
-from torch import nn
 
 from jepa_geometry.artifacts import (
     Artifact,
-    atomic_path,
     get_or_build,
     load,
-    read_verified,
-    set_aside,
     write_verified,
 )
 from jepa_geometry.envs import TASKS, q_indices, q_names
@@ -55,11 +41,19 @@ from jepa_geometry.jobs import JOB_THREADS, job_threads, progress_bar
 from jepa_geometry.profiles import Profile, TrainSettings
 from jepa_geometry.wm.arms import (
     DINOWM,
-    ObjectiveWeights,
     arm_name,
     arm_weights,
-    parse_arm,
     q_variant,
+)
+from jepa_geometry.wm.checkpoint import (
+    CHECKPOINT_FORMAT,
+    LOG_FILE,
+    MODEL_FILE,
+    check_config,
+    load_model_file,
+    read_resume,
+    run_fingerprint,
+    save_model,
 )
 from jepa_geometry.wm.dinowm import (
     PatchWorldModel,
@@ -67,215 +61,21 @@ from jepa_geometry.wm.dinowm import (
     encoder_config,
     encoder_identity,
     frame_tokens,
-    load_patch_model,
 )
-from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model
+from jepa_geometry.wm.objective import (
+    Batch,
+    Objective,
+    check_batch,
+    derive_seed,
+    embedding_diagnostics,
+)
 
-Batch = dict[str, torch.Tensor]
 BatchSource = Callable[[int], Iterator[Batch]]  # step s -> the batches of steps s, s+1, ...
-CHECKPOINT_FORMAT = 1
 
 
 # --------------------------------------------------------------------------------------
-# The objective of an arm
-# --------------------------------------------------------------------------------------
-
-
-class Objective(nn.Module):
-    """The loss terms of an arm, with the training-only modules they own.
-
-    Holds ΛReg's α (anisowm) and the Aux head (aux); both are trained with the model and
-    neither is part of the world model used for planning.
-    """
-
-    def __init__(
-        self,
-        arm: str,
-        weights: ObjectiveWeights,
-        embed_dim: int,
-        q_dim: int,
-        num_projections: int = 1024,
-        num_pairs: int = 4096,
-        seed: int = 0,
-    ) -> None:
-        super().__init__()
-        self.arm = arm_name(arm)
-        self.components = parse_arm(arm)
-        self.weights = weights
-        self.q_dim = q_dim
-        self.num_projections, self.num_pairs = num_projections, num_pairs
-        self.last_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None  # z, ẑ (detached)
-        missing = [
-            c for c in ("scale", "aux") if c in self.components and getattr(weights, c) is None
-        ]
-        if "anisowm" in self.components and weights.kappa is None:
-            missing.append("kappa")
-        if missing:
-            raise ValueError(f"arm {self.arm!r} needs weights {missing}; got {weights}")
-        self.lambda_reg = (
-            LambdaReg(embed_dim, weights.kappa, weights.bound or "clamp")
-            if "anisowm" in self.components
-            else None
-        )
-        with torch.random.fork_rng(devices=[]):  # the Aux head's init depends on the seed only
-            torch.manual_seed(derive_seed(seed, "objective-init"))
-            self.aux_head = AuxHead(embed_dim, q_dim) if "aux" in self.components else None
-
-    def forward(
-        self,
-        model: WorldModel,
-        batch: Batch,
-        generator: torch.Generator,
-        precision: str = "fp32",
-    ) -> dict:
-        """All loss terms of one batch; ``loss`` is their weighted sum.
-
-        With ``precision="bf16"`` the world model's forward (and so its backward) runs under
-        ``torch.autocast(bfloat16)``, as LeWM trains; the weights stay fp32 and every loss term
-        is computed in fp32 from the fp32 copies of z and ẑ, so SIGReg's characteristic
-        function and SCALE's Pearson correlation keep full precision.
-        """
-        device = next(model.parameters()).device.type
-        with torch.autocast(device, torch.bfloat16, precision == "bf16"):
-            # (B, T, D); DINO-WM's batches carry their frozen tokens, encoded once
-            z = batch["z"] if "z" in batch else model.encode(batch["pixels"])
-            z_hat = model.predict(z[:, :-1], batch["actions"][:, :-1])
-        z, z_hat = z.float(), z_hat.float()
-        self.last_embeddings = (z.detach(), z_hat.detach())  # for embedding_diagnostics
-        terms = {"pred": ((z_hat - z[:, 1:]) ** 2).mean()}
-        if self.components == (DINOWM,):  # DINO-WM: the frozen tokens' next-frame error only
-            terms["loss"] = terms["pred"]
-            return terms
-        zt = z.transpose(0, 1)  # (T, B, D): SIGReg per time step over the batch
-        w = self.weights
-        if self.lambda_reg is not None:
-            terms["lambda_reg"] = self.lambda_reg(zt, self.num_projections, generator=generator)
-            loss = terms["pred"] + w.sigreg * terms["lambda_reg"]
-        else:
-            terms["sigreg"] = sigreg(zt, self.num_projections, generator=generator)
-            loss = terms["pred"] + w.sigreg * terms["sigreg"]
-        if "scale" in self.components:
-            b, t, d = z.shape
-            i, j = sample_pairs(batch["episode"], t, self.num_pairs, generator)
-            zf, qf = z.reshape(b * t, d), batch["q"].reshape(b * t, -1)
-            terms["scale"] = scale_loss(zf[i], zf[j], qf[i], qf[j])
-            loss = loss + w.scale * terms["scale"]
-        if self.aux_head is not None:
-            terms["aux"] = self.aux_head.loss(z, batch["q"])
-            loss = loss + w.aux * terms["aux"]
-        terms["loss"] = loss
-        return terms
-
-
-DIAGNOSTICS: tuple[str, ...] = (
-    "top2_share", "top8_share", "cond_lambda", "corr_v_var_z", "corr_v_rel_err",
-)  # fmt: skip
-"""The embedding diagnostics a training log row holds (the ΛReg ones only for ΛReg arms)."""
-
-
-def _corr(a: torch.Tensor, b: torch.Tensor) -> float:
-    a, b = a - a.mean(), b - b.mean()
-    return float((a * b).sum() / (a.norm() * b.norm()).clamp_min(1e-12))
-
-
-@torch.no_grad()
-def embedding_diagnostics(
-    z: torch.Tensor, z_hat: torch.Tensor, v: torch.Tensor | None = None
-) -> dict[str, float]:
-    """Whether the embedding is isotropic and, for ΛReg, whether Λ follows the encoder.
-
-    From one batch's embeddings ``z`` (B, T, D) and teacher-forced predictions ``z_hat``
-    (B, T-1, D), with λ_1 ≥ … ≥ λ_D the eigenvalues of the covariance of z over all B·T
-    frames:
-
-    * ``top2_share``, ``top8_share`` = Σ_{j≤k} λ_j / Σ_j λ_j (isotropic: k / D in the
-      population, more on one batch: :func:`isotropic_top_share`);
-    * with ΛReg's target variances ``v`` (D,): ``cond_lambda`` = max v / min v (at most κ);
-      ``corr_v_var_z`` = corr_i(v_i, Var z_i); ``corr_v_rel_err`` = corr_i(v_i, e_i / Var z_i)
-      with e_i the mean squared prediction error of coordinate i. AnisoWM's theory wants Λ to
-      give more variance where the model predicts well (relative to the coordinate's spread),
-      so the last correlation should be negative once Λ has been selected (issue #13).
-    """
-    zf = z.reshape(-1, z.shape[-1]).double()
-    zf = zf - zf.mean(0)
-    # Zc^T Zc and Zc Zc^T share their non-zero eigenvalues: the smaller one is decomposed
-    # (a DINO-WM latent has thousands of dimensions and a batch a few hundred frames)
-    gram = zf @ zf.T if zf.shape[1] > zf.shape[0] else zf.T @ zf
-    eig = torch.linalg.eigvalsh(gram / max(len(zf) - 1, 1)).flip(0).clamp_min(0)
-    total = eig.sum().clamp_min(1e-12)
-    out = {f"top{k}_share": float(eig[:k].sum() / total) for k in (2, 8)}
-    if v is not None:
-        v = v.detach().double()
-        var = zf.var(0).clamp_min(1e-12)
-        err = (z_hat - z[:, 1:]).double().pow(2).reshape(-1, z.shape[-1]).mean(0)
-        out["cond_lambda"] = float(v.max() / v.min())
-        out["corr_v_var_z"] = _corr(v, var)
-        out["corr_v_rel_err"] = _corr(v, err / var)
-    return out
-
-
-def isotropic_top_share(k: int, frames: int, dim: int, draws: int = 200, seed: int = 0) -> float:
-    """The top-``k`` variance share an exactly isotropic Gaussian embedding shows on one batch
-    of ``frames`` frames in ``dim`` dimensions (Monte Carlo mean over ``draws`` batches).
-
-    The population share is k / D, but a sample covariance of n frames spreads its eigenvalues
-    (Marchenko-Pastur: the largest grows like (1 + sqrt(D/n))²), so a batch of 256 frames in
-    D = 64 shows about 0.24 for k = 8, not 0.125. :func:`embedding_diagnostics` measures one
-    training batch, so this, not k / D, is its isotropic reference.
-    """
-    g = torch.Generator().manual_seed(seed)
-    total = 0.0
-    for _ in range(draws):
-        z = torch.randn(frames, dim, generator=g, dtype=torch.float64)
-        z = z - z.mean(0)
-        eig = torch.linalg.eigvalsh(z.T @ z).flip(0)
-        total += float(eig[:k].sum() / eig.sum())
-    return total / draws
-
-
-def batch_isotropic_share(profile: Profile, k: int) -> float:
-    """:func:`isotropic_top_share` for one training batch of ``profile`` (batch_size clips of
-    history + 1 frames, in embed_dim dimensions): the isotropic reference of the top-k shares
-    that :func:`embedding_diagnostics` logs."""
-    frames = profile.train.batch_size * (profile.data.history + 1)
-    return isotropic_top_share(k, frames, profile.model.embed_dim)
-
-
-def check_batch(batch: Batch, model: WorldModel, q_dim: int) -> None:
-    """Fail before training if a batch does not have ClipSampler's format for this model."""
-    where = "training batch"
-    history, size, block = model.history, model.image_size, model.action_block_dim
-    need = ("pixels", "actions", "q", "episode")
-    missing = [k for k in need if k not in batch]
-    if missing:
-        raise ValueError(f"{where} lacks {missing}; a ClipSampler batch has {list(need)}")
-    px, act, q, ep = (batch[k] for k in need)
-    t = history + 1
-    if px.ndim != 5 or tuple(px.shape[1:]) != (t, 3, size, size):
-        raise ValueError(
-            f"{where}: pixels must be (B, {t}, 3, {size}, {size}) "
-            f"(history + 1 frames), got {tuple(px.shape)}"
-        )
-    b = px.shape[0]
-    if b < 2:
-        raise ValueError(f"{where}: SIGReg and BatchNorm need >= 2 clips per batch, got {b}")
-    if tuple(act.shape) != (b, t, block):
-        raise ValueError(
-            f"{where}: actions must be (B, T, frameskip * action_dim) = "
-            f"{(b, t, block)}, got {tuple(act.shape)}"
-        )
-    if q.ndim != 3 or tuple(q.shape[:2]) != (b, t) or q.shape[2] != q_dim:
-        raise ValueError(
-            f"{where}: q must be (B, T, q_dim) = {(b, t, q_dim)}, got {tuple(q.shape)} "
-            f"(wrong task state dimension?)"
-        )
-    if tuple(ep.shape) != (b,):
-        raise ValueError(f"{where}: episode must be (B,) = ({b},), got {tuple(ep.shape)}")
-
-
-# --------------------------------------------------------------------------------------
-# Schedule, seeds, checkpoints
+# The schedule
 # --------------------------------------------------------------------------------------
 
 
@@ -291,36 +91,6 @@ def lr_factor(step: int, warmup: int, total: int) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * min(step - warmup, span) / span))
 
 
-def derive_seed(seed: int, purpose: str) -> int:
-    """An independent 63-bit seed for one use of the training seed (init, batches, losses)."""
-    digest = hashlib.sha256(f"{seed}:{purpose}".encode()).digest()
-    return int.from_bytes(digest[:8], "little") >> 1
-
-
-def _flatten(d: dict, prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flatten(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
-def _config_diff(saved: dict, expected: dict) -> dict[str, tuple[Any, Any]]:
-    saved, expected = _flatten(saved), _flatten(expected)
-    keys = sorted(set(saved) | set(expected))
-    return {k: (saved.get(k), expected.get(k)) for k in keys if saved.get(k) != expected.get(k)}
-
-
-def check_config(saved: dict, expected: dict, what: str) -> None:
-    """Raise a ValueError naming every differing key if a checkpoint is for another setup."""
-    diff = _config_diff(saved, expected)
-    if diff:
-        lines = ", ".join(f"{k}: checkpoint {a!r} vs requested {b!r}" for k, (a, b) in diff.items())
-        raise ValueError(f"{what} was made with a different configuration ({lines}); delete it")
-
-
 @dataclass
 class TrainResult:
     """What a training run leaves besides the weights."""
@@ -330,20 +100,6 @@ class TrainResult:
     wall_s: float  # this process's training time (excludes time before a resume)
     resumed_from: int  # 0 for a fresh run
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def _run_fingerprint(
-    model: WorldModel, objective: Objective, settings: TrainSettings, seed: int
-) -> dict:
-    return {
-        "format": CHECKPOINT_FORMAT,
-        "model": model.cfg.as_dict(),
-        "method": objective.arm,  # key name kept: resume files written before the rename
-        "weights": objective.weights.as_dict(),
-        "q_dim": objective.q_dim,
-        "train": dataclasses.asdict(settings),
-        "seed": seed,
-    }
 
 
 # --------------------------------------------------------------------------------------
@@ -407,12 +163,12 @@ def train(
     )
     gen = torch.Generator().manual_seed(derive_seed(seed, "objective"))
     torch.manual_seed(derive_seed(seed, "dropout"))
-    fingerprint = _run_fingerprint(model, objective, settings, seed)
+    fingerprint = run_fingerprint(model, objective, settings, seed)
     log: list[dict[str, Any]] = []
     window: dict[str, float] = {}
     window_n = 0
     start = 0
-    state = _read_resume(Path(checkpoint)) if checkpoint is not None else None
+    state = read_resume(Path(checkpoint)) if checkpoint is not None else None
     if state is not None:
         check_config(state["fingerprint"], fingerprint, f"checkpoint {checkpoint}")
         model.load_state_dict(state["model"])
@@ -494,66 +250,8 @@ def train(
     return TrainResult(log, settings.steps, time.perf_counter() - t0, start)
 
 
-def load_training_state(path: Path) -> dict[str, Any]:
-    """The full training state of a resume checkpoint, verified against its sha256
-    (:class:`~jepa_geometry.artifacts.ArtifactError` if any byte changed)."""
-    return torch.load(io.BytesIO(read_verified(path)), map_location="cpu", weights_only=False)
-
-
-def _read_resume(path: Path) -> dict[str, Any] | None:
-    """The training state saved at ``path``, or None if there is none to trust.
-
-    Resume files carry their sha256 (:func:`~jepa_geometry.artifacts.write_verified`). One that
-    fails verification or does not unpickle is set aside (renamed, never deleted) with a
-    one-line warning, and training restarts from scratch: a corrupted resume file must never
-    become a trusted model.
-    """
-    if not path.is_file():
-        return None
-    try:
-        return load_training_state(path)
-    except Exception as e:  # ArtifactError, or a payload that verifies but does not load
-        set_aside(path, f"resume checkpoint unusable ({e}); training restarts from step 0")
-        return None
-
-
 def _progress(total: int, initial: int, desc: str, enabled: bool):
     return progress_bar(total=total, initial=initial, desc=f"train {desc}", progress=enabled)
-
-
-# --------------------------------------------------------------------------------------
-# Saved models
-# --------------------------------------------------------------------------------------
-
-MODEL_FILE = "model.pt"
-LOG_FILE = "log.json"
-
-
-def save_model(path: Path, model: WorldModel | PatchWorldModel, meta: dict[str, Any]) -> None:
-    """Atomically write the world model's config, weights and metadata (arm, q_dim, ...); a
-    DINO-WM also records its encoder's architecture and frame size (its frozen weights are in
-    the state, so the model reloads without the encoder's source)."""
-    blob = {"config": model.cfg.as_dict(), "state": model.state_dict(), "meta": meta}
-    if isinstance(model, PatchWorldModel):
-        blob.update(encoder=dataclasses.asdict(model.encoder.cfg), image_size=model.image_size,
-                    token_grid=model.token_grid)  # fmt: skip
-    with atomic_path(Path(path)) as tmp:
-        torch.save(blob, tmp)
-
-
-def load_model_file(
-    path: Path, expected: WorldModelConfig | None = None
-) -> WorldModel | PatchWorldModel:
-    """Rebuild a saved world model in eval mode; refuse one whose config is not ``expected``
-    (a LeWM-family model; a DINO-WM file is rebuilt from its own record)."""
-    blob = torch.load(path, map_location="cpu", weights_only=False)
-    if "encoder" in blob:
-        return load_patch_model(blob)
-    if expected is not None:
-        check_config(blob["config"], expected.as_dict(), f"model file {path}")
-    model = WorldModel(WorldModelConfig(**blob["config"]))
-    model.load_state_dict(blob["state"])
-    return model.eval()
 
 
 # --------------------------------------------------------------------------------------
@@ -756,65 +454,6 @@ def training_log(task: str, arm: str, seed: int, profile: Profile, weights=None)
 # Tables over arms (the book's chapter on the objectives)
 # --------------------------------------------------------------------------------------
 
-LOSS_TERMS: tuple[str, ...] = ("pred", "sigreg", "lambda_reg", "scale", "aux")
-"""The loss terms a training log can hold, in the order the book plots them."""
-
-
-def arm_weights_table(arms: Sequence[str], task: str, sigreg_weight: float) -> pd.DataFrame:
-    """The default weights of each arm on ``task`` (rows: arms; columns: sigreg, scale, aux,
-    kappa in order of first use; NaN where an arm has no such term).
-
-    An arm's loss is ``L_pred + Σ_term weight · term``, so this table is the whole difference
-    between the arms' objectives (:func:`jepa_geometry.wm.arms.arm_weights`).
-    """
-    return pd.DataFrame({m: arm_weights(m, task, sigreg_weight).as_dict() for m in arms}).T
-
-
-def train_one_seed(
-    task: str, arms: Sequence[str], seed: int, profile: Profile, progress: bool = False
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Train (or find in the cache) one model per arm; return ``(logs, summary)``.
-
-    ``logs`` stacks every arm's ``log.json`` (one row per logged step, an ``arm`` column
-    added; terms an arm lacks are NaN). ``summary`` has one row per arm: training wall time,
-    ``steps/s = fresh steps / wall time`` and the final prediction loss ``L_pred``, read from
-    the artifact's manifest, so a cached model reports the run that built it.
-    """
-    logs, summaries = [], {}
-    for m in arms:
-        art = train_world_model(task, m, seed, profile, progress=progress)
-        s = art.manifest()["summary"]
-        summaries[m] = {
-            "train time (s)": s["train_wall_s"],
-            "steps/s": s["steps_per_s"],
-            "final L_pred": s["final"]["pred"],
-        }
-        log = pd.read_json(art.path / LOG_FILE)
-        log["arm"] = m
-        logs.append(log)
-    return pd.concat(logs, ignore_index=True), pd.DataFrame(summaries).T
-
-
-def loss_terms_long(logs: pd.DataFrame) -> pd.DataFrame:
-    """:func:`train_one_seed`' logs in long form: one row per (step, arm, term) with its ``value``.
-
-    Only the :data:`LOSS_TERMS` present are kept, in that order, and rows whose value is NaN
-    (a term the arm does not train) are dropped, so each arm appears only in the panels of
-    its own terms: ``len = Σ_term #{rows where the term is logged}``.
-    """
-    terms = [t for t in LOSS_TERMS if t in logs]
-    return logs.melt(id_vars=["step", "arm"], value_vars=terms, var_name="term").dropna()
-
-
-def diagnostics_long(logs: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """:func:`train_one_seed`' logs as one row per (arm, step, diagnostic) with its ``value``
-    and ``train_seed = seed``: the :data:`DIAGNOSTICS` an arm logged (NaN ones, which the arm
-    does not have, are dropped)."""
-    names = [d for d in DIAGNOSTICS if d in logs]
-    out = logs.melt(id_vars=["step", "arm"], value_vars=names, var_name="diagnostic").dropna()
-    out.insert(1, "train_seed", seed)
-    return out[["arm", "train_seed", "step", "diagnostic", "value"]].reset_index(drop=True)
-
 
 def last_logged(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     """The rows of each model's (arm, train_seed, diagnostic) ``last`` logged steps, from the
@@ -822,35 +461,6 @@ def last_logged(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     diagnostic the book reports."""
     order = diagnostics.groupby(["arm", "train_seed", "diagnostic"])["step"]
     return diagnostics[order.rank(method="first", ascending=False) <= last]
-
-
-def lambda_target_summary(logs: pd.DataFrame) -> pd.DataFrame:
-    """ΛReg's learned target spectrum over training, per arm that has one.
-
-    For each logged row with ``lambda_v`` (``v = D softmax(clip(α, ±½ log κ))``, Σ v = D):
-    ``largest v = max_i v_i``, ``smallest v = min_i v_i`` (their ratio ≤ κ) and ``share of
-    v > 1 = #{i : v_i > 1} / D``, the fraction of coordinates given more than the isotropic
-    variance 1. Rows are arm by arm (sorted by name), in step order; no ΛReg arm gives an
-    empty table with the same columns.
-    """
-    cols = ["arm", "step", "largest v", "smallest v", "share of v > 1"]
-    if "lambda_v" not in logs or not logs["lambda_v"].notna().any():
-        return pd.DataFrame(columns=cols)
-    parts = []
-    for m, g in logs.dropna(subset=["lambda_v"]).groupby("arm"):
-        v = np.stack(g["lambda_v"].to_numpy()).astype(np.float64)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "arm": m,
-                    "step": g["step"].to_numpy(),
-                    "largest v": v.max(1),
-                    "smallest v": v.min(1),
-                    "share of v > 1": (v > 1).sum(1) / v.shape[1],
-                }
-            )
-        )
-    return pd.concat(parts, ignore_index=True)[cols]
 
 
 def measure_one_seed(

@@ -10,7 +10,7 @@ variants below are ours, each one change where the paper is silent
 **The rule** (written before any variant was trained, and never looking at evaluation pairs):
 train every variant of the ``anisowm`` arm with the first training seed; read the embedding
 diagnostics of the last :data:`LAST_ROWS` training-log rows (training batches only,
-:func:`~jepa_geometry.wm.training.embedding_diagnostics`); among the variants whose mean
+:func:`~jepa_geometry.wm.objective.embedding_diagnostics`); among the variants whose mean
 ``corr_v_rel_err`` is negative (Λ gives more variance where the model predicts well, as the
 theory wants), choose the largest mean ``cond_lambda``; ties go to the earlier variant in
 :data:`LAMBDAREG_VARIANTS`; if no variant qualifies, keep the published form and say that Λ was
@@ -206,22 +206,7 @@ def study_variant_planning(
                             spec.arms, workers, progress)  # fmt: skip
 
 
-def variant_planning_sentence(table: pd.DataFrame) -> str:
-    """:func:`variant_planning`'s rows in one sentence: each paired difference with its 95 %
-    interval in percentage points and its McNemar p-value."""
-    if table.empty:
-        return (
-            "the study does not plan on this task (its gate failed at every rung of its "
-            "ladder), so no variant is compared by planning."
-        )
-    return "; ".join(
-        f"{r['comparison']}: {100 * r['diff']:+.1f} pp [{100 * r['low']:+.1f}, "
-        f"{100 * r['high']:+.1f}] (McNemar p = {r['p_mcnemar']:.3f})"
-        for _, r in table.iterrows()
-    )
-
-
 __all__ = [
     "LAMBDAREG_VARIANTS", "LAST_ROWS", "choose_variant", "study_variant_planning",
-    "variant_planning", "variant_planning_sentence", "variant_table",
+    "variant_planning", "variant_table",
 ]  # fmt: skip

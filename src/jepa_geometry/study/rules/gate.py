@@ -58,10 +58,10 @@ from jepa_geometry.analysis.measurements import coordinate_probes
 from jepa_geometry.envs.dataset import dataset_artifact, episode_counts
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL, evaluate_arm
 from jepa_geometry.profiles import Profile, with_overrides
+from jepa_geometry.stats import format_rate
 from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
 from jepa_geometry.study.levers import LADDERS, Lever, ladder_lever
 from jepa_geometry.study.spec import BASELINE
-from jepa_geometry.study.tables import format_rate
 from jepa_geometry.wm.training import world_model_artifact
 
 GATE_LOW, GATE_HIGH = 0.30, 0.85  # LeWM's CEM T1 success must lie in this window
@@ -153,11 +153,6 @@ def protocol_gate(
         "gap": float(diff.diff),  # lewm - random, a fraction (for :func:`best_rung`)
         "reason": reason,
     }
-
-
-def gate_table(tasks: list[str], profile: Profile, progress: bool = False) -> pd.DataFrame:
-    """:func:`protocol_gate` of each task, one row per task."""
-    return pd.DataFrame([protocol_gate(t, profile, progress=progress) for t in tasks])
 
 
 def protocol_choice(
@@ -270,7 +265,6 @@ __all__ = [
     "GATE_LOW",
     "SCALE_PROTOCOL",
     "VALIDATION_SEED_OFFSET",
-    "gate_table",
     "protocol_choice",
     "protocol_gate",
     "study_choice",

@@ -1,0 +1,96 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from jepa_geometry.profiles import Profile
+from jepa_geometry.study.rules.gate import protocol_gate
+from jepa_geometry.wm.arms import arm_weights
+
+
+def weight_table(task: str, arms: Sequence[str]) -> pd.DataFrame:
+    """The papers' default loss weights of each arm on ``task``
+    (:func:`~jepa_geometry.wm.arms.arm_weights`): one row per arm, a column per weight the
+    arms use (λ_sig, SCALE's λ, Aux's w, ΛReg's κ), NaN where an arm has no such term."""
+    rows = [{"arm": a, **arm_weights(a, task).as_dict()} for a in arms]
+    out = pd.DataFrame(rows)
+    names = {"sigreg": "λ_sig", "scale": "SCALE λ", "aux": "Aux w", "kappa": "ΛReg κ"}
+    return out.reindex(columns=["arm", *[c for c in names if c in out]]).rename(columns=names)
+
+
+def gate_sentence(gate: pd.DataFrame, chosen: str, main_protocol: str, profile: str) -> str:
+    """What the protocol gate (:func:`~jepa_geometry.study.rules.gate.protocol_choice`) decided, and
+    whether the study file's main protocol is the one it picks."""
+    steps = "; then ".join(f"{r.protocol} on the {r.pairs} pairs: {r.reason}"
+                           for r in gate.itertuples())  # fmt: skip
+    if chosen == main_protocol:
+        tail = f"The study's main protocol, {main_protocol}, is the one the rule picks."
+    elif profile == "laptop":
+        tail = (
+            f"The study file's main protocol, {main_protocol}, is NOT the one the rule picks "
+            f"({chosen}) at the laptop profile, where the gate is defined: the study does "
+            "not follow its own rule, and its results should be read with that in mind."
+        )
+    else:
+        tail = (
+            f"At this profile the rule picks {chosen}, while the study file keeps "
+            f"{main_protocol}, decided by the gate at the laptop profile (the gate is "
+            "defined there; smaller or larger models may pass or fail it differently)."
+        )
+    return f"{steps}. {tail}"
+
+
+def ladder_sentence(gate: pd.DataFrame, rung: str | None, spec_rung: str | None,
+                    profile: str, plans: bool = True) -> str:  # fmt: skip
+    """What a task's ladder (:func:`~jepa_geometry.study.rules.gate.lever_choice`) found, and
+    whether the study file runs at the rung it picks (``None``: no rung passed / the file
+    names none for this profile). A study that does not plan (``plans`` false) follows the
+    rule when no rung passes; it then trains its arms at the rung it names."""
+    steps = "; then ".join(f"{r.lever}: {r.reason}" for r in gate.itertuples())
+    if profile == "laptop" and rung is None and not plans:
+        tail = ("No rung passes within the budget, and the study file does not plan: it trains "
+                f"and measures the arms at {spec_rung or 'the profile as it stands'}, and no arm "
+                "is compared by planning on this task at this profile.")  # fmt: skip
+    elif profile != "laptop":
+        tail = (f"At this profile the rule picks {rung or 'no rung'}; the study file runs "
+                f"{spec_rung or 'as profiled'} here (the ladder is defined at the laptop "
+                "profile).")  # fmt: skip
+    elif rung is not None and rung == spec_rung:
+        tail = f"The study runs at the rung the rule picks, {rung}."
+    elif rung is None and spec_rung is None:
+        tail = ("No rung passes within the budget, yet the study file plans as profiled: the "
+                "rule says its arms should not be compared by planning, so read its results "
+                "with that in mind.")  # fmt: skip
+    else:
+        tail = (f"The study file's rung, {spec_rung or 'as profiled'}, is NOT the one the rule "
+                f"picks ({rung or 'none passes'}) "
+                "at the laptop profile, where the ladder is defined: read its results with "
+                "that in mind.")  # fmt: skip
+    return f"{steps}. {tail}"
+
+
+def choice_sentence(spec: Any, profile: str, chosen: str | None, rung: Any,
+                    gate: pd.DataFrame) -> str:  # fmt: skip
+    """The gate's sentence for a study page: :func:`ladder_sentence` for a task with a
+    ladder (a ``rung`` was sought), :func:`gate_sentence` for the others."""
+    if "lever" in gate.columns:
+        return ladder_sentence(gate, rung.name if rung else None, spec.settings.get(profile),
+                               profile, plans=spec.plans)  # fmt: skip
+    return gate_sentence(gate, str(chosen), spec.main_protocol, profile)
+
+
+def gate_style(gate: pd.DataFrame) -> Any:
+    """The gate's table as shown on a page (task and sentence dropped, rates in percent)."""
+    formats = {"solved at start": "{:.1%}", "lewm hard": "{:.1%}", "random hard": "{:.1%}",
+               "train (min)": "{:.1f}", "collect (min)": "{:.1f}"}  # fmt: skip
+    shown = gate.drop(columns=["task", "reason", "gap"], errors="ignore")
+    return shown.style.format({k: v for k, v in formats.items() if k in shown}).hide(axis="index")
+
+
+def gate_table(tasks: list[str], profile: Profile, progress: bool = False) -> pd.DataFrame:
+    """:func:`protocol_gate` of each task, one row per task."""
+    return pd.DataFrame([protocol_gate(t, profile, progress=progress) for t in tasks])

@@ -1,0 +1,40 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from jepa_geometry.study.grid import STUDY_ARMS
+
+
+def arm_order(arms: Sequence[str]) -> list[str]:
+    """Arms in the book's order (baseline first), then anything else alphabetically."""
+    known = [m for m in STUDY_ARMS if m in arms]
+    return known + sorted(set(arms) - set(known))
+
+
+VERDICT_COLOURS: dict[str, str] = {
+    "reproduced": "#c7e9c0", "contradicted": "#fcbba1", "not detected at this scale": "#e0e0e0",
+    "not detected": "#e0e0e0", "inconclusive": "#ffffff", "reinforce": "#c7e9c0",
+    "add up": "#deebf7", "fight": "#fcbba1", "unclear": "#ffffff",
+}  # fmt: skip
+"""Cell colours of verdicts and cross-lens readings (colour-blind safe greens, reds, greys)."""
+
+
+def verdict_style(table: pd.DataFrame, text_columns: Sequence[str] = ("claim",)) -> Any:
+    """``table`` as a Styler: verdict and reading cells coloured by :data:`VERDICT_COLOURS`,
+    the ``text_columns`` left-aligned and wide enough to read, no index."""
+
+    def colour(v: Any) -> str:
+        c = VERDICT_COLOURS.get(v) if isinstance(v, str) else None
+        return f"background-color: {c}" if c else ""
+
+    cols = [c for c in text_columns if c in table.columns]
+    return (
+        table.style.map(colour)
+        .hide(axis="index")
+        .set_properties(subset=cols, **{"text-align": "left", "min-width": "14em"})
+    )
