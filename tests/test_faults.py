@@ -3,13 +3,13 @@
 What must hold (the project's promise, tested here at a tiny smoke scale):
 
 * an interrupted collect, plan or chapter, rerun, gives exactly what an uninterrupted run gives
-  and leaves no temporary litter (training: ``test_training.py``'s kill tests);
+  and leaves no temporary litter (training: ``tests/wm/test_training.py``'s kill tests);
 * a truncated, bit-flipped or deleted payload is never used: it is reported or rebuilt, and a
   rebuild reproduces the original bytes; a deleted manifest or a foreign file in an artifact's
   folder stops the rebuild, and the user's file survives (resume checkpoints:
-  ``test_training.py::test_a_corrupted_resume_checkpoint_is_never_trusted``);
+  ``tests/wm/test_training.py::test_a_corrupted_resume_checkpoint_is_never_trusted``);
 * every bad command-line value stops with one line naming it, before any file is written
-  (chapter parameters: ``test_book.py``).
+  (chapter parameters: ``tests/book/test_book.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from jepa_geometry.profiles import load_profile
 from jepa_geometry.wm.checkpoint import MODEL_FILE
 from jepa_geometry.wm.training import train_world_model
 
-from .conftest import REPO, executed
+from tests.conftest import REPO, executed
 
 OVERRIDES = {"data.episodes": 4, "data.heldout_episodes": 2, "train.steps": 6}
 SETS = [x for k, v in OVERRIDES.items() for x in ("--set", f"{k}={v}")]

@@ -11,7 +11,7 @@ import torch
 
 from jepa_geometry.profiles import load_profile
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 TINY = ["--device", "cpu", "--steps", "3", "--episodes", "6", "--pairs", "2",
         "--set", "train.batch_size=4", "--set", "data.image_size=56",

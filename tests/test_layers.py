@@ -20,6 +20,13 @@ def test_every_subpackage_folder_is_named_in_the_layers():
     assert folders <= named
 
 
+def test_the_test_folders_mirror_the_subpackages():
+    tests = Path(__file__).parent
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    subpackages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert folders <= subpackages, f"test folders without a subpackage: {folders - subpackages}"
+
+
 def _write(root: Path, files: dict[str, str]) -> Path:
     pkg = root / "jepa_geometry"
     for rel, text in {"__init__.py": "", **files}.items():

@@ -10,7 +10,7 @@ from packaging.requirements import Requirement
 
 from jepa_geometry.artifacts import Artifact, get_or_build, lock_digest, sha256_file
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 LOCK = REPO / "requirements.lock"
 ENTRY = re.compile(r"^([A-Za-z0-9_.\-]+)==(\S+) \\\n    --hash=sha256:([0-9a-f]{64})$", re.M)

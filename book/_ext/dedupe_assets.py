@@ -2,7 +2,7 @@
 
 Under Jupyter Book 1.0.4, sphinx-thebe and sphinx-togglebutton add their inline configuration
 scripts twice; the second ``const THEBE_JS_URL = ...`` is a SyntaxError in every page's
-console (found by the browser check in tests/test_chapters.py). Keeping the first copy of each
+console (found by the browser check in tests/book/test_chapters.py). Keeping the first copy of each
 identical asset fixes that without touching either extension.
 """
 

@@ -163,6 +163,24 @@ def key_of(spec: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+KEY_SPELLINGS: dict[str, str] = {"arm": "method"}
+"""Fields renamed after keys were first written, and the spelling the keys keep."""
+
+
+def stable_spec(spec: dict[str, Any], added: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``spec`` in the form that keeps every key written before it valid.
+
+    A renamed field keeps its first spelling (:data:`KEY_SPELLINGS`: ``arm`` is spelled
+    ``method``), and a field added later (``added``: field -> the value every earlier key
+    implied) is left out while it has that value, so a run that does not use the new field
+    keeps the key it always had.
+    """
+    added = added or {}
+    return {
+        KEY_SPELLINGS.get(k, k): v for k, v in spec.items() if not (k in added and v == added[k])
+    }
+
+
 def _jsonable(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)

@@ -5,7 +5,7 @@ value against the default's type (:func:`jepa_geometry.book.pipeline.validate_pa
 That says nothing about ranges, names or parameters whose default is ``None``; the rules below
 do, for every chapter alike, so ``trained_seed = -1``, ``trained_task = "foo"``,
 ``num_seeds = "abc"`` or ``arms = []`` stop with one line naming the valid values instead of
-failing mid-notebook after figures were written. ``tests/test_book.py`` checks that every
+failing mid-notebook after figures were written. ``tests/book/test_book.py`` checks that every
 parameter of every chapter is covered (a default that fixes its type, or a rule here).
 """
 

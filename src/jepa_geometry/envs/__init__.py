@@ -62,7 +62,7 @@ def shared_task(name: str, image_size: int, seed: int = 0) -> Task:
     """This process's one :func:`make_task` of ``(name, image_size, seed)``, built on first use
     and kept (closed at exit). For callers that reset it before each use: the planning
     protocol's runner calls ``reset(seed)`` and then sets every episode's full state, so a
-    reused simulator plans exactly as a new one (``tests/test_tasks.py``), and a process
+    reused simulator plans exactly as a new one (``tests/envs/test_tasks.py``), and a process
     that plans many cells builds its environment and GL renderer once, not once per cell."""
     key = (check_task(name), int(image_size), int(seed))
     if key not in _SHARED:

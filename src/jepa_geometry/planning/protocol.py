@@ -44,7 +44,6 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -54,7 +53,7 @@ import torch
 from torch import nn
 
 from jepa_geometry import stats
-from jepa_geometry.artifacts import Artifact, get_or_build
+from jepa_geometry.artifacts import Artifact, get_or_build, stable_spec
 from jepa_geometry.envs import shared_task
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import JOB_THREADS, job_threads, progress_bar
@@ -462,9 +461,7 @@ def _protocol_key(protocol: Protocol) -> dict[str, Any]:
     """The protocol's part of an episode-set key; ``moving`` only when set, so the keys of
     every episode set cached before the field existed stay valid."""
     key = {**asdict(protocol), "name": KEY_NAMES.get(protocol.name, protocol.name)}
-    if not protocol.moving:
-        key.pop("moving")
-    return key
+    return stable_spec(key, added={"moving": False})
 
 
 def episode_set_spec(task: str, profile: Profile, protocol: Protocol, n: int, seed: int) -> dict:
@@ -505,18 +502,20 @@ def _cell(
     plan_art = Artifact(
         "results",
         f"plan-{task}",
-        {
-            **set_spec,
-            "method": arm,  # key name kept from before the arm rename
-            "train_seed": train_seed,
-            "weights": weights,
-            "checkpoint": ckpt.key,
-            "solver": spec.as_dict(),
-            "episode_batch": EPISODE_BATCH,
-            "torch_threads": JOB_THREADS,
-            # CPU keys predate the field and stay valid; a GPU's plans are its own
-            **({"device": profile.cluster.device} if profile.cluster.device != "cpu" else {}),
-        },
+        stable_spec(
+            {
+                **set_spec,
+                "arm": arm,
+                "train_seed": train_seed,
+                "weights": weights,
+                "checkpoint": ckpt.key,
+                "solver": spec.as_dict(),
+                "episode_batch": EPISODE_BATCH,
+                "torch_threads": JOB_THREADS,
+                "device": profile.cluster.device,  # a GPU's plans are its own
+            },
+            added={"device": "cpu"},
+        ),
     )
     rand_art = Artifact("results", f"random-{task}", {**set_spec, "policy": "uniform"})
     return proto, n, spec, plan_art, rand_art
@@ -674,8 +673,3 @@ def compare(a: EvalResult | pd.DataFrame, b: EvalResult | pd.DataFrame, **kw: An
     if ka.shape != kb.shape or not (ka == kb).all():
         raise EvaluationError("the two results were not evaluated on the same episode set")
     return stats.paired_difference(ta["success"].to_numpy(), tb["success"].to_numpy(), **kw)
-
-
-def results_table(results: Sequence[EvalResult]) -> pd.DataFrame:
-    """All per-episode rows of several evaluations in one tidy table."""
-    return pd.concat([r.episodes for r in results], ignore_index=True)

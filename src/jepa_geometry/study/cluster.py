@@ -24,7 +24,7 @@ as *blocked* with the input it lacks, and a unit that raises is reported with it
 error while every unrelated unit still runs. Training and planning units are submitit
 ``Checkpointable``: a preempted or timed-out job is requeued by submitit and resumes from the
 trainer's own checkpoint (or the cells already cached), so a killed model ends with the same
-weights as an uninterrupted one (``tests/test_cluster.py``).
+weights as an uninterrupted one (``tests/study/test_cluster.py``).
 
 Resources per kind and the cost model come from the profile's ``cluster`` section
 (:class:`~jepa_geometry.profiles.ClusterSettings`); :func:`dry_run` lists the units, their

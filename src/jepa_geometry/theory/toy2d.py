@@ -51,6 +51,7 @@ from jepa_geometry.theory.linear_gaussian import (
     selected_target,
     whitened_noise,
 )
+from jepa_geometry.wm.arms import LEWM_SIGREG_WEIGHT
 from jepa_geometry.wm.losses import LambdaReg, sigreg
 
 REGULARIZERS: tuple[str, ...] = ("sigreg", "lambdareg")
@@ -77,7 +78,7 @@ class ToyConfig:
     steps: int = 1500
     batch_size: int = 256
     lr: float = 3e-3
-    sigreg_weight: float = 0.09  # λ_sig (LeWM's value)
+    sigreg_weight: float = LEWM_SIGREG_WEIGHT  # λ_sig (LeWM's value)
     projections: int = 16  # SIGReg directions per step, fresh each step (D = 2 needs few)
     alpha_lr: float = 1.0  # ΛReg's α learning rate as a multiple of lr (1: the published form)
 
@@ -485,7 +486,7 @@ LAMBDA_BUDGETS: dict[str, dict[str, float]] = {
     "ΛReg, α lr x30": {"alpha_lr": 30.0},
     "ΛReg, 4x steps": {"steps_factor": 4.0},
 }
-"""ΛReg's training-budget arms of chapter 3 (issue #13): is the 2-D toy's ΛReg result a
+"""ΛReg's training-budget arms of chapter 3: is the 2-D toy's ΛReg result a
 training-budget result? Each changes one thing against the sweep's ΛReg runs."""
 
 

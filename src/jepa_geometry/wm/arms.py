@@ -102,16 +102,23 @@ class ObjectiveWeights:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
+LEWM_SIGREG_WEIGHT = 0.09
+"""LeWM's SIGReg weight λ_sig (set at batch 128 with 1,024 directions), every arm's default."""
+
+
 def arm_weights(
-    arm: str, task: str, sigreg_weight: float = 0.09, overrides: dict[str, float] | None = None
+    arm: str,
+    task: str,
+    sigreg_weight: float = LEWM_SIGREG_WEIGHT,
+    overrides: dict[str, float] | None = None,
 ) -> ObjectiveWeights:
     """The papers' default weights for ``arm`` on ``task``, with optional overrides.
 
-    Defaults: λ_sig 0.09; SCALE λ 0.1 (Reacher 0.15); Aux w 0.3 / 0.4 / 0.1 / 0.1 / 0.1 for
-    Push-T / Reacher / Cube / Two-Room / PointMaze; κ = 2. ΛReg arms also take the declared
-    variants ``bound`` (:data:`LAMBDAREG_BOUNDS`), ``alpha_lr`` and ``alpha_warmup``, unset by
-    default (the published form). An override of a term the arm does not use, or of an unknown
-    name, is an error rather than silently ignored.
+    Defaults: λ_sig :data:`LEWM_SIGREG_WEIGHT`; SCALE λ 0.1 (Reacher 0.15); Aux w 0.3 / 0.4 /
+    0.1 / 0.1 / 0.1 for Push-T / Reacher / Cube / Two-Room / PointMaze; κ = 2. ΛReg arms also
+    take the declared variants ``bound`` (:data:`LAMBDAREG_BOUNDS`), ``alpha_lr`` and
+    ``alpha_warmup``, unset by default (the published form). An override of a term the arm does
+    not use, or of an unknown name, is an error rather than silently ignored.
     """
     comps = parse_arm(arm)
     if task not in TASKS:

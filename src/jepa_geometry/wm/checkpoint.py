@@ -21,6 +21,7 @@ from jepa_geometry.artifacts import (
     atomic_path,
     read_verified,
     set_aside,
+    stable_spec,
 )
 from jepa_geometry.profiles import TrainSettings
 from jepa_geometry.wm.dinowm import (
@@ -62,15 +63,17 @@ def check_config(saved: dict, expected: dict, what: str) -> None:
 def run_fingerprint(
     model: WorldModel, objective: Objective, settings: TrainSettings, seed: int
 ) -> dict:
-    return {
-        "format": CHECKPOINT_FORMAT,
-        "model": model.cfg.as_dict(),
-        "method": objective.arm,  # key name kept: resume files written before the rename
-        "weights": objective.weights.as_dict(),
-        "q_dim": objective.q_dim,
-        "train": dataclasses.asdict(settings),
-        "seed": seed,
-    }
+    return stable_spec(
+        {
+            "format": CHECKPOINT_FORMAT,
+            "model": model.cfg.as_dict(),
+            "arm": objective.arm,
+            "weights": objective.weights.as_dict(),
+            "q_dim": objective.q_dim,
+            "train": dataclasses.asdict(settings),
+            "seed": seed,
+        }
+    )
 
 
 def load_training_state(path: Path) -> dict[str, Any]:

@@ -231,12 +231,6 @@ def pool_tokens(tokens: torch.Tensor, grid: int) -> torch.Tensor:
     return F.avg_pool2d(x, side // grid).flatten(2).transpose(1, 2)
 
 
-def patch_cost(z: torch.Tensor, z_goal: torch.Tensor) -> torch.Tensor:
-    """DINO-WM's planning cost: the mean over all patch features of the squared difference
-    (the solvers' summed cost divided by D)."""
-    return (z - z_goal).pow(2).mean(-1)
-
-
 # --------------------------------------------------------------------------------------------
 # The arm at a profile: which encoder, which predictor, and how a saved model comes back
 # --------------------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def embedding_diagnostics(
       ``corr_v_var_z`` = corr_i(v_i, Var z_i); ``corr_v_rel_err`` = corr_i(v_i, e_i / Var z_i)
       with e_i the mean squared prediction error of coordinate i. AnisoWM's theory wants Λ to
       give more variance where the model predicts well (relative to the coordinate's spread),
-      so the last correlation should be negative once Λ has been selected (issue #13).
+      so the last correlation should be negative once Λ has been selected.
     """
     zf = z.reshape(-1, z.shape[-1]).double()
     zf = zf - zf.mean(0)

@@ -20,7 +20,7 @@ import io
 import json
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from jepa_geometry.artifacts import (
     Artifact,
     get_or_build,
     load,
+    stable_spec,
     write_verified,
 )
 from jepa_geometry.envs import TASKS, q_indices, q_names
@@ -276,22 +277,24 @@ def world_model_artifact(
 
     w = _check_run(task, arm, seed, profile, weights)
     clips = {k: getattr(profile.data, k) for k in ("image_size", "history", "frameskip")}
-    spec: dict[str, Any] = {
-        "task": task,
-        "method": arm_name(arm),  # spelled "method" in keys written before the arm rename
-        "weights": w.as_dict(),
-        "seed": seed,
-        "dataset": dataset_spec(task, profile),
-        "clips": clips,
-        "model": profile.section("model"),
-        "train": profile.section("train"),
-        "format": CHECKPOINT_FORMAT,
-        "torch_threads": JOB_THREADS,
-    }
-    if q_variant(arm) != "full":  # full-q keys predate the field and stay valid without it
-        spec["q"] = [q_names(task)[i] for i in q_indices(task, q_variant(arm))]
-    if profile.cluster.device != "cpu":  # CPU keys predate the field and stay valid
-        spec["device"] = profile.cluster.device
+    full_q = list(q_names(task))
+    spec = stable_spec(
+        {
+            "task": task,
+            "arm": arm_name(arm),
+            "weights": w.as_dict(),
+            "seed": seed,
+            "dataset": dataset_spec(task, profile),
+            "clips": clips,
+            "model": profile.section("model"),
+            "train": profile.section("train"),
+            "format": CHECKPOINT_FORMAT,
+            "torch_threads": JOB_THREADS,
+            "q": [full_q[i] for i in q_indices(task, q_variant(arm))],
+            "device": profile.cluster.device,
+        },
+        added={"q": full_q, "device": "cpu"},
+    )
     if arm_name(arm) == DINOWM:  # its own model: the predictor's size and the frozen encoder
         spec["dinowm"] = {**profile.section("dinowm"), "dinov2_weights": None,
                           "encoder": dataclasses.asdict(encoder_config(profile)),
@@ -457,29 +460,10 @@ def training_log(task: str, arm: str, seed: int, profile: Profile, weights=None)
 
 def last_logged(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     """The rows of each model's (arm, train_seed, diagnostic) ``last`` logged steps, from the
-    long table of :func:`diagnostics_long`: what "at the end of training" means for every
-    diagnostic the book reports."""
+    long table of :func:`~jepa_geometry.study.tables.models.diagnostics_long`: what "at the end of
+    training" means for every diagnostic the book reports."""
     order = diagnostics.groupby(["arm", "train_seed", "diagnostic"])["step"]
     return diagnostics[order.rank(method="first", ascending=False) <= last]
-
-
-def measure_one_seed(
-    task: str,
-    arms: Sequence[str],
-    seed: int,
-    profile: Profile,
-    measure: Callable[[WorldModel], float],
-    name: str | None = None,
-) -> pd.Series:
-    """``measure(model)`` of each arm's trained model (trained first if missing), by arm.
-
-    The measure (a probe, a planning score) is passed in because those live in the layers
-    above the world model; this function only pairs each arm with its cached model, so every
-    arm is measured on the same task, seed and profile.
-    """
-    return pd.Series(
-        {m: measure(load_world_model(task, m, seed, profile)) for m in arms}, name=name
-    )
 
 
 def model_untrained(

@@ -1,52 +1,26 @@
-"""The gate before a task's arms: does SCALE's protocol discriminate on this task?
+"""The protocol gate and the ladder: are a task's arms compared by planning, and under what?
 
-Before any arm but the baseline is trained on a new task, the first training seed of ``lewm``
-plans one cell (CEM at T1, the profile's evaluation pairs) under SCALE's protocol, goal +25 /
-budget 50, with the random policy on the same pairs, the fraction solved at the start and the
-hard subset. **The rule, fixed before any task's gate was run** (issue #16): the protocol is
-kept when LeWM's success lies between :data:`GATE_LOW` and :data:`GATE_HIGH` and the random
-floor is at most half of it; otherwise the protocol (goal distance, budget, hard pairs) or the
-data must change for every arm alike before any other arm is trained. Nothing here looks at an
-arm other than the baseline.
+**The gate** (:func:`protocol_gate`) looks at the baseline only: the first training seed of
+``lewm`` plans one cell (CEM at T1) under a protocol, beside the random policy on the same
+pairs. The protocol passes when LeWM's success lies between :func:`gate_low` and
+:data:`GATE_HIGH` and the random floor is at most :data:`FLOOR_FRACTION` of it.
 
-**When SCALE's protocol fails** (:func:`protocol_choice`, written down before any alternative
-was gated): the :data:`ALTERNATIVES` are gated in order, with the same rule, on *separate*
-validation pairs (episode seed = evaluation seed + :data:`VALIDATION_SEED_OFFSET`, the seed of
-the MPPI sweep's pairs), never on the evaluation pairs. The first that passes becomes the
-study's main protocol and SCALE's stays as its secondary one (so SCALE's tables can still be
-set beside ours); if none passes, the study keeps SCALE's protocol and its pages say the gate
-failed.
+**The protocol** (:func:`protocol_choice`): SCALE's (goal +25, budget 50) first, then the
+:data:`ALTERNATIVES` in order, each gated on validation pairs (evaluation seed +
+:data:`VALIDATION_SEED_OFFSET`), never on the evaluation pairs. The first that passes is the
+study's main protocol, and SCALE's stays as its secondary one; if none passes, the study keeps
+SCALE's and its pages say that the gate failed.
 
-**Amended once, and said so.** The rule first listed one alternative, LeWM's goal +100 /
-budget 150. On PointMaze both gates failed, on opposite sides (LeWM 87 % under SCALE's
-protocol, 14.5 % under LeWM's on the validation pairs), so a study there could not have
-separated the arms under either. Before any other PointMaze arm was trained, and looking at
-nothing but those two baseline gates, we appended the protocol halfway between them,
-goal +50 / budget 100, as a last alternative. Tasks whose gate stops earlier (Two-Room,
-Reacher) are unaffected (book: rec-protocol-gate).
+**The ladder** (:func:`lever_choice`, Push-T and Cube): rungs of levers
+(:data:`~jepa_geometry.study.levers.LADDERS`), each adding one lever for every arm alike, are
+gated in turn within a compute :data:`BUDGET`, with a lower bound from power (an arm succeeding
+:data:`POWER_RATIO` times as often as LeWM detected with 80 % power,
+:func:`~jepa_geometry.stats.min_rate_for_power`) in place of :data:`GATE_LOW`. The first rung
+that passes fixes the study's settings; if none does, the study does not plan, and its pages
+report the ladder, the best rung and the geometry, which needs no planner.
 
-**The manipulation tasks** (Push-T and Cube, issue #17; this paragraph and its constants were
-written before any of their gates ran). Their baselines do not plan at the laptop profile as
-it stands, so they get a *ladder* of levers (:data:`LADDERS`), each rung adding one lever to
-the one before, applied to every arm alike and gated on the validation pairs; the first rung
-that passes fixes the study's settings and protocol. Two changes to the rule, both for these
-two tasks only:
-
-* **Threshold from power, not a fixed 30 %.** The lower bound is the smallest LeWM success at
-  which the study (3 training seeds × 200 pairs = 600 paired outcomes per arm at the laptop
-  profile) detects an arm that succeeds :data:`POWER_RATIO` times as often with 80 % power
-  at a two-sided α = 0.05 (:func:`jepa_geometry.stats.min_rate_for_power`, an unpaired
-  calculation, conservative for paired outcomes): 11.2 % at the laptop profile. The floor
-  rule (random at most half of LeWM) and the 85 % ceiling are unchanged.
-* **A compute budget** (:data:`BUDGET`): at most 15 minutes of training per laptop model (one
-  thread, two models at once), 15 minutes per dataset collection (two workers), 2.5 hours per
-  study; the ladders stop within it. For the same reason, and before any result, the two
-  studies train five arms (:data:`MANIPULATION_ARMS`: SCALE's half-q arm replaces
-  ``scale+anisowm``, which neither paper trains).
-
-If no rung passes, the study is not run: the page reports the ladder, the best rung against
-its floor, which parts of q are decodable, and the geometry measurements (which need no
-planner).
+When each rule was fixed, and the one amendment (the last alternative, appended after
+PointMaze's first two gates): the book's sections rec-protocol-gate and rec-manipulation-gate.
 """
 
 from __future__ import annotations
@@ -68,7 +42,7 @@ GATE_LOW, GATE_HIGH = 0.30, 0.85  # LeWM's CEM T1 success must lie in this windo
 FLOOR_FRACTION = 0.5  # and the random floor at most this fraction of it
 ALTERNATIVES: tuple[str, ...] = (  # then these, in order, on validation pairs
     "goal100_budget150",
-    "goal50_budget100",  # appended after PointMaze's first two gates (module docstring)
+    "goal50_budget100",  # appended after PointMaze's first two gates (book: rec-protocol-gate)
 )
 VALIDATION_SEED_OFFSET = SWEEP_SEED_OFFSET  # validation pairs: those of the MPPI sweep
 

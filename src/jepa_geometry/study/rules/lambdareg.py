@@ -2,10 +2,8 @@
 
 AnisoWM does not say how its bound on cond Λ is enforced, nor how fast α learns. At laptop
 scale the published form (a hard clamp, α at the model's learning rate) ends with Λ near
-isotropic, and a review measured why (issue #13): early in training the step on α follows the
-global scale of z, not the encoder's per-coordinate variances, and the clamp ratchets. The
-variants below are ours, each one change where the paper is silent
-(book: ``book/reconstructions.md``, section rec-lambdareg-variants).
+isotropic. The variants below are ours, each one change where the paper is silent; why the
+published form stalls, and how that was measured: the book's section rec-lambdareg-variants.
 
 **The rule** (written before any variant was trained, and never looking at evaluation pairs):
 train every variant of the ``anisowm`` arm with the first training seed; read the embedding

@@ -1,4 +1,10 @@
-"""TODO docstring."""
+"""SIGReg's strength at a CPU profile's batch, and the rule that may restore it.
+
+SIGReg's statistic is N times a distance, so λ_sig · B, not λ_sig alone, sets how hard a
+deviation from the Gaussian is penalised: LeWM's λ_sig = 0.09 was set at B = 128, and the laptop
+batch of 64 halves its effective strength. :func:`sigreg_strength_decision` applies the rule of
+the book's section rec-sigreg-strength.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import pandas as pd
 
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.spec import BASELINE
+from jepa_geometry.wm.arms import LEWM_SIGREG_WEIGHT
 from jepa_geometry.wm.losses import sigreg_gaussian_floor
 from jepa_geometry.wm.objective import batch_isotropic_share
 from jepa_geometry.wm.training import training_log
@@ -18,12 +25,12 @@ def _last_rows(
     return pd.DataFrame(training_log(task, arm, seed, profile, weights)).tail(last)
 
 
-PAPER_SIGREG_BATCH = 128  # LeWM's λ_sig = 0.09 was set at batch 128 (1,024 directions)
+PAPER_SIGREG_BATCH = 128  # the batch LeWM's λ_sig was set at (1,024 directions)
 
 
 def sigreg_strength(task: str, profile: Profile, last: int = 3) -> pd.DataFrame:
     """How close SIGReg keeps the baseline to isotropy at this profile, one row per training
-    seed of ``lewm`` (issue #13, item 4).
+    seed of ``lewm``.
 
     Columns: the logged SIGReg statistic (mean of the last ``last`` log rows) and its Gaussian
     floor (:func:`~jepa_geometry.wm.losses.sigreg_gaussian_floor`, the expectation for exactly
@@ -47,7 +54,7 @@ def sigreg_strength(task: str, profile: Profile, last: int = 3) -> pd.DataFrame:
             "top-2 share / isotropic": float(log["top2_share"].mean()) / iso2,
             "top-8 share / isotropic": float(log["top8_share"].mean()) / iso8,
             "λ_sig·B / LeWM's": profile.train.sigreg_weight * profile.train.batch_size
-            / (0.09 * PAPER_SIGREG_BATCH),
+            / (LEWM_SIGREG_WEIGHT * PAPER_SIGREG_BATCH),
         })  # fmt: skip
     return pd.DataFrame(rows)
 

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""Chapter 6's gate pages: the papers' weights, what the protocol gate and the ladder decided,
+and their tables as a page shows them.
+"""
 
 from __future__ import annotations
 
@@ -92,5 +94,5 @@ def gate_style(gate: pd.DataFrame) -> Any:
 
 
 def gate_table(tasks: list[str], profile: Profile, progress: bool = False) -> pd.DataFrame:
-    """:func:`protocol_gate` of each task, one row per task."""
+    """:func:`~jepa_geometry.study.rules.gate.protocol_gate` of each task, one row per task."""
     return pd.DataFrame([protocol_gate(t, profile, progress=progress) for t in tasks])

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""Chapter 7's tables and sentences: probes of q, the rank channels, the cost landscapes,
+ΛReg's spectra and diagnostics, the claims' dashboard, and the papers' geometry beside ours.
+"""
 
 from __future__ import annotations
 
@@ -244,8 +246,8 @@ def coordinate_sentence(coords: pd.DataFrame) -> str:
 
 
 def variant_planning_sentence(table: pd.DataFrame) -> str:
-    """:func:`variant_planning`'s rows in one sentence: each paired difference with its 95 %
-    interval in percentage points and its McNemar p-value."""
+    """:func:`~jepa_geometry.study.rules.lambdareg.variant_planning`'s rows in one sentence: each
+    paired difference with its 95 % interval in percentage points and its McNemar p-value."""
     if table.empty:
         return (
             "the study does not plan on this task (its gate failed at every rung of its "

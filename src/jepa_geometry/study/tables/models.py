@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""Chapters 4 and 5: the tasks, their datasets and pairs, the world models' sizes and weights,
+and their training (loss terms, diagnostics, ΛReg's target spectrum).
+"""
 
 from __future__ import annotations
 
@@ -62,8 +64,9 @@ def task_table(tasks: Sequence[str] = TASKS) -> pd.DataFrame:
 
 
 def dataset_table(summaries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """The datasets' summaries (:func:`dataset_summaries`), one row per task, plus the
-    collection throughput ``frames/s = frames / collect s`` (rounded to whole frames per second).
+    """The datasets' summaries (:func:`~jepa_geometry.envs.dataset.dataset_summaries`), one row per
+    task, plus the collection throughput ``frames/s = frames / collect s`` (rounded to whole frames
+    per second).
 
     Throughput is what sizes a profile: rendering dominates collection, so it tells how long
     a larger dataset of the same task would take on this machine.
@@ -89,8 +92,9 @@ def parameter_table(models: Mapping[str, WorldModel]) -> pd.DataFrame:
 def latent_probe_table(
     task: str, arms: Sequence[str], seed: int, profile: Profile, max_frames: int = 6000
 ) -> pd.Series:
-    """:func:`latent_probe_r2` of each arm's model of ``task`` (training seed ``seed``), by
-    arm; each kept as a small cached result, so a page shows it without the model or frames."""
+    """:func:`~jepa_geometry.analysis.probes.latent_probe_r2` of each arm's model of ``task``
+    (training seed ``seed``), by arm; each kept as a small cached result, so a page shows it without
+    the model or frames."""
     data = dataset_artifact(task, profile).key
     out = {}
     for arm in arms:
@@ -106,9 +110,9 @@ def latent_probe_table(
 
 
 def pair_difficulty_table(tasks: Sequence[str], profile: Profile, goal_offset: int) -> pd.DataFrame:
-    """:func:`pair_difficulty` of each task's held-out pairs, one row per task, each kept as a
-    small cached result (:func:`~jepa_geometry.artifacts.memo`), so the table renders without
-    the datasets."""
+    """:func:`~jepa_geometry.planning.protocol.pair_difficulty` of each task's held-out pairs, one
+    row per task, each kept as a small cached result (:func:`~jepa_geometry.artifacts.memo`), so the
+    table renders without the datasets."""
     rows = {}
     for task in tasks:
 
@@ -175,8 +179,8 @@ def loss_terms_long(logs: pd.DataFrame) -> pd.DataFrame:
 
 def diagnostics_long(logs: pd.DataFrame, seed: int) -> pd.DataFrame:
     """:func:`train_one_seed`' logs as one row per (arm, step, diagnostic) with its ``value``
-    and ``train_seed = seed``: the :data:`DIAGNOSTICS` an arm logged (NaN ones, which the arm
-    does not have, are dropped)."""
+    and ``train_seed = seed``: the :data:`~jepa_geometry.wm.objective.DIAGNOSTICS` an arm logged
+    (NaN ones, which the arm does not have, are dropped)."""
     names = [d for d in DIAGNOSTICS if d in logs]
     out = logs.melt(id_vars=["step", "arm"], value_vars=names, var_name="diagnostic").dropna()
     out.insert(1, "train_seed", seed)

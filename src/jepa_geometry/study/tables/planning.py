@@ -28,8 +28,8 @@ from jepa_geometry.wm.model import build_world_model
 
 
 def success_grid(table: pd.DataFrame, protocol: str) -> pd.DataFrame:
-    """Wide view of :func:`success_table` for one protocol: rows solver / budget / training
-    seeds pooled, columns arms (the random floor counts as one seed)."""
+    """Wide view of :func:`~jepa_geometry.study.grid.success_table` for one protocol: rows solver /
+    budget / training seeds pooled, columns arms (the random floor counts as one seed)."""
     t = table[table["protocol"] == protocol].copy()
     if t.empty:
         raise ValueError(f"no rows for protocol {protocol!r}; have: {sorted(set(table.protocol))}")

@@ -1,4 +1,4 @@
-"""TODO docstring."""
+"""What several page families use: the book's arm order and the verdicts' colours."""
 
 from __future__ import annotations
 

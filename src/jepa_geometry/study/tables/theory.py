@@ -1,4 +1,4 @@
-"""TODO docstring."""
+"""Chapters 2 and 3: the 2-D toy's results as a page shows them."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ def headline_table(
 ) -> pd.DataFrame:
     """The chapter's headline table: per (regularizer, noise) each column as
     ``"mean [lo, hi]"`` (the mean over seeds and its 95 % bootstrap interval from
-    :func:`toy_summary`), the median normalized regret over seeds, and the Σ⁻¹ reference.
+    :func:`~jepa_geometry.theory.toy2d.toy_summary`), the median normalized regret over seeds, and
+    the Σ⁻¹ reference.
 
     Why the median beside the mean: one seed whose encoder folds the plane can move the mean
     a lot; the median shows whether the typical seed follows the reference.
@@ -46,8 +47,8 @@ def long_table(results: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
 
 
 def lambda_budget_sentence(table: pd.DataFrame, kappa: float, reference: float) -> str:
-    """:func:`lambda_budget_table` in one sentence: each arm's cond Λ (against κ) and normalized
-    regret (against the Σ⁻¹ reference), with their intervals."""
+    """:func:`~jepa_geometry.theory.toy2d.lambda_budget_table` in one sentence: each arm's cond Λ
+    (against κ) and normalized regret (against the Σ⁻¹ reference), with their intervals."""
     parts = [
         f"{r['arm']}: cond Λ {r['target_cond']:.2f} [{r['target_cond_lo']:.2f}, "
         f"{r['target_cond_hi']:.2f}], regret {r['normalized_regret']:.3f} "

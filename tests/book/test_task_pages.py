@@ -20,7 +20,7 @@ from jepa_geometry.book.pipeline import (
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.study.spec import available_studies, load_study
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 CH06 = REPO / "chapters" / "ch06_planning.md"
 LABEL = re.compile(r"(?:tbl|fig)-ch\d\d-[a-z0-9-]+")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 DVC = Path(sys.executable).parent / "dvc"
 pytestmark = pytest.mark.skipif(not DVC.exists(), reason="dvc not installed in this environment")

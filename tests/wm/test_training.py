@@ -24,7 +24,7 @@ from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_mod
 from jepa_geometry.wm.objective import DIAGNOSTICS, Objective, check_batch, embedding_diagnostics
 from jepa_geometry.wm.training import lr_factor, train, world_model_artifact
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 Q_DIM = 2
 
@@ -177,7 +177,7 @@ def test_same_seed_same_weights_different_seed_different():
 RUNNER = """
 import os, signal, sys, torch
 sys.path.insert(0, {repo!r})
-from tests.test_training import make_run, tiny_profile
+from tests.wm.test_training import make_run, tiny_profile
 from jepa_geometry.wm.training import train
 kill_at = int(sys.argv[2])
 torch.set_num_threads(int(sys.argv[3]))  # same intra-op threads as the parent: same float sums
@@ -459,11 +459,10 @@ def test_lambda_target_summary_by_hand():
     assert empty.empty and list(empty.columns) == list(s.columns)
 
 
-def test_train_one_seed_and_measure_one_seed_on_smoke_tworoom():
-    """Logs, summaries and per-arm measures against the artifacts each arm's model wrote."""
+def test_train_one_seed_on_smoke_tworoom():
+    """Logs and summaries against the artifacts each arm's model wrote."""
     from jepa_geometry.study.tables.models import train_one_seed
-    from jepa_geometry.wm.checkpoint import MODEL_FILE
-    from jepa_geometry.wm.training import measure_one_seed, train_world_model, training_log
+    from jepa_geometry.wm.training import training_log
 
     prof = load_profile("smoke", {"train.steps": 6, "train.log_every": 2})
     arms = ["lewm", "scale"]
@@ -474,18 +473,6 @@ def test_train_one_seed_and_measure_one_seed_on_smoke_tworoom():
         assert list(logs.loc[logs.arm == m, "step"]) == [row["step"] for row in log] == [2, 4, 6]
         assert summary.loc[m, "final L_pred"] == log[-1]["pred"]
     assert logs["scale"].isna().sum() == 3 and logs["scale"].notna().sum() == 3
-
-    def weight_sum(model: WorldModel) -> float:
-        return float(sum(p.detach().double().sum() for p in model.parameters()))
-
-    sums = measure_one_seed("tworoom", arms, 0, prof, weight_sum, name="weights")
-    assert sums.name == "weights" and sums["lewm"] != sums["scale"]
-    for m in arms:  # each arm paired with its own checkpoint, read back independently
-        path = train_world_model("tworoom", m, 0, prof).path / MODEL_FILE
-        blob = torch.load(path, map_location="cpu", weights_only=False)
-        params = dict(WorldModel(WorldModelConfig(**blob["config"])).named_parameters())
-        saved = sum(blob["state"][k].double().sum() for k in params)
-        assert sums[m] == pytest.approx(float(saved), rel=1e-12)
 
 
 # ------------------------------------------------------------------ precision and diagnostics

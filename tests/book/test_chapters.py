@@ -25,8 +25,8 @@ from jepa_geometry.book.pipeline import (
     run_chapter,
 )
 
-from .browser import check_book, ensure_chromium
-from .conftest import PAGES, REPO, executed
+from tests.book.browser import check_book, ensure_chromium
+from tests.conftest import PAGES, REPO, executed
 
 EVIDENCE_PAGES = (
     "ch01_metric_leverage",

@@ -23,7 +23,7 @@ from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import train_world_model, world_model_artifact
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 SMOKE = load_profile("smoke")
 

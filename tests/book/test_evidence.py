@@ -18,7 +18,7 @@ from jepa_geometry.book.evidence import (
 )
 from jepa_geometry.book.pipeline import EXECUTED_DIR, READS_KEY, book_pages
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 
 def _file(path: Path, size: int) -> None:

@@ -22,7 +22,7 @@ from jepa_geometry.book.pipeline import (
 from jepa_geometry.jobs import default_workers
 from jepa_geometry.profiles import ProfileError
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 FIRST = REPO / "chapters" / "ch01_metric_leverage.md"
 
