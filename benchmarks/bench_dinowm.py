@@ -41,8 +41,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     base = load_profile(args.profile)
     patch_encoder(base)  # the one-off stand-in, into the book's cache, outside the timing
-    profile = with_overrides(base, {"train.steps": args.steps,
-                                    "train.checkpoint_every": args.steps})  # fmt: skip
+    profile = with_overrides(
+        base, {"train.steps": args.steps, "train.checkpoint_every": args.steps}
+    )
     source = data_root()
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="bench-dinowm-") as tmp:
@@ -57,12 +58,22 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                 summary = art.manifest()["summary"]
                 out[f"{arm} steps/s"] = float(summary["steps_per_s"])
                 # one model at the profile's step count: the one-off token pass + its steps
-                out[f"{arm} model s"] = (float(summary.get("tokens_wall_s", 0.0))
-                                         + base.train.steps / out[f"{arm} steps/s"])  # fmt: skip
+                out[f"{arm} model s"] = (
+                    float(summary.get("tokens_wall_s", 0.0))
+                    + base.train.steps / out[f"{arm} steps/s"]
+                )
                 t0 = time.perf_counter()
-                res = evaluate_arm(args.task, arm, 0, profile, solver="cem", budget="T1",
-                                   protocol="goal25_budget50", episodes=args.pairs,
-                                   progress=False)  # fmt: skip
+                res = evaluate_arm(
+                    args.task,
+                    arm,
+                    0,
+                    profile,
+                    solver="cem",
+                    budget="T1",
+                    protocol="goal25_budget50",
+                    episodes=args.pairs,
+                    progress=False,
+                )
                 ep = res.episodes
                 out[f"{arm} s/plan"] = float(ep["plan_seconds"].sum() / ep["plans"].sum())
                 out[f"{arm} cell s"] = time.perf_counter() - t0

@@ -97,23 +97,34 @@ def main() -> None:
     roll_bf16_s = seconds(lambda: rollout(True), args.reps)
     fp32, bf16 = matmul_peak(torch.float32), matmul_peak(torch.bfloat16)
 
-    print(f"profile {prof.name}, {torch.get_num_threads()} threads, "
-          f"{model.num_parameters():,} parameters")  # fmt: skip
-    print(f"matmul peak (2048^2): fp32 {fp32 / 1e9:.1f} GFLOP/s, bf16 {bf16 / 1e9:.1f} GFLOP/s "
-          f"(bf16/fp32 {bf16 / fp32:.2f}x)")  # fmt: skip
-    print(f"{'workload':<44}{'GFLOP':>8}{'ms':>9}{'GFLOP/s':>9}{'% fp32 peak':>13}"
-          f"{'bf16 speed-up':>15}")  # fmt: skip
+    print(
+        f"profile {prof.name}, {torch.get_num_threads()} threads, "
+        f"{model.num_parameters():,} parameters"
+    )
+    print(
+        f"matmul peak (2048^2): fp32 {fp32 / 1e9:.1f} GFLOP/s, bf16 {bf16 / 1e9:.1f} GFLOP/s "
+        f"(bf16/fp32 {bf16 / fp32:.2f}x)"
+    )
+    print(
+        f"{'workload':<44}{'GFLOP':>8}{'ms':>9}{'GFLOP/s':>9}{'% fp32 peak':>13}"
+        f"{'bf16 speed-up':>15}"
+    )
     plans = iterations  # one T1 plan of a chunk = `iterations` rollouts of n candidates
     for name, f, s, s16 in (
         (f"training step ({b} clips x {t} frames, {size} px)", step_flops, step_s, step_bf16_s),
-        (f"rollout ({n} candidates x {prof.plan.horizon} blocks)", roll_flops, roll_s,
-         roll_bf16_s),
-        (f"one T1 plan of {EPISODE_BATCH} episodes ({plans} rollouts)", plans * roll_flops,
-         plans * roll_s, plans * roll_bf16_s),
-    ):  # fmt: skip
+        (f"rollout ({n} candidates x {prof.plan.horizon} blocks)", roll_flops, roll_s, roll_bf16_s),
+        (
+            f"one T1 plan of {EPISODE_BATCH} episodes ({plans} rollouts)",
+            plans * roll_flops,
+            plans * roll_s,
+            plans * roll_bf16_s,
+        ),
+    ):
         rate = f / s
-        print(f"{name:<44}{f / 1e9:8.2f}{1e3 * s:9.1f}{rate / 1e9:9.1f}{100 * rate / fp32:12.1f}%"
-              f"{s / s16:14.2f}x")  # fmt: skip
+        print(
+            f"{name:<44}{f / 1e9:8.2f}{1e3 * s:9.1f}{rate / 1e9:9.1f}{100 * rate / fp32:12.1f}%"
+            f"{s / s16:14.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -57,8 +57,10 @@ def breakdown(task: str, profile_name: str) -> pd.DataFrame:
     for seed in prof.seeds.train:
         for m in study.STUDY_ARMS:
             add("training", world_model_artifact(task, m, seed, prof))
-            add("geometry", geometry.geometry_artifact(
-                task, m, seed, prof, geometry.GeometrySettings.of(prof)))  # fmt: skip
+            add(
+                "geometry",
+                geometry.geometry_artifact(task, m, seed, prof, geometry.GeometrySettings.of(prof)),
+            )
     return pd.DataFrame(rows)
 
 
@@ -103,8 +105,12 @@ def run_chapters(task: str, profile_name: str) -> dict[str, float]:
         for ch in pages(task):
             page = resolve_page(ch)
             t0 = time.perf_counter()
-            run_chapter(page.source, Path(tmp) / f"{ch}.ipynb",
-                        {**page.parameters, "profile": profile_name}, timeout=7200)  # fmt: skip
+            run_chapter(
+                page.source,
+                Path(tmp) / f"{ch}.ipynb",
+                {**page.parameters, "profile": profile_name},
+                timeout=7200,
+            )
             out[ch] = time.perf_counter() - t0
     return out
 
@@ -137,12 +143,16 @@ def main() -> None:
         print(bt.round(1).to_string(index=False))
         geometry = b[b.stage == "geometry"].seconds.sum()
         wall = bt.wall_seconds.iloc[-1] / 60 + geometry / 60
-        print(f"study wall time incl. geometry ({geometry / 60:.1f} min, serial in chapter 7): "
-              f"{wall:.1f} min; goal 40 min; ratio to the goal {wall / 40:.2f}")  # fmt: skip
+        print(
+            f"study wall time incl. geometry ({geometry / 60:.1f} min, serial in chapter 7): "
+            f"{wall:.1f} min; goal 40 min; ratio to the goal {wall / 40:.2f}"
+        )
         if args.task == "tworoom":  # the only task with a recorded build before issue #12
-            print(f"recorded first Two-Room build {OLD_STUDY_MINUTES} min; new/old "
-                  f"{wall / OLD_STUDY_MINUTES:.2f}x time, {OLD_STUDY_MINUTES / wall:.2f}x "
-                  "speed-up")  # fmt: skip
+            print(
+                f"recorded first Two-Room build {OLD_STUDY_MINUTES} min; new/old "
+                f"{wall / OLD_STUDY_MINUTES:.2f}x time, {OLD_STUDY_MINUTES / wall:.2f}x "
+                "speed-up"
+            )
         p = planning_seconds(args.task, args.profile)
         if not p.empty:
             print("== planning cells by protocol / solver / budget (seconds) ==")

@@ -78,8 +78,15 @@ def _trainer_rate(profile_name: str, steps: int) -> float:
     ds = load_dataset(TASK, prof, progress=False)
     model = build_world_model(prof, ds.action.shape[1], seed=0)
     w = arm_weights("lewm", TASK, prof.train.sigreg_weight)
-    obj = Objective("lewm", w, model.embed_dim, ds.q.shape[1], prof.train.sigreg_projections,
-                    prof.train.pairs_per_batch, 0)  # fmt: skip
+    obj = Objective(
+        "lewm",
+        w,
+        model.embed_dim,
+        ds.q.shape[1],
+        prof.train.sigreg_projections,
+        prof.train.pairs_per_batch,
+        0,
+    )
     res = train(model, obj, clip_batches(ds, prof, 0), prof.train, 0, progress=False)
     return steps / res.wall_s
 
@@ -108,8 +115,9 @@ def _cell_seconds(profile_name: str, threads: int, skip_finished: bool) -> tuple
     model = load_world_model(TASK, "lewm", prof.seeds.train[0], prof)
     spec = solver_spec("cem", "T1", prof)
     t0 = time.perf_counter()
-    tab = evaluate_planner(env, model, data, eps, spec, prof.seeds.eval, progress=False,
-                           skip_finished=skip_finished)  # fmt: skip
+    tab = evaluate_planner(
+        env, model, data, eps, spec, prof.seeds.eval, progress=False, skip_finished=skip_finished
+    )
     env.close()
     return time.perf_counter() - t0, float(tab.success.mean())
 
@@ -159,9 +167,11 @@ def main() -> None:
             ("CEM T1 cell: new alone (1 thread) / old", 60 / new_s, 60 / old_s, "cells/min"),
             ("CEM T1 cell: new, 2 at once / old", 120 / pair_s, 60 / old_s, "cells/min"),
         ]
-        print(f"CEM T1 cell, 200 pairs: old {old_s:.1f} s (success {old_succ:.3f}); skipping "
-              f"finished episodes on 2 threads {skip_s:.1f} s; new alone {new_s:.1f} s "
-              f"(success {new_succ:.3f}); two new cells side by side {pair_s:.1f} s")  # fmt: skip
+        print(
+            f"CEM T1 cell, 200 pairs: old {old_s:.1f} s (success {old_succ:.3f}); skipping "
+            f"finished episodes on 2 threads {skip_s:.1f} s; new alone {new_s:.1f} s "
+            f"(success {new_succ:.3f}); two new cells side by side {pair_s:.1f} s"
+        )
 
     print(f"profile {p}, {len(os.sched_getaffinity(0))} cores, {JOB_THREADS} threads per job")
     print(f"{'lever':<56}{'new':>10}{'old':>10}  {'unit':<11}{'new/old':>8}")

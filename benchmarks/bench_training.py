@@ -48,9 +48,13 @@ def step_times(profile, data, arm: str, steps: int, warmup: int = 5) -> float:
     model = build_world_model(prof, data.action.shape[1])
     w = arm_weights(arm, "tworoom", prof.train.sigreg_weight)
     obj = Objective(
-        arm, w, model.embed_dim, data.q.shape[1], prof.train.sigreg_projections,
+        arm,
+        w,
+        model.embed_dim,
+        data.q.shape[1],
+        prof.train.sigreg_projections,
         prof.train.pairs_per_batch,
-    )  # fmt: skip
+    )
     src = clip_batches(data, prof, seed=0)
     warm = load_profile(profile.name, {"train.steps": warmup, "train.log_every": 10**6})
     train(model, obj, src, warm.train, seed=0, progress=False)  # dynamo import, allocator
@@ -93,9 +97,17 @@ def full_run(profile_name: str, arm: str, cache: Path) -> dict:
     """``jepa-geometry train`` in a subprocess: wall time and peak RSS of that process."""
     env = dict(os.environ, JEPA_GEOMETRY_DATA=str(cache))
     cmd = [
-        str(Path(sys.executable).parent / "jepa-geometry"), "train", "--task", "tworoom",
-        "--arm", arm, "--seed", "0", "--profile", profile_name,
-    ]  # fmt: skip
+        str(Path(sys.executable).parent / "jepa-geometry"),
+        "train",
+        "--task",
+        "tworoom",
+        "--arm",
+        arm,
+        "--seed",
+        "0",
+        "--profile",
+        profile_name,
+    ]
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True)
@@ -132,12 +144,16 @@ def main() -> None:
 
     t0 = time.perf_counter()
     data = load_dataset("tworoom", profile)
-    print(f"dataset: {data.num_frames} frames, {data.num_episodes} episodes, "
-          f"load/collect {time.perf_counter() - t0:.1f} s")  # fmt: skip
+    print(
+        f"dataset: {data.num_frames} frames, {data.num_episodes} episodes, "
+        f"load/collect {time.perf_counter() - t0:.1f} s"
+    )
     model = build_world_model(profile, data.action.shape[1])
     b = profile.train.batch_size
-    print(f"model: {model.num_parameters():,} parameters, batch {b} clips x "
-          f"{profile.data.history + 1} frames at {profile.data.image_size} px")  # fmt: skip
+    print(
+        f"model: {model.num_parameters():,} parameters, batch {b} clips x "
+        f"{profile.data.history + 1} frames at {profile.data.image_size} px"
+    )
 
     if args.full_only:
         return run_full(args, profile, data)
@@ -176,9 +192,11 @@ def run_full(args: argparse.Namespace, profile, data) -> None:
         r2 = latent_probe_r2(m, data)
         rows = r["log"][:: max(1, len(r["log"]) // 6)] + r["log"][-1:]
         curve = ", ".join(f"{row['step']}:{row['pred']:.4f}" for row in rows)
-        print(f"{arm}: {s['final']['step']} steps in {s['train_wall_s']:.1f} s of training "
-              f"({s['steps_per_s']:.2f} steps/s), process wall {r['wall_s']:.1f} s, "
-              f"peak RSS {r['peak_rss_mb']:.0f} MB")  # fmt: skip
+        print(
+            f"{arm}: {s['final']['step']} steps in {s['train_wall_s']:.1f} s of training "
+            f"({s['steps_per_s']:.2f} steps/s), process wall {r['wall_s']:.1f} s, "
+            f"peak RSS {r['peak_rss_mb']:.0f} MB"
+        )
         print(f"   final terms: { {k: round(v, 4) for k, v in s['final'].items()} }")
         print(f"   L_pred curve (step:value): {curve}")
         print(f"   linear probe R² of q from z (held-out episodes): {r2:.3f}")

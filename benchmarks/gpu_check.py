@@ -40,8 +40,9 @@ def _assign(text: str) -> tuple[str, Any]:
         return name, raw
 
 
-def check(task: str, steps: int, episodes: int, pairs: int, device: str,
-          overrides: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+def check(
+    task: str, steps: int, episodes: int, pairs: int, device: str, overrides: dict[str, Any]
+) -> dict[str, Any]:
     """Collect, train and plan as the module docstring says; the measured numbers."""
     import torch
 
@@ -58,11 +59,19 @@ def check(task: str, steps: int, episodes: int, pairs: int, device: str,
             "run it on a GPU machine, or pass --device cpu to test the script"
         )
     paper = load_profile("paper")
-    short = with_overrides(paper, {
-        "data.episodes": episodes, "data.heldout_episodes": max(episodes // 4, 2),
-        "data.task_episodes": {}, "train.steps": steps, "train.checkpoint_every": steps,
-        "train.log_every": max(steps // 5, 1), "cluster.device": device, **overrides,
-    })  # fmt: skip
+    short = with_overrides(
+        paper,
+        {
+            "data.episodes": episodes,
+            "data.heldout_episodes": max(episodes // 4, 2),
+            "data.task_episodes": {},
+            "train.steps": steps,
+            "train.checkpoint_every": steps,
+            "train.log_every": max(steps // 5, 1),
+            "cluster.device": device,
+            **overrides,
+        },
+    )
     out: dict[str, Any] = {"task": task, "device": device, "steps": steps}
     if device == "cuda":
         out["gpu"] = torch.cuda.get_device_name(0)
@@ -75,13 +84,27 @@ def check(task: str, steps: int, episodes: int, pairs: int, device: str,
     out["train_steps_per_s"] = float(summary["steps_per_s"])
     out["peak_memory_gb"] = torch.cuda.max_memory_allocated() / 2**30 if device == "cuda" else 0.0
     out["hours_per_model"] = paper.train.steps / out["train_steps_per_s"] / 3600
-    res = evaluate_arm(task, "lewm", 0, short, solver="cem", budget="T1",
-                       protocol=SCALE_PROTOCOL, episodes=pairs, progress=False)  # fmt: skip
+    res = evaluate_arm(
+        task,
+        "lewm",
+        0,
+        short,
+        solver="cem",
+        budget="T1",
+        protocol=SCALE_PROTOCOL,
+        episodes=pairs,
+        progress=False,
+    )
     ep = res.episodes
     out["plan_seconds"] = float(ep["plan_seconds"].sum() / max(int(ep["plans"].sum()), 1))
     out["plan_vs_lewm"] = out["plan_seconds"] / LEWM_PLAN_SECONDS
-    measured = with_overrides(paper, {"cluster.train_steps_per_s": out["train_steps_per_s"],
-                                      "cluster.plan_seconds": out["plan_seconds"]})  # fmt: skip
+    measured = with_overrides(
+        paper,
+        {
+            "cluster.train_steps_per_s": out["train_steps_per_s"],
+            "cluster.plan_seconds": out["plan_seconds"],
+        },
+    )
     units = cluster.dry_run([load_study(t) for t in available_studies()], measured)
     summary_rows = cluster.dry_run_summary(units)
     total = summary_rows[summary_rows.stage == "total"].set_index("device")["all (h)"]
@@ -98,16 +121,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--episodes", type=int, default=24, help="episodes of the timing dataset")
     ap.add_argument("--pairs", type=int, default=10, help="start/goal pairs of the T1 cell")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    ap.add_argument("--set", type=_assign, action="append", default=[], metavar="KEY=VALUE",
-                    help="a paper-profile override (to test the script on a CPU)")  # fmt: skip
+    ap.add_argument(
+        "--set",
+        type=_assign,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a paper-profile override (to test the script on a CPU)",
+    )
     args = ap.parse_args(argv)
     before = os.environ.get("JEPA_GEOMETRY_DATA")
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:
         os.environ["JEPA_GEOMETRY_DATA"] = tmp  # never the book's cache
         try:
             t0 = time.perf_counter()
-            out = check(args.task, args.steps, args.episodes, args.pairs, args.device,
-                        dict(args.set))  # fmt: skip
+            out = check(
+                args.task, args.steps, args.episodes, args.pairs, args.device, dict(args.set)
+            )
             out["wall_s"] = time.perf_counter() - t0
         finally:
             if before is None:
@@ -116,10 +146,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 os.environ["JEPA_GEOMETRY_DATA"] = before
     for key, value in out.items():
         print(f"{key:>22}: {value:.3f}" if isinstance(value, float) else f"{key:>22}: {value}")
-    print(f"LeWM plans in {LEWM_PLAN_SECONDS} s (CEM 300 x 30): this device takes "
-          f"{out['plan_vs_lewm']:.2f} x that; a paper model trains in "
-          f"{out['hours_per_model']:.1f} h; the grid needs {out['grid_gpu_hours']:.0f} GPU-h "
-          f"and {out['grid_cpu_hours']:.0f} CPU-h")  # fmt: skip
+    print(
+        f"LeWM plans in {LEWM_PLAN_SECONDS} s (CEM 300 x 30): this device takes "
+        f"{out['plan_vs_lewm']:.2f} x that; a paper model trains in "
+        f"{out['hours_per_model']:.1f} h; the grid needs {out['grid_gpu_hours']:.0f} GPU-h "
+        f"and {out['grid_cpu_hours']:.0f} CPU-h"
+    )
     return out
 
 

@@ -33,8 +33,18 @@ def pyproject_digest(root: Path = ROOT) -> str:
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
-        cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed",
-               "--quiet", "--report", str(report), f"{ROOT}[{EXTRAS}]"]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--quiet",
+            "--report",
+            str(report),
+            f"{ROOT}[{EXTRAS}]",
+        ]
         subprocess.run(cmd, check=True)
         install = json.loads(report.read_text())["install"]
     lines = []

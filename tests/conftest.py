@@ -123,8 +123,7 @@ def book_copy(tmp_path_factory) -> Path:
     with FileLock(str(dst) + ".lock"):
         if not (dst / "_toc.yml").is_file():
             dst.mkdir(exist_ok=True)
-            shutil.copytree(REPO / "book", dst / "book",
-                            ignore=shutil.ignore_patterns("chapters"))  # fmt: skip
+            shutil.copytree(REPO / "book", dst / "book", ignore=shutil.ignore_patterns("chapters"))
             for name in ("data.dvc", "_config.yml", "_toc.yml"):  # _toc.yml last: "copied"
                 shutil.copy(REPO / name, dst / name)
     return dst

@@ -255,11 +255,17 @@ def test_reading_a_read_only_mount_takes_no_lock_and_writes_nothing(tmp_path):
     mount.mkdir()
     script = tmp_path / "read.py"
     script.write_text(READ_ON_A_READ_ONLY_MOUNT)
-    shell = (f'mount --bind "{cache}" "{mount}" && mount -o remount,ro,bind "{mount}" && '
-             f'touch "{mount}/probe" 2>/dev/null && echo writable; '
-             f'JEPA_GEOMETRY_DATA="{mount}" "{sys.executable}" "{script}" "{mount}"')  # fmt: skip
-    out = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", shell],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    shell = (
+        f'mount --bind "{cache}" "{mount}" && mount -o remount,ro,bind "{mount}" && '
+        f'touch "{mount}/probe" 2>/dev/null && echo writable; '
+        f'JEPA_GEOMETRY_DATA="{mount}" "{sys.executable}" "{script}" "{mount}"'
+    )
+    out = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", shell],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "writable" not in out.stdout  # the mount really is read-only
     lines = out.stdout.splitlines()

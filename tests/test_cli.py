@@ -48,6 +48,12 @@ def test_a_bf16_profile_on_a_cpu_without_native_bf16_is_noted_once(
     monkeypatch.setattr(cli, "native_bf16", lambda: native)
     cli._note_precision(load_profile("smoke", {"train.precision": precision}))
     err = capsys.readouterr().err.splitlines()
-    assert err == (["jepa-geometry: note: this CPU has no native bfloat16 (AVX512-BF16 or AMX); "
-                    "the smoke profile trains in bf16, 5 to 14 times slower here than fp32 "
-                    "(README, Profiles)"] if noted else [])  # fmt: skip
+    assert err == (
+        [
+            "jepa-geometry: note: this CPU has no native bfloat16 (AVX512-BF16 or AMX); "
+            "the smoke profile trains in bf16, 5 to 14 times slower here than fp32 "
+            "(README, Profiles)"
+        ]
+        if noted
+        else []
+    )

@@ -36,7 +36,6 @@ from jepa_geometry.planning.protocol import evaluate_arm
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.wm.checkpoint import MODEL_FILE
 from jepa_geometry.wm.training import train_world_model
-
 from tests.conftest import REPO, executed
 
 OVERRIDES = {"data.episodes": 4, "data.heldout_episodes": 2, "train.steps": 6}
@@ -256,9 +255,13 @@ def _kill_when(cmd: list[str], root: Path, ready, timeout: float = 120.0) -> Non
     """Start ``cmd`` (its own process group), SIGKILL the group once ``ready()`` holds."""
     env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
     proc = subprocess.Popen(
-        cmd, cwd=REPO, env=env, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        cmd,
+        cwd=REPO,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + timeout
     while not ready() and proc.poll() is None and time.time() < deadline:
         time.sleep(0.05)
@@ -318,8 +321,9 @@ def test_a_chapter_killed_mid_run_reruns_to_the_same_notebook(tmp_path, book_cop
     def texts(p: Path) -> list[str]:
         """Each code cell's printed text; how a stream is split into outputs depends on timing."""
         nb = nbformat.read(p, as_version=4)
-        return ["".join(o.get("text", "") for o in c.outputs) for c in nb.cells
-                if c.cell_type == "code"]  # fmt: skip
+        return [
+            "".join(o.get("text", "") for o in c.outputs) for c in nb.cells if c.cell_type == "code"
+        ]
 
     assert texts(out) == texts(ref)
 
@@ -336,11 +340,18 @@ def test_ctrl_c_stops_a_study_in_one_line_and_its_jobs_quietly(tmp_path):
         "data.heldout_episodes=2",
         "--set",
         "train.steps=5000",
-    ]  # fmt: skip  (models that train long enough to catch)
+    ]  # models that train long enough to catch
     cmd = [*CLI, "study", "tworoom", "--workers", "2", "--quiet", "--profile", "smoke", *sets]
     env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        env=env,
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:  # two models training side by side
         if len(list((root / "checkpoints").glob("*/.tmp-*"))) >= 2:

@@ -10,14 +10,28 @@ import pytest
 import torch
 
 from jepa_geometry.profiles import load_profile
-
 from tests.conftest import REPO
 
-TINY = ["--device", "cpu", "--steps", "3", "--episodes", "6", "--pairs", "2",
-        "--set", "train.batch_size=4", "--set", "data.image_size=56",
-        "--set", "train.pairs_per_batch=64", "--set", "data.max_episode_steps=160",
-        "--set", "plan.tiers={'T1': [8, 2], 'T2': [4, 2], 'T3': [4, 1], 'T4': [2, 1], "
-        "'T5': [2, 1]}"]  # fmt: skip
+TINY = [
+    "--device",
+    "cpu",
+    "--steps",
+    "3",
+    "--episodes",
+    "6",
+    "--pairs",
+    "2",
+    "--set",
+    "train.batch_size=4",
+    "--set",
+    "data.image_size=56",
+    "--set",
+    "train.pairs_per_batch=64",
+    "--set",
+    "data.max_episode_steps=160",
+    "--set",
+    "plan.tiers={'T1': [8, 2], 'T2': [4, 2], 'T3': [4, 1], 'T4': [2, 1], 'T5': [2, 1]}",
+]
 
 
 def _module():
@@ -34,7 +48,8 @@ def test_the_gpu_check_runs_its_path_on_a_cpu(monkeypatch, tmp_path):
     paper = load_profile("paper")
     assert out["train_steps_per_s"] > 0 and out["plan_seconds"] > 0
     assert out["hours_per_model"] == pytest.approx(
-        paper.train.steps / out["train_steps_per_s"] / 3600)  # fmt: skip
+        paper.train.steps / out["train_steps_per_s"] / 3600
+    )
     assert out["plan_vs_lewm"] == pytest.approx(out["plan_seconds"] / 0.98)
     models = 5 * 5 * len(paper.seeds.train)  # five tasks x five arms x three seeds
     assert out["grid_gpu_hours"] > models * out["hours_per_model"]  # training and planning

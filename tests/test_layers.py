@@ -36,21 +36,29 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_an_upward_import_is_reported(tmp_path):
-    pkg = _write(tmp_path, {
-        "envs/__init__.py": "from jepa_geometry.study.grid import planning_grid\n",
-        "study/__init__.py": "", "study/grid.py": "planning_grid = 1\n",
-    })  # fmt: skip
+    pkg = _write(
+        tmp_path,
+        {
+            "envs/__init__.py": "from jepa_geometry.study.grid import planning_grid\n",
+            "study/__init__.py": "",
+            "study/grid.py": "planning_grid = 1\n",
+        },
+    )
     assert import_violations(pkg) == [
         "jepa_geometry.envs imports jepa_geometry.study.grid from a higher layer"
     ]
 
 
 def test_an_import_inside_a_function_is_reported(tmp_path):
-    pkg = _write(tmp_path, {
-        "envs/__init__.py": "", "envs/dataset.py": "x = 1\n",
-        "wm/__init__.py": "",
-        "wm/training.py": "def f():\n    from jepa_geometry.envs import dataset\n",
-    })  # fmt: skip
+    pkg = _write(
+        tmp_path,
+        {
+            "envs/__init__.py": "",
+            "envs/dataset.py": "x = 1\n",
+            "wm/__init__.py": "",
+            "wm/training.py": "def f():\n    from jepa_geometry.envs import dataset\n",
+        },
+    )
     assert import_violations(pkg) == [
         "jepa_geometry.wm.training imports jepa_geometry.envs inside a function",
         "jepa_geometry.wm.training imports jepa_geometry.envs.dataset inside a function",
@@ -58,11 +66,14 @@ def test_an_import_inside_a_function_is_reported(tmp_path):
 
 
 def test_a_cycle_within_one_layer_is_reported(tmp_path):
-    pkg = _write(tmp_path, {
-        "analysis/__init__.py": "",
-        "analysis/probes.py": "from jepa_geometry.analysis import ranking\n",
-        "analysis/ranking.py": "from . import probes\n",
-    })  # fmt: skip
+    pkg = _write(
+        tmp_path,
+        {
+            "analysis/__init__.py": "",
+            "analysis/probes.py": "from jepa_geometry.analysis import ranking\n",
+            "analysis/ranking.py": "from . import probes\n",
+        },
+    )
     assert import_violations(pkg) == [
         "import cycle: jepa_geometry.analysis.probes -> jepa_geometry.analysis.ranking"
     ]
@@ -72,25 +83,31 @@ def test_a_cycle_through_a_package_init_is_reported(tmp_path):
     # importing study.tables.shared runs study/tables/__init__.py first, which imports
     # tables.gate, which imports rules.gate before rules.gate has finished: Python's
     # "partially initialized module" error, with no module-to-module cycle in the imports
-    pkg = _write(tmp_path, {
-        "study/__init__.py": "",
-        "study/tables/__init__.py": "from jepa_geometry.study.tables import gate, shared\n",
-        "study/tables/shared.py": "x = 1\n",
-        "study/tables/gate.py": "from jepa_geometry.study.rules.gate import rule\n",
-        "study/rules/__init__.py": "",
-        "study/rules/gate.py": "from jepa_geometry.study.tables.shared import x\nrule = x\n",
-    })  # fmt: skip
+    pkg = _write(
+        tmp_path,
+        {
+            "study/__init__.py": "",
+            "study/tables/__init__.py": "from jepa_geometry.study.tables import gate, shared\n",
+            "study/tables/shared.py": "x = 1\n",
+            "study/tables/gate.py": "from jepa_geometry.study.rules.gate import rule\n",
+            "study/rules/__init__.py": "",
+            "study/rules/gate.py": "from jepa_geometry.study.tables.shared import x\nrule = x\n",
+        },
+    )
     assert import_violations(pkg) == [
         "import cycle: jepa_geometry.study.rules.gate -> jepa_geometry.study.tables"
         " -> jepa_geometry.study.tables.gate"
     ]
     # a package's own __init__ importing its submodules is not a cycle
-    ok = _write(tmp_path / "ok", {
-        "study/__init__.py": "",
-        "study/tables/__init__.py": "from jepa_geometry.study.tables import shared\n",
-        "study/tables/shared.py": "from jepa_geometry.study.tables.helper import x\n",
-        "study/tables/helper.py": "x = 1\n",
-    })  # fmt: skip
+    ok = _write(
+        tmp_path / "ok",
+        {
+            "study/__init__.py": "",
+            "study/tables/__init__.py": "from jepa_geometry.study.tables import shared\n",
+            "study/tables/shared.py": "from jepa_geometry.study.tables.helper import x\n",
+            "study/tables/helper.py": "x = 1\n",
+        },
+    )
     assert import_violations(ok) == []
 
 
@@ -102,8 +119,18 @@ def test_layer_of_names_the_valid_layers_or_refuses():
 
 
 def test_the_package_root_exports_the_papers_names():
-    for name in ("sigreg", "LambdaReg", "scale_loss", "AuxHead", "WorldModel", "Planner",
-                 "metric_leverage", "pca", "planning_grid", "paper_claims"):  # fmt: skip
+    for name in (
+        "sigreg",
+        "LambdaReg",
+        "scale_loss",
+        "AuxHead",
+        "WorldModel",
+        "Planner",
+        "metric_leverage",
+        "pca",
+        "planning_grid",
+        "paper_claims",
+    ):
         assert name in jepa_geometry.__all__
     for name in jepa_geometry.__all__:
         obj = getattr(jepa_geometry, name)

@@ -9,7 +9,6 @@ from importlib import metadata
 from packaging.requirements import Requirement
 
 from jepa_geometry.artifacts import Artifact, get_or_build, lock_digest, sha256_file
-
 from tests.conftest import REPO
 
 LOCK = REPO / "requirements.lock"
@@ -32,8 +31,10 @@ def test_every_locked_package_has_a_pin_and_a_hash():
 def test_the_lock_satisfies_every_requirement_of_pyproject():
     """A requirement changed in pyproject.toml but not re-locked fails here: run `make lock`."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    reqs = [*project["dependencies"], *(r for extra in project["optional-dependencies"].values()
-                                          for r in extra)]  # fmt: skip
+    reqs = [
+        *project["dependencies"],
+        *(r for extra in project["optional-dependencies"].values() for r in extra),
+    ]
     pins = locked()
     for text in reqs:
         req = Requirement(text)

@@ -114,8 +114,10 @@ def data_root() -> Path:
     if env:
         path = Path(env).resolve()
         if path.exists() and not path.is_dir():
-            raise ArtifactError(f"${DATA_ENV} is {path}, which is not a directory; point it at "
-                                "a folder for the cache (it is created if absent)")  # fmt: skip
+            raise ArtifactError(
+                f"${DATA_ENV} is {path}, which is not a directory; point it at "
+                "a folder for the cache (it is created if absent)"
+            )
         return path
     root = repo_root()
     return (root / "data") if root else (Path.cwd() / "data").resolve()
@@ -204,8 +206,11 @@ def read_manifest(path: Path) -> dict[str, Any]:
     if not isinstance(files, dict):
         raise ArtifactError(f"corrupt manifest {path}: not an object with a 'files' object")
     for name, rec in files.items():
-        if not (isinstance(rec, dict) and type(rec.get("size")) is int
-                and isinstance(rec.get("sha256"), str)):  # fmt: skip
+        if not (
+            isinstance(rec, dict)
+            and type(rec.get("size")) is int
+            and isinstance(rec.get("sha256"), str)
+        ):
             raise ArtifactError(
                 f"corrupt manifest {path}: file {name!r} lacks an integer size or a sha256"
             )

@@ -105,9 +105,12 @@ def _positive_number(text: str) -> float:
 def _add_profile(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
     p.add_argument(
-        "--set", type=_parse_assign, action="append", metavar="KEY=VALUE",
+        "--set",
+        type=_parse_assign,
+        action="append",
+        metavar="KEY=VALUE",
         help="override a profile value (e.g. --set train.steps=200)",
-    )  # fmt: skip
+    )
 
 
 def _profile_of(args: argparse.Namespace):
@@ -117,9 +120,12 @@ def _profile_of(args: argparse.Namespace):
 def _note_precision(profile: Profile) -> None:
     """One line on stderr when the profile trains in bf16 on a CPU that only emulates it."""
     if profile.train.precision == "bf16" and profile.cluster.device == "cpu" and not native_bf16():
-        print("jepa-geometry: note: this CPU has no native bfloat16 (AVX512-BF16 or AMX); the "
-              f"{profile.name} profile trains in bf16, 5 to 14 times slower here than fp32 "
-              "(README, Profiles)", file=sys.stderr)  # fmt: skip
+        print(
+            "jepa-geometry: note: this CPU has no native bfloat16 (AVX512-BF16 or AMX); the "
+            f"{profile.name} profile trains in bf16, 5 to 14 times slower here than fp32 "
+            "(README, Profiles)",
+            file=sys.stderr,
+        )
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
@@ -158,10 +164,17 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     res = evaluate_arm(
-        args.task, args.arm, args.seed, _profile_of(args), solver=args.solver,
-        budget=args.budget, protocol=args.protocol, temperature=args.temperature,
-        episodes=args.episodes, weights=dict(args.weight or []) or None,
-    )  # fmt: skip
+        args.task,
+        args.arm,
+        args.seed,
+        _profile_of(args),
+        solver=args.solver,
+        budget=args.budget,
+        protocol=args.protocol,
+        temperature=args.temperature,
+        episodes=args.episodes,
+        weights=dict(args.weight or []) or None,
+    )
     print(summary_text(res))
     return 0
 
@@ -186,8 +199,9 @@ def _study_tasks(text: str) -> list[str]:
             f"unknown study task(s) {bad or text!r}; valid: all, {', '.join(have)}"
         )
     if len(set(tasks)) != len(tasks):
-        raise argparse.ArgumentTypeError(f"each task once, got {text!r}; valid: all, "
-                                         f"{', '.join(have)}")  # fmt: skip
+        raise argparse.ArgumentTypeError(
+            f"each task once, got {text!r}; valid: all, {', '.join(have)}"
+        )
     return tasks
 
 
@@ -206,8 +220,15 @@ def _cmd_grid(args: argparse.Namespace) -> int:
                 f"file dinowm.dinov2_weights={profile.dinowm.dinov2_weights!r} is missing)"
             )
         return 0
-    result = cluster.run_grid(specs, profile, args.executor, args.folder, args.max_parallel,
-                              args.partition, progress=not args.quiet)  # fmt: skip
+    result = cluster.run_grid(
+        specs,
+        profile,
+        args.executor,
+        args.folder,
+        args.max_parallel,
+        args.partition,
+        progress=not args.quiet,
+    )
     print(cluster.grid_summary(result).to_string(index=False))
     bad = result[result.status.isin(["failed", "blocked"])]
     for _, r in bad.iterrows():
@@ -231,8 +252,13 @@ def _cmd_gate(args: argparse.Namespace) -> int:
 
 def _cmd_book(args: argparse.Namespace) -> int:
     _note_precision(load_profile(args.profile))
-    build_book(args.profile, force=args.force, only=args.only or None, progress=not args.quiet,
-               jobs=args.jobs)  # fmt: skip
+    build_book(
+        args.profile,
+        force=args.force,
+        only=args.only or None,
+        progress=not args.quiet,
+        jobs=args.jobs,
+    )
     return 0
 
 
@@ -263,20 +289,26 @@ def _cmd_evidence(args: argparse.Namespace) -> int:
     if args.action == "pushable":
         lacking = incomplete_in_data(root)
         if lacking:
-            print(f"book: data/ lacks {len(lacking)} of the artifacts the book read, or their "
-                  f"heavy files (first: {lacking[0]}); data.dvc left as it is")  # fmt: skip
+            print(
+                f"book: data/ lacks {len(lacking)} of the artifacts the book read, or their "
+                f"heavy files (first: {lacking[0]}); data.dvc left as it is"
+            )
             return 1
         return 0
     if args.action == "coverage":
         pages = evidence_pages(root, args.profile)
         total = len(book_pages(root))
         if len(pages) == total:
-            print(f"evidence/{args.profile} holds every page's evidence ({total} pages): the "
-                  "book renders from it with nothing rebuilt")  # fmt: skip
+            print(
+                f"evidence/{args.profile} holds every page's evidence ({total} pages): the "
+                "book renders from it with nothing rebuilt"
+            )
         else:
-            print(f"evidence/{args.profile} holds the evidence of {len(pages)} of {total} "
-                  f"pages ({', '.join(pages) or 'none'}): those render with nothing "
-                  "rebuilt, the others build the artifacts they read")  # fmt: skip
+            print(
+                f"evidence/{args.profile} holds the evidence of {len(pages)} of {total} "
+                f"pages ({', '.join(pages) or 'none'}): those render with nothing "
+                "rebuilt, the others build the artifacts they read"
+            )
         return 0
     if args.action == "diff":
         lines = glued_differences(root, args.profile, args.only)
@@ -295,9 +327,12 @@ def _add_arm(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arm", required=True, help="arm: lewm, scale, aux, anisowm or a sum (a+b)")
     p.add_argument("--seed", type=int, default=0, help="training seed of the world model")
     p.add_argument(
-        "--weight", type=_parse_assign, action="append", metavar="NAME=VALUE",
+        "--weight",
+        type=_parse_assign,
+        action="append",
+        metavar="NAME=VALUE",
         help="override a loss weight: sigreg, scale, aux or kappa (e.g. --weight kappa=4)",
-    )  # fmt: skip
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -312,8 +347,9 @@ def build_parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("collect", help="collect the offline dataset of a task (cached)")
     sc.add_argument("--task", required=True, choices=(*TASKS, "all"), help="task, or 'all'")
     _add_profile(sc)
-    sc.add_argument("--workers", type=_positive_int, default=None,
-                    help="collector processes (default: cores)")  # fmt: skip
+    sc.add_argument(
+        "--workers", type=_positive_int, default=None, help="collector processes (default: cores)"
+    )
     sc.add_argument("--force", action="store_true", help="re-collect even if cached")
     sc.set_defaults(func=_cmd_collect)
 
@@ -328,10 +364,13 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--solver", default="cem", choices=SOLVERS)
     pl.add_argument("--budget", default="T1", choices=TIERS, help="compute tier")
     pl.add_argument("--protocol", default="profile", choices=("profile", *PROTOCOLS))
-    pl.add_argument("--temperature", type=_positive_number, default=None,
-                    help="MPPI temperature")  # fmt: skip
-    pl.add_argument("--episodes", type=_positive_int, default=None,
-                    help="start/goal pairs (default: the profile's)")  # fmt: skip
+    pl.add_argument("--temperature", type=_positive_number, default=None, help="MPPI temperature")
+    pl.add_argument(
+        "--episodes",
+        type=_positive_int,
+        default=None,
+        help="start/goal pairs (default: the profile's)",
+    )
     pl.set_defaults(func=_cmd_plan)
 
     sy = sub.add_parser(
@@ -339,17 +378,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sy.add_argument("task", choices=available_studies())
     sy.add_argument(
-        "--workers", type=_positive_int, default=default_workers(),
+        "--workers",
+        type=_positive_int,
+        default=default_workers(),
         help="parallel one-thread build jobs (default: one per core); no result depends on it",
-    )  # fmt: skip
+    )
     sy.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_profile(sy)
     sy.set_defaults(func=_cmd_study)
 
     sr = sub.add_parser(
-        "grid", help="the task studies as jobs through submitit: SLURM or this machine "
+        "grid",
+        help="the task studies as jobs through submitit: SLURM or this machine "
         "(study.cluster); cached units are skipped, so a rerun submits only what is missing",
-    )  # fmt: skip
+    )
     sr.add_argument(
         "--tasks",
         type=_study_tasks,
@@ -386,9 +428,10 @@ def build_parser() -> argparse.ArgumentParser:
     sr.set_defaults(func=_cmd_grid)
 
     sg = sub.add_parser(
-        "gate", help="the gate before a task's study: its protocol, or for Push-T and Cube "
+        "gate",
+        help="the gate before a task's study: its protocol, or for Push-T and Cube "
         "its ladder of levers (study.rules.gate)",
-    )  # fmt: skip
+    )
     sg.add_argument("task", choices=TASKS)
     sg.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_profile(sg)
@@ -400,13 +443,16 @@ def build_parser() -> argparse.ArgumentParser:
     sb.add_argument("--only", nargs="*", metavar="CHAPTER", help="run only these chapters")
     sb.add_argument("--quiet", action="store_true", help="no progress bars from the chapters")
     sb.add_argument(
-        "--jobs", type=_positive_int, default=default_workers(),
+        "--jobs",
+        type=_positive_int,
+        default=default_workers(),
         help="pages executed side by side (default: one per core); no number depends on it",
-    )  # fmt: skip
+    )
     sb.set_defaults(func=_cmd_book)
 
     se = sub.add_parser(
-        "evidence", help="the committed evidence tree: export it, diff a render, check a sample",
+        "evidence",
+        help="the committed evidence tree: export it, diff a render, check a sample",
         description=(
             "export: copy what the executed book read (manifests, small payloads, glued "
             "values) into evidence/<profile>/; diff: every glued value of the executed pages "
@@ -416,14 +462,21 @@ def build_parser() -> argparse.ArgumentParser:
             "(make data-push versions data/ only then); coverage: which pages the evidence "
             "holds"
         ),
-    )  # fmt: skip
+    )
     se.add_argument("action", choices=("export", "diff", "check", "pushable", "coverage"))
-    se.add_argument("--only", nargs="+", metavar="PAGE",
-                    help="export, diff: these pages only (an export adds them to the tree and "
-                    "removes nothing)")  # fmt: skip
+    se.add_argument(
+        "--only",
+        nargs="+",
+        metavar="PAGE",
+        help="export, diff: these pages only (an export adds them to the tree and removes nothing)",
+    )
     se.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
-    se.add_argument("--task", choices=available_studies(), default="tworoom",
-                    help="check: the task whose sample is rebuilt")  # fmt: skip
+    se.add_argument(
+        "--task",
+        choices=available_studies(),
+        default="tworoom",
+        help="check: the task whose sample is rebuilt",
+    )
     se.add_argument("--quiet", action="store_true", help="no progress bars")
     se.set_defaults(func=_cmd_evidence)
 
@@ -464,8 +517,11 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         signal.signal(signal.SIGINT, previous)
-    print(f"jepa-geometry: {args.command} interrupted; what it finished is in the cache, and "
-          "the same command resumes from there", file=sys.stderr)  # fmt: skip
+    print(
+        f"jepa-geometry: {args.command} interrupted; what it finished is in the cache, and "
+        "the same command resumes from there",
+        file=sys.stderr,
+    )
     return 130
 
 

@@ -436,16 +436,26 @@ def check_limits(profile: Profile) -> None:
         value = _dotted(profile, key)
         if isinstance(value, tuple) and not value and key != "data.task_episodes":
             raise ProfileError(f"profile {profile.name!r}: {key} must not be empty")
-        bad = [v for v in _leaves(value)
-               if not _within(v, low, high, open_low, key in INFINITY_MEANS_NONE)]  # fmt: skip
+        bad = [
+            v
+            for v in _leaves(value)
+            if not _within(v, low, high, open_low, key in INFINITY_MEANS_NONE)
+        ]
         if bad:
             lo = f"> {low:g}" if open_low else f">= {low:g}"
-            hi = (f" and <= {high:_.15g}".replace("_", ",") if high != _INF else
-                  "" if key in INFINITY_MEANS_NONE else " and finite")  # fmt: skip
+            hi = (
+                f" and <= {high:_.15g}".replace("_", ",")
+                if high != _INF
+                else ""
+                if key in INFINITY_MEANS_NONE
+                else " and finite"
+            )
             raise ProfileError(f"profile {profile.name!r}: {key} must be {lo}{hi}, got {value!r}")
         if key in DISTINCT and len(set(value)) != len(value):
-            raise ProfileError(f"profile {profile.name!r}: {key} names independent units, each "
-                               f"once; got {list(value)!r}")  # fmt: skip
+            raise ProfileError(
+                f"profile {profile.name!r}: {key} names independent units, each "
+                f"once; got {list(value)!r}"
+            )
 
 
 def _set_dotted(tree: dict[str, Any], key: str, value: Any, profile: str) -> None:

@@ -14,9 +14,13 @@ from jepa_geometry.study import tables
 from jepa_geometry.study.reference import reference_numbers
 
 SMALL = measurements.GeometrySettings(
-    probe_frames=300, dispersion_pairs=2000, ranking_starts=4, ranking_candidates=8,
-    grid=8, landscape_goals=10,
-)  # fmt: skip
+    probe_frames=300,
+    dispersion_pairs=2000,
+    ranking_starts=4,
+    ranking_candidates=8,
+    grid=8,
+    landscape_goals=10,
+)
 
 
 @pytest.fixture(scope="module")

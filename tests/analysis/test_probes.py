@@ -62,10 +62,13 @@ def test_ridge_on_an_embedding_wider_than_the_frames_solves_the_dual(alpha):
         expect = np.linalg.pinv(x) @ y
     np.testing.assert_allclose(w, expect, rtol=1e-8, atol=1e-10)
     narrow = x[:, :8]  # D < N takes the primal; the two agree where both apply
-    np.testing.assert_allclose(ridge_weights(narrow, y, alpha),
-                               np.linalg.pinv(narrow) @ y if alpha == 0 else
-                               np.linalg.solve(narrow.T @ narrow + alpha * np.eye(8),
-                                               narrow.T @ y), rtol=1e-8)  # fmt: skip
+    np.testing.assert_allclose(
+        ridge_weights(narrow, y, alpha),
+        np.linalg.pinv(narrow) @ y
+        if alpha == 0
+        else np.linalg.solve(narrow.T @ narrow + alpha * np.eye(8), narrow.T @ y),
+        rtol=1e-8,
+    )
 
 
 def test_ridge_r2_per_dim_equals_ordinary_least_squares_at_zero_alpha():

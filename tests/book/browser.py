@@ -30,8 +30,12 @@ def ensure_chromium() -> None:
     print("browser check: installing Debian's chromium and chromium-driver (apt-get)")
     env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
     subprocess.run([apt, "update", "-qq"], check=True, env=env, capture_output=True)
-    subprocess.run([apt, "install", "-y", "-qq", "chromium", "chromium-driver"], check=True,
-                   env=env, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [apt, "install", "-y", "-qq", "chromium", "chromium-driver"],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
 
 
 def _driver():
@@ -40,8 +44,13 @@ def _driver():
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600",
-                "--disable-dev-shm-usage"):  # fmt: skip
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--window-size=1280,1600",
+        "--disable-dev-shm-usage",
+    ):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
@@ -74,8 +83,9 @@ def check_book(html_root: Path) -> dict[str, list[str]]:
     html_root = Path(html_root)
     shots = html_root.parent / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
-    pages = sorted(p for p in html_root.rglob("*.html")
-                   if "_static" not in p.parts and p.name not in SKIP)  # fmt: skip
+    pages = sorted(
+        p for p in html_root.rglob("*.html") if "_static" not in p.parts and p.name not in SKIP
+    )
     ids: dict[Path, set[str]] = {}
     report: dict[str, list[str]] = {}
     driver = _driver()

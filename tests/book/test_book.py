@@ -21,7 +21,6 @@ from jepa_geometry.book.pipeline import (
 )
 from jepa_geometry.jobs import default_workers
 from jepa_geometry.profiles import ProfileError
-
 from tests.conftest import REPO
 
 FIRST = REPO / "chapters" / "ch01_metric_leverage.md"
@@ -220,12 +219,18 @@ def test_a_run_with_its_own_parameters_gets_its_own_folder():
 
 
 def test_make_book_at_smoke_never_touches_the_book_s_data():
-    out = subprocess.run(["make", "-n", "book", "PROFILE=smoke"], cwd=REPO, capture_output=True,
-                         text=True, timeout=60).stdout  # fmt: skip
+    out = subprocess.run(
+        ["make", "-n", "book", "PROFILE=smoke"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert "jepa-geometry book --profile smoke" in out
     assert "dvc add" not in out and "data-push" not in out and "data-pull" not in out
-    laptop = subprocess.run(["make", "-n", "book"], cwd=REPO, capture_output=True, text=True,
-                            timeout=60).stdout  # fmt: skip
+    laptop = subprocess.run(
+        ["make", "-n", "book"], cwd=REPO, capture_output=True, text=True, timeout=60
+    ).stdout
     assert "data-push" in laptop and "data-pull" in laptop
 
 
@@ -260,16 +265,18 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     share = str(max(default_workers() // 2, 1))
     for me, other in (("ch01_a", "ch02_b"), ("ch02_b", "ch01_a")):
-        body = (f"import os\n"
-                f"assert os.environ['OMP_NUM_THREADS'] == {share!r}\n"
-                f"assert os.environ['JEPA_GEOMETRY_WORKERS'] == {share!r}\n"
-                f"pathlib.Path({str(stamps / me)!r}).touch()\n"
-                f"deadline = time.time() + 120\n"
-                f"while not pathlib.Path({str(stamps / other)!r}).exists():\n"
-                f"    assert time.time() < deadline, 'the other page never started'\n"
-                f"    time.sleep(0.1)\n"
-                f"time.sleep(1)\n"
-                f"pathlib.Path({str(stamps / (me + '.done'))!r}).touch()")  # fmt: skip
+        body = (
+            f"import os\n"
+            f"assert os.environ['OMP_NUM_THREADS'] == {share!r}\n"
+            f"assert os.environ['JEPA_GEOMETRY_WORKERS'] == {share!r}\n"
+            f"pathlib.Path({str(stamps / me)!r}).touch()\n"
+            f"deadline = time.time() + 120\n"
+            f"while not pathlib.Path({str(stamps / other)!r}).exists():\n"
+            f"    assert time.time() < deadline, 'the other page never started'\n"
+            f"    time.sleep(0.1)\n"
+            f"time.sleep(1)\n"
+            f"pathlib.Path({str(stamps / (me + '.done'))!r}).touch()"
+        )
         (tmp_path / "chapters" / f"{me}.md").write_text(_TINY_CHAPTER.format(name=me, body=body))
     done = [str(stamps / f"{p}.done") for p in ("ch01_a", "ch02_b")]
     last = f"assert all(pathlib.Path(p).exists() for p in {done!r})"
@@ -277,8 +284,11 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
         _TINY_CHAPTER.format(name="ch08_across", body=last)
     )
     names = ("ch08_across", "ch01_a", "ch02_b")  # the cross-task page listed first, run last
-    toc = {"format": "jb-book", "root": "book/intro",
-           "chapters": [{"file": f"book/chapters/{p}"} for p in names]}  # fmt: skip
+    toc = {
+        "format": "jb-book",
+        "root": "book/intro",
+        "chapters": [{"file": f"book/chapters/{p}"} for p in names],
+    }
     (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc))
     (tmp_path / "data.dvc").write_text("outs: [{path: data}]\n")
     monkeypatch.chdir(tmp_path)

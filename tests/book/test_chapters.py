@@ -24,7 +24,6 @@ from jepa_geometry.book.pipeline import (
     Page,
     run_chapter,
 )
-
 from tests.book.browser import check_book, ensure_chromium
 from tests.conftest import PAGES, REPO, executed
 
@@ -91,8 +90,10 @@ def test_every_page_reads_offline_in_a_browser(book_copy: Path):
     report = check_book(html)
     bad = {page: problems for page, problems in report.items() if problems}
     assert len(report) >= len(PAGES) and not bad, bad
-    assert all((book_copy / "_build" / "screenshots" / f"{p.replace('/', '__')}.png").is_file()
-               for p in report)  # fmt: skip
+    assert all(
+        (book_copy / "_build" / "screenshots" / f"{p.replace('/', '__')}.png").is_file()
+        for p in report
+    )
 
 
 @pytest.mark.slow

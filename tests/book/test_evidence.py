@@ -17,7 +17,6 @@ from jepa_geometry.book.evidence import (
     over_budget,
 )
 from jepa_geometry.book.pipeline import EXECUTED_DIR, READS_KEY, book_pages
-
 from tests.conftest import REPO
 
 
@@ -46,9 +45,17 @@ def _page_notebook(executed: Path, page: str, reads: list[str], value: str) -> N
     and one glued value (myst-nb's scrapbook output)."""
     nb = {
         "metadata": {"papermill": {"parameters": {"profile": "laptop"}}, READS_KEY: reads},
-        "cells": [{"outputs": [{"metadata": {"scrapbook": {"name": "n"}},
-                                "data": {GLUE_PREFIX + "text/plain": [value]}}]}],
-    }  # fmt: skip
+        "cells": [
+            {
+                "outputs": [
+                    {
+                        "metadata": {"scrapbook": {"name": "n"}},
+                        "data": {GLUE_PREFIX + "text/plain": [value]},
+                    }
+                ]
+            }
+        ],
+    }
     path = executed / EXECUTED_DIR / f"{page}.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(nb))

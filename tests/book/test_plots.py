@@ -36,12 +36,22 @@ def _png(fig) -> bytes:
 def _ranking_rows() -> pd.DataFrame:
     rng = np.random.default_rng(0)
     rows = [
-        {"arm": a, "train_seed": s, "source": src, "start": k, "tau_pred": rng.uniform(),
-         "tau_geom": rng.uniform(), "tau_total": rng.uniform(), "agree_enc": rng.uniform(),
-         "agree_pred": rng.uniform()}
-        for a in ("lewm", "scale") for s in (0, 1) for src in ("gaussian", "dataset")
+        {
+            "arm": a,
+            "train_seed": s,
+            "source": src,
+            "start": k,
+            "tau_pred": rng.uniform(),
+            "tau_geom": rng.uniform(),
+            "tau_total": rng.uniform(),
+            "agree_enc": rng.uniform(),
+            "agree_pred": rng.uniform(),
+        }
+        for a in ("lewm", "scale")
+        for s in (0, 1)
+        for src in ("gaussian", "dataset")
         for k in range(6)
-    ]  # fmt: skip
+    ]
     return pd.DataFrame(rows)
 
 
@@ -77,10 +87,15 @@ def test_training_diagnostics_figure_draws_one_line_per_model_and_the_references
 
     rows = [
         {"arm": a, "train_seed": s, "step": t, "diagnostic": d, "value": 0.1 * t + s}
-        for a in ("lewm", "anisowm") for s in (0, 1) for t in (1, 2, 3)
-        for d in (("top8_share",) if a == "lewm" else
-                  ("top8_share", "cond_lambda", "corr_v_var_z", "corr_v_rel_err"))
-    ]  # fmt: skip
+        for a in ("lewm", "anisowm")
+        for s in (0, 1)
+        for t in (1, 2, 3)
+        for d in (
+            ("top8_share",)
+            if a == "lewm"
+            else ("top8_share", "cond_lambda", "corr_v_var_z", "corr_v_rel_err")
+        )
+    ]
     fig = plot_training_diagnostics(pd.DataFrame(rows), kappa=2.0, isotropic_top8=0.24)
     cond, _, _, top8 = fig.axes[:4]
     assert len(cond.lines) == 2 + 1  # two anisowm seeds + the κ line

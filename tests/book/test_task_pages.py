@@ -19,7 +19,6 @@ from jepa_geometry.book.pipeline import (
 )
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.study.spec import available_studies, load_study
-
 from tests.conftest import REPO
 
 CH06 = REPO / "chapters" / "ch06_planning.md"
@@ -80,8 +79,11 @@ def test_localised_page_has_its_own_labels_title_links_and_commands():
     refs = set(re.findall(r"\{numref\}`([^`]+)`", text))
     assert refs <= own | {r for r in refs if not r.startswith(("tbl-ch06", "fig-ch06"))}
     # code is never rewritten: the page's task comes from its parameter
-    code = [(a.source, b.source) for a, b in zip(before.cells, nb.cells, strict=True)
-            if a.cell_type == "code"]  # fmt: skip
+    code = [
+        (a.source, b.source)
+        for a, b in zip(before.cells, nb.cells, strict=True)
+        if a.cell_type == "code"
+    ]
     assert all(a == b for a, b in code)
 
 

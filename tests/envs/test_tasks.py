@@ -316,8 +316,9 @@ print(light, "lancedb" in sys.modules, World is stable_worldmodel.World, World._
 def test_swm_loads_without_its_dataset_formats_and_completes_when_asked() -> None:
     """envs.base.import_swm: building a task and planning import no lancedb (nor swm's data
     package), and the first other name read from swm runs its whole ``__init__``."""
-    out = subprocess.run([sys.executable, "-c", SWM_PROBE], capture_output=True, text=True,
-                         timeout=300, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", SWM_PROBE], capture_output=True, text=True, timeout=300, check=True
+    )
     assert out.stdout.split() == ["True", "True", "True", "stable_worldmodel.world.world"]
 
 
@@ -335,8 +336,9 @@ print("alive")
 def test_torch_compiler_imports_after_an_opengl_frame() -> None:
     """import_swm loads Triton before any environment: loaded after Mesa's LLVM, it crashes
     the process (a segfault, as a page that rendered Cube and then trained a model did)."""
-    out = subprocess.run([sys.executable, "-c", GL_THEN_COMPILER], capture_output=True,
-                         text=True, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", GL_THEN_COMPILER], capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0 and out.stdout.strip() == "alive", out.stderr[-500:]
 
 
@@ -349,7 +351,8 @@ def test_a_process_that_rendered_mujoco_tasks_exits_without_gl_errors():
         "    t = shared_task(name, 32); t.reset(0); t.render()\n"
     )
     env = {**os.environ, "MUJOCO_GL": "egl"}
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=300)  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     assert "Exception ignored" not in res.stderr, res.stderr[-2000:]

@@ -290,9 +290,11 @@ def test_pair_difficulty_counts_pairs_and_solved_at_start():
     # Two held-out episodes of a 1-D "task": state = position; success if |start - goal| < 1.5.
     pos = np.array([0, 1, 2, 3, 10, 10, 10, 10], dtype=float)[:, None]
     data = SimpleNamespace(
-        episode=np.array([0, 0, 0, 0, 1, 1, 1, 1]), step=np.array([0, 1, 2, 3] * 2),
-        heldout_episodes=np.array([0, 1]), state=pos,
-    )  # fmt: skip
+        episode=np.array([0, 0, 0, 0, 1, 1, 1, 1]),
+        step=np.array([0, 1, 2, 3] * 2),
+        heldout_episodes=np.array([0, 1]),
+        state=pos,
+    )
     task = SimpleNamespace(
         is_success=lambda a, b: abs(a[0] - b[0]) < 1.5, goal_distance=lambda a, b: abs(a[0] - b[0])
     )

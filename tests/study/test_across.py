@@ -39,7 +39,12 @@ def test_cache_only_never_builds(data_root):
 def test_missing_studies_are_reported_not_built(data_root):
     studies = across.load_studies(load_profile("smoke"))
     assert studies.studies == {} and set(studies.missing) == {
-        "tworoom", "pusht", "reacher", "cube", "pointmaze"}  # fmt: skip
+        "tworoom",
+        "pusht",
+        "reacher",
+        "cube",
+        "pointmaze",
+    }
     assert all("not built at this profile" in why for why in studies.missing.values())
     built = [p for p in data_root.rglob("manifest.json")]
     assert built == []  # nothing was trained, collected or planned
@@ -65,10 +70,13 @@ def _study(rng: np.random.Generator, seeds=(0, 1), pairs=40) -> across.TaskStudy
     eps = pd.DataFrame(
         rows, columns=["arm", "train_seed", "solver", "budget", "episode", "success"]
     ).assign(protocol="goal25_budget50", hard=False, solved_at_start=False)
-    grid = PlanningGrid(temperature=1.0, sweep=pd.DataFrame(), episodes=eps,
-                        timing=pd.DataFrame())  # fmt: skip
-    geo = Geometry(probes=pd.DataFrame(), spectra=pd.DataFrame(), ranking=pd.DataFrame(),
-                   landscape=pd.DataFrame())  # fmt: skip
+    grid = PlanningGrid(temperature=1.0, sweep=pd.DataFrame(), episodes=eps, timing=pd.DataFrame())
+    geo = Geometry(
+        probes=pd.DataFrame(),
+        spectra=pd.DataFrame(),
+        ranking=pd.DataFrame(),
+        landscape=pd.DataFrame(),
+    )
     spec = load_study("reacher")  # SCALE's protocol is its main one
     return across.TaskStudy("reacher", spec, load_profile("smoke"), grid, geo, pd.DataFrame())
 
@@ -121,8 +129,9 @@ def test_interaction_contrast_is_the_departure_from_additivity():
         "anisowm": base + b_eff,
         "scale+anisowm": base + a_eff + b_eff + delta,
     }
-    table = pd.concat([pd.DataFrame({"arm": arm, "v": v}, index=units).reset_index()
-                       for arm, v in values.items()])  # fmt: skip
+    table = pd.concat(
+        [pd.DataFrame({"arm": arm, "v": v}, index=units).reset_index() for arm, v in values.items()]
+    )
     inter = across.interaction_table(table, "v", ["train_seed", "start"])
     ev = paired_unit_evidence(inter, across.INTERACTION, "a + b", "v", "start")
     assert ev.effect == pytest.approx(delta.mean())
@@ -131,9 +140,13 @@ def test_interaction_contrast_is_the_departure_from_additivity():
 
 @pytest.mark.parametrize(
     ("low", "high", "reading"),
-    [(0.01, 0.03, "reinforce"), (-0.03, -0.01, "fight"), (-0.004, 0.004, "add up"),
-     (-0.02, 0.005, "unclear")],
-)  # fmt: skip
+    [
+        (0.01, 0.03, "reinforce"),
+        (-0.03, -0.01, "fight"),
+        (-0.004, 0.004, "add up"),
+        (-0.02, 0.005, "unclear"),
+    ],
+)
 def test_additivity_reads_the_family_interval(low, high, reading):
     ev = Evidence((low + high) / 2, low, high, None, "units")
     assert across.additivity(ev, min_effect=0.01, m=1) == reading
@@ -142,10 +155,14 @@ def test_additivity_reads_the_family_interval(low, high, reading):
 
 
 def test_verdict_matrix_is_claim_by_task_and_refuses_a_claim_twice():
-    board = pd.DataFrame({
-        "task": ["Two-Room", "Reacher", "Two-Room"], "paper": ["SCALE"] * 3,
-        "claim": ["x", "x", "y"], "verdict": ["reproduced", "not detected at this scale",
-                                              "inconclusive"]})  # fmt: skip
+    board = pd.DataFrame(
+        {
+            "task": ["Two-Room", "Reacher", "Two-Room"],
+            "paper": ["SCALE"] * 3,
+            "claim": ["x", "x", "y"],
+            "verdict": ["reproduced", "not detected at this scale", "inconclusive"],
+        }
+    )
     m = across.verdict_matrix(board).set_index("claim")
     assert list(m.columns) == ["Two-Room", "Reacher"]  # the book's task order
     assert m.loc["SCALE: x", "Reacher"] == "not detected" and m.loc["SCALE: y", "Reacher"] == ""

@@ -22,7 +22,6 @@ from jepa_geometry.profiles import load_profile, with_overrides
 from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import train_world_model, world_model_artifact
-
 from tests.conftest import REPO
 
 SMOKE = load_profile("smoke")
@@ -35,15 +34,22 @@ def test_dry_run_counts_and_costs_every_unit_without_building(data_root):
     counts = units.groupby(["stage", "kind"]).size().to_dict()
     # DINO-WM's stand-in learns from all five tasks' datasets: Two-Room's and four more
     assert "dinowm" in spec.arms
-    assert counts == {("collect", "collect"): 5, ("pretrain", "train"): 1,
-                      ("train", "train"): models, ("plan", "plan"): models + 1,
-                      ("plan", "measure"): models, ("mppi", "plan"): models}  # fmt: skip
+    assert counts == {
+        ("collect", "collect"): 5,
+        ("pretrain", "train"): 1,
+        ("train", "train"): models,
+        ("plan", "plan"): models + 1,
+        ("plan", "measure"): models,
+        ("mppi", "plan"): models,
+    }
     train = units[units.stage == "train"]
     assert train.hours.tolist() == pytest.approx(
-        [SMOKE.train.steps / SMOKE.cluster.train_steps_per_s / 3600] * models)  # fmt: skip
+        [SMOKE.train.steps / SMOKE.cluster.train_steps_per_s / 3600] * models
+    )
     pretrain = units[units.stage == "pretrain"]
     assert pretrain.hours.tolist() == pytest.approx(
-        [SMOKE.dinowm.standin_steps / SMOKE.cluster.pretrain_steps_per_s / 3600])  # fmt: skip
+        [SMOKE.dinowm.standin_steps / SMOKE.cluster.pretrain_steps_per_s / 3600]
+    )
     # two studies share one stand-in and each dataset once
     both = cluster.dry_run([spec, load_study("pusht")], SMOKE)
     assert (both.stage == "pretrain").sum() == 1
@@ -103,8 +109,9 @@ def test_a_smoke_study_through_the_local_executor_then_the_chapter_from_cache(
             if not (own / r).exists():  # a baseline cell can be an output of several units
                 shutil.copytree(shared / r, own / r)
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(own))
-    out = cluster.run_grid([spec], SMOKE, "local", tmp_path / "jobs", max_parallel=2,
-                           progress=False)  # fmt: skip
+    out = cluster.run_grid(
+        [spec], SMOKE, "local", tmp_path / "jobs", max_parallel=2, progress=False
+    )
     done = out[out.status != "cached"]
     assert set(done.unit) == removed, done.to_string()
     assert (done.status == "done").all(), done[done.status != "done"].to_string()
@@ -180,10 +187,20 @@ def test_a_failing_unit_is_reported_and_the_rest_finish(data_root, tmp_path):
     spec = load_study("tworoom")
     good = cluster.stage_units("collect", [spec], SMOKE)[0]
     never = Artifact("results", "never-built", {"n": 1})
-    bad = cluster.Unit("plan", "plan", "tworoom", "divide by zero", operator.truediv, (1, 0),
-                       (never,), (), 0.0)  # fmt: skip
-    after = cluster.Unit("plan", "plan", "tworoom", "needs the failed one", operator.add, (1, 1),
-                         (Artifact("results", "after", {"n": 2}),), (never,), 0.0)  # fmt: skip
+    bad = cluster.Unit(
+        "plan", "plan", "tworoom", "divide by zero", operator.truediv, (1, 0), (never,), (), 0.0
+    )
+    after = cluster.Unit(
+        "plan",
+        "plan",
+        "tworoom",
+        "needs the failed one",
+        operator.add,
+        (1, 1),
+        (Artifact("results", "after", {"n": 2}),),
+        (never,),
+        0.0,
+    )
     rows = cluster.run_stage([bad, good], "local", tmp_path / "jobs", SMOKE, 2, progress=False)
     by = {r["unit"]: r for r in rows}
     assert by["collect tworoom"]["status"] == "done" and good.cached
@@ -191,8 +208,15 @@ def test_a_failing_unit_is_reported_and_the_rest_finish(data_root, tmp_path):
     assert "ZeroDivisionError" in by["divide by zero"]["error"]
     log = by["divide by zero"]["log"]
     assert os.path.isfile(log) and "ZeroDivisionError" in open(log).read()
-    blocked = cluster.run_stage([after], "local", tmp_path / "jobs", SMOKE, 2, progress=False,
-                                blocked_by={never.key: "divide by zero"})  # fmt: skip
+    blocked = cluster.run_stage(
+        [after],
+        "local",
+        tmp_path / "jobs",
+        SMOKE,
+        2,
+        progress=False,
+        blocked_by={never.key: "divide by zero"},
+    )
     assert blocked[0]["status"] == "blocked"
     assert blocked[0]["error"].endswith("missing (divide by zero failed)")
 
@@ -200,8 +224,9 @@ def test_a_failing_unit_is_reported_and_the_rest_finish(data_root, tmp_path):
 def test_dinowm_on_dinov2_without_the_file_stops_the_grid_and_is_left_out_of_a_dry_run(
     data_root, tmp_path
 ):
-    real = with_overrides(SMOKE, {"dinowm.encoder": "dinov2", "dinowm.dinov2_weights":
-                                  str(tmp_path / "missing.pth")})  # fmt: skip
+    real = with_overrides(
+        SMOKE, {"dinowm.encoder": "dinov2", "dinowm.dinov2_weights": str(tmp_path / "missing.pth")}
+    )
     spec = load_study("tworoom")
     with pytest.raises(cluster.GridError, match=r"tworoom train dinowm on DINOv2.*missing\.pth"):
         cluster.run_grid([spec], real, "local", tmp_path / "jobs", progress=False)

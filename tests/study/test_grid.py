@@ -18,8 +18,11 @@ def test_plan_cells_is_scales_solver_grid():
     cells = study.plan_cells(["goal100_budget150", "goal25_budget50"])
     assert len(cells) == 2 * (5 + 2 + 2)
     assert {(c.solver, c.budget) for c in cells if c.solver != "cem"} == {
-        ("icem", "T1"), ("icem", "T3"), ("mppi", "T1"), ("mppi", "T3"),
-    }  # fmt: skip
+        ("icem", "T1"),
+        ("icem", "T3"),
+        ("mppi", "T1"),
+        ("mppi", "T3"),
+    }
     with pytest.raises(
         study.StudyError, match=r"unknown protocol.*valid: goal25_budget50, goal100_budget150"
     ):
@@ -49,9 +52,17 @@ def _episodes(rng, seeds=(0, 1, 2), n=40):
             ok = rng.random(n) < p
             for e in range(n):
                 rows.append(
-                    {"protocol": "goal25_budget50", "solver": "cem", "budget": "T1", "arm": m,
-                     "train_seed": s, "episode": e, "success": bool(ok[e]), "hard": e % 2 == 0}
-                )  # fmt: skip
+                    {
+                        "protocol": "goal25_budget50",
+                        "solver": "cem",
+                        "budget": "T1",
+                        "arm": m,
+                        "train_seed": s,
+                        "episode": e,
+                        "success": bool(ok[e]),
+                        "hard": e % 2 == 0,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -88,11 +99,27 @@ def test_success_table_and_grid():
 
 def test_beside_papers_pairs_each_paper_value_with_our_cell():
     tab = pd.DataFrame(
-        [{"protocol": "goal25_budget50", "solver": "cem", "budget": "T1", "arm": "scale",
-          "rate": 0.9, "low": 0.8, "high": 0.95},
-         {"protocol": "goal100_budget150", "solver": "cem", "budget": "T1", "arm": "anisowm",
-          "rate": 0.7, "low": 0.6, "high": 0.8}]
-    )  # fmt: skip
+        [
+            {
+                "protocol": "goal25_budget50",
+                "solver": "cem",
+                "budget": "T1",
+                "arm": "scale",
+                "rate": 0.9,
+                "low": 0.8,
+                "high": 0.95,
+            },
+            {
+                "protocol": "goal100_budget150",
+                "solver": "cem",
+                "budget": "T1",
+                "arm": "anisowm",
+                "rate": 0.7,
+                "low": 0.6,
+                "high": 0.8,
+            },
+        ]
+    )
     out = tables.planning.beside_papers(tab, "tworoom", ["lewm", "scale", "anisowm"]).set_index(
         "paper"
     )
@@ -111,8 +138,13 @@ def test_lambda_table_and_figure_read_every_lambdareg_model():
     from jepa_geometry.study.tables.geometry import lambda_table
 
     v = np.array([[1.0, 1.0, 1.0], [1.6, 1.0, 0.4]])  # two logged steps, D = 3
-    sp = {"final_sorted": np.sort(v[-1])[::-1], "above_mean": 1, "cond": 4.0, "v": v,
-          "steps": np.array([0, 10])}  # fmt: skip
+    sp = {
+        "final_sorted": np.sort(v[-1])[::-1],
+        "above_mean": 1,
+        "cond": 4.0,
+        "v": v,
+        "steps": np.array([0, 10]),
+    }
     spectra = {("scale+anisowm", 1): sp, ("anisowm", 0): sp}
     t = lambda_table(spectra)
     assert t[["arm", "train_seed"]].values.tolist() == [["anisowm", 0], ["scale+anisowm", 1]]
@@ -173,8 +205,9 @@ def test_variant_planning_sentence_states_each_interval():
     from jepa_geometry.study.rules.lambdareg import choose_variant
     from jepa_geometry.study.tables.geometry import variant_planning_sentence
 
-    t = pd.DataFrame([{"comparison": "v - lewm", "diff": 0.043, "low": -0.04, "high": 0.115,
-                       "p_mcnemar": 0.005}])  # fmt: skip
+    t = pd.DataFrame(
+        [{"comparison": "v - lewm", "diff": 0.043, "low": -0.04, "high": 0.115, "p_mcnemar": 0.005}]
+    )
     assert variant_planning_sentence(t) == "v - lewm: +4.3 pp [-4.0, +11.5] (McNemar p = 0.005)"
     variants = pd.DataFrame(
         {
@@ -191,9 +224,13 @@ def test_variant_planning_sentence_states_each_interval():
 
 @pytest.mark.parametrize(
     "lewm_k,random_k,keep,word",
-    [(120, 20, True, "keep"), (190, 20, False, "saturates"), (40, 2, False, "fails"),
-     (80, 50, False, "more than half")],
-)  # fmt: skip
+    [
+        (120, 20, True, "keep"),
+        (190, 20, False, "saturates"),
+        (40, 2, False, "fails"),
+        (80, 50, False, "more than half"),
+    ],
+)
 def test_protocol_gate_applies_the_written_rule(monkeypatch, lewm_k, random_k, keep, word):
     import types
 
@@ -204,8 +241,9 @@ def test_protocol_gate_applies_the_written_rule(monkeypatch, lewm_k, random_k, k
     def table(k: int) -> pd.DataFrame:
         ok = np.zeros(n, bool)
         ok[:k] = True
-        return pd.DataFrame({"success": ok, "hard": np.arange(n) % 2 == 0,
-                             "solved_at_start": np.arange(n) < 4})  # fmt: skip
+        return pd.DataFrame(
+            {"success": ok, "hard": np.arange(n) % 2 == 0, "solved_at_start": np.arange(n) < 4}
+        )
 
     fake = types.SimpleNamespace(episodes=table(lewm_k), random=table(random_k))
     monkeypatch.setattr(gate, "evaluate_arm", lambda *a, **k: fake)
@@ -217,10 +255,12 @@ def test_protocol_gate_applies_the_written_rule(monkeypatch, lewm_k, random_k, k
 
 @pytest.mark.parametrize(
     "scale_k,alt_k,chosen,runs",
-    [(120, None, "goal25_budget50", 1),  # SCALE's protocol passes: no alternative is gated
-     (190, 120, "goal100_budget150", 2),  # it saturates, the alternative passes
-     (190, 190, "goal25_budget50", 3)],  # all fail: SCALE's protocol, and the gate says so
-)  # fmt: skip
+    [
+        (120, None, "goal25_budget50", 1),  # SCALE's protocol passes: no alternative is gated
+        (190, 120, "goal100_budget150", 2),  # it saturates, the alternative passes
+        (190, 190, "goal25_budget50", 3),
+    ],  # all fail: SCALE's protocol, and the gate says so
+)
 def test_protocol_choice_gates_alternatives_on_validation_pairs(
     monkeypatch, scale_k, alt_k, chosen, runs
 ):

@@ -49,9 +49,12 @@ def test_the_smoke_profile_caps_every_factor_and_keeps_every_rung_distinct():
             assert cfg.data.image_size == round(min(lv.image, 2) * smoke.data.image_size)
             assert cfg.train.steps == round(min(lv.steps, 2) * smoke.train.steps)
             assert episode_counts(task, cfg) == tuple(
-                round(min(lv.episodes, 2) * c) for c in episode_counts(task, smoke))  # fmt: skip
-        rungs = {(c.data.image_size, c.train.steps, episode_counts(task, c), lv.protocol)
-                 for lv, c in zip(ladder, cfgs, strict=True)}  # fmt: skip
+                round(min(lv.episodes, 2) * c) for c in episode_counts(task, smoke)
+            )
+        rungs = {
+            (c.data.image_size, c.train.steps, episode_counts(task, c), lv.protocol)
+            for lv, c in zip(ladder, cfgs, strict=True)
+        }
         assert len(rungs) == len(ladder)  # each rung still a configuration of its own
     cube = ladder_lever("cube", "moving pairs, 5x episodes").apply("cube", smoke)
     assert episode_counts("cube", cube) == (2, 2)  # 2 x smoke's (1, 1), not 5 x

@@ -204,8 +204,12 @@ def test_pusht_and_cube_spot_values():
     assert dict(zip(half.solver, half.value, strict=True)) == {"cem": 65.17, "icem": 69.87}
     cells = reference_numbers(table="scale_success_20cell", task="pusht")
     assert dict(zip(cells.arm, cells.value, strict=True)) == {
-        "lewm": 65.15, "scale": 69.23, "aux": 69.86, "scale_half_q": 67.92, "aux_half_q": 66.90
-    }  # fmt: skip
+        "lewm": 65.15,
+        "scale": 69.23,
+        "aux": 69.86,
+        "scale_half_q": 67.92,
+        "aux_half_q": 66.90,
+    }
     cube = reference_numbers(table="scale_success_20cell", task="cube").set_index("arm").value
     assert cube.tolist() == [59.64, 62.55, 61.99, 62.65, 61.57]
     lam = reference_numbers(table="aniso_lambda_above_mean").set_index("task").value
@@ -221,5 +225,6 @@ def test_anisowm_landscape_spearman_table():
     assert values[("cube", "lewm")] == 0.15 and values[("cube", "anisowm")] == 0.91
     for task in ("pusht", "cube"):
         assert -1.0 <= values[(task, "lewm")] < values[(task, "anisowm")] <= 1.0
-    assert reference_numbers(table="anisowm_landscape_spearman", task="tworoom",
-                             allow_empty=True).empty  # fmt: skip
+    assert reference_numbers(
+        table="anisowm_landscape_spearman", task="tworoom", allow_empty=True
+    ).empty

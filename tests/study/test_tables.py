@@ -12,9 +12,20 @@ from jepa_geometry.study.reference import reference_numbers
 
 def success(rows):
     return pd.DataFrame(
-        [{"protocol": "p", "solver": "cem", "budget": b, "arm": a, "rate": r,
-          "low": r - 0.05, "high": r + 0.05, "seeds": 3} for b, a, r in rows]
-    )  # fmt: skip
+        [
+            {
+                "protocol": "p",
+                "solver": "cem",
+                "budget": b,
+                "arm": a,
+                "rate": r,
+                "low": r - 0.05,
+                "high": r + 0.05,
+                "seeds": 3,
+            }
+            for b, a, r in rows
+        ]
+    )
 
 
 def test_headroom_is_the_preregistered_window_on_the_baseline():
@@ -29,8 +40,15 @@ def test_headroom_is_the_preregistered_window_on_the_baseline():
 
 
 def test_tier_spread_subtracts_the_poorest_tier():
-    t = success([("T1", "lewm", 0.7), ("T5", "lewm", 0.2), ("T1", "scale", 0.8),
-                 ("T5", "scale", 0.1), ("T1", "aux", 0.6)])  # fmt: skip
+    t = success(
+        [
+            ("T1", "lewm", 0.7),
+            ("T5", "lewm", 0.2),
+            ("T1", "scale", 0.8),
+            ("T5", "scale", 0.1),
+            ("T1", "aux", 0.6),
+        ]
+    )
     s = tables.planning.tier_spread(t, "p", ["lewm", "scale", "aux"])
     assert list(s.index) == ["lewm", "scale"]  # aux has no T5 cell
     np.testing.assert_allclose(s["T1 - T5 (pp)"], [50.0, 70.0])
@@ -38,10 +56,22 @@ def test_tier_spread_subtracts_the_poorest_tier():
 
 def test_paired_display_formats_the_difference_in_points():
     paired = pd.DataFrame(
-        [{"protocol": "p", "solver": "cem", "budget": "T1", "arm": "scale", "seeds": 3,
-          "diff": 0.138, "low": 0.073, "high": 0.205, "a_only": 40, "b_only": 12,
-          "p_mcnemar": 1e-4}]
-    )  # fmt: skip
+        [
+            {
+                "protocol": "p",
+                "solver": "cem",
+                "budget": "T1",
+                "arm": "scale",
+                "seeds": 3,
+                "diff": 0.138,
+                "low": 0.073,
+                "high": 0.205,
+                "a_only": 40,
+                "b_only": 12,
+                "p_mcnemar": 1e-4,
+            }
+        ]
+    )
     out = tables.planning.paired_display(paired, "p")
     assert out.loc[0, "diff (pp)"] == "13.8 [7.3, 20.5]"
     with pytest.raises(ValueError, match="no paired rows"):
@@ -49,8 +79,11 @@ def test_paired_display_formats_the_difference_in_points():
 
 
 def test_hard_subset_counts_each_pair_once():
-    rows = [{"protocol": "p", "arm": "random", "episode": e, "hard": e % 3 == 0, "budget": b}
-            for b in ("T1", "T3") for e in range(10)]  # fmt: skip
+    rows = [
+        {"protocol": "p", "arm": "random", "episode": e, "hard": e % 3 == 0, "budget": b}
+        for b in ("T1", "T3")
+        for e in range(10)
+    ]
     rows += [{"protocol": "p", "arm": "lewm", "episode": 0, "hard": True, "budget": "T1"}]
     assert tables.planning.hard_subset_size(pd.DataFrame(rows), "p") == (4, 10)
 
@@ -70,9 +103,18 @@ def _cell_table(rates: dict[str, float], seeds: int = 3, pairs: int = 200, seed:
     for arm, p in rates.items():
         for s in range(seeds):
             ok = rng.random(pairs) < p
-            rows += [{"protocol": "goal100_budget150", "solver": "cem", "budget": "T1",
-                      "arm": arm, "train_seed": s, "episode": e, "success": bool(ok[e])}
-                     for e in range(pairs)]  # fmt: skip
+            rows += [
+                {
+                    "protocol": "goal100_budget150",
+                    "solver": "cem",
+                    "budget": "T1",
+                    "arm": arm,
+                    "train_seed": s,
+                    "episode": e,
+                    "success": bool(ok[e]),
+                }
+                for e in range(pairs)
+            ]
     return pd.DataFrame(rows)
 
 
@@ -141,8 +183,14 @@ def test_paper_ranking_table_carries_the_reference_values():
 
 
 def test_landscape_summary_averages_goals_then_seeds():
-    rows = pd.DataFrame({"arm": ["a"] * 4 + ["b"] * 2, "train_seed": [0, 0, 1, 1, 0, 0],
-                         "iou": [0.2, 0.4, 0.6, 0.8, 0.5, 0.5], "spearman": [0.1] * 6})  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "arm": ["a"] * 4 + ["b"] * 2,
+            "train_seed": [0, 0, 1, 1, 0, 0],
+            "iou": [0.2, 0.4, 0.6, 0.8, 0.5, 0.5],
+            "spearman": [0.1] * 6,
+        }
+    )
     s = tables.geometry.landscape_summary(rows, ["b", "a"])
     assert list(s.index) == ["b", "a"]
     assert s.loc["a", ("iou", "mean")] == pytest.approx(0.5)  # (0.3 + 0.7) / 2
@@ -152,8 +200,9 @@ def test_landscape_summary_averages_goals_then_seeds():
 def test_dashboard_cites_the_reference_file_and_the_measuring_section():
     from jepa_geometry.study.verdict import PROBES, Claim, Evidence, holm, one_sided_p
 
-    c1 = Claim("SCALE", "s", "m", "scale", "lewm", reference="scale_pca_variance_share",
-               computed_in=PROBES)  # fmt: skip
+    c1 = Claim(
+        "SCALE", "s", "m", "scale", "lewm", reference="scale_pca_variance_share", computed_in=PROBES
+    )
     c2 = Claim("AnisoWM", "t", "m", "anisowm", "lewm", paper_note="figure only")
     c3 = Claim("AnisoWM", "u", "m", "anisowm", "lewm", reference="aniso_success")
     ev = Evidence(0.1, 0.05, 0.15, None, "3 seeds")
@@ -181,15 +230,20 @@ def test_verdict_style_colours_verdicts_only():
 
 
 def test_small_read_outs_of_the_chapters():
-    sweep = pd.DataFrame({"temperature": [1.0, 1.0, 2.0, 2.0, 4.0, 4.0],
-                          "budget": ["T1", "T3"] * 3,
-                          "success": [0.5, 0.2, 0.6, 0.1, 0.3, 0.1]})  # fmt: skip
+    sweep = pd.DataFrame(
+        {
+            "temperature": [1.0, 1.0, 2.0, 2.0, 4.0, 4.0],
+            "budget": ["T1", "T3"] * 3,
+            "success": [0.5, 0.2, 0.6, 0.1, 0.3, 0.1],
+        }
+    )
     wide = tables.planning.sweep_table(sweep)
     assert wide.loc[2.0, "T1"] == 0.6 and list(wide.columns) == ["T1", "T3"]
     choice = tables.planning.temperature_choice(sweep, chosen=1.0, scaled_paper=1.0)
     assert choice == {"ties": 2, "same_as_paper": True}  # 1.0 and 2.0 both sum to 0.7
-    paired = pd.DataFrame([{"protocol": "p", "solver": "cem", "budget": "T1", "arm": "scale",
-                            "diff": 0.1}])  # fmt: skip
+    paired = pd.DataFrame(
+        [{"protocol": "p", "solver": "cem", "budget": "T1", "arm": "scale", "diff": 0.1}]
+    )
     assert tables.planning.paired_cell(paired, "p", "cem", "T1", "scale")["diff"] == 0.1
     with pytest.raises(ValueError, match="no paired row for aux in p/cem/T1"):
         tables.planning.paired_cell(paired, "p", "cem", "T1", "aux")
@@ -201,10 +255,18 @@ def test_final_diagnostics_averages_the_last_rows_of_each_model_then_seeds():
     rows = []
     for seed, offset in ((0, 0.0), (1, 0.2)):
         for step, value in ((50, 9.0), (100, 1.0), (150, 2.0), (200, 3.0)):
-            rows.append({"arm": "anisowm", "train_seed": seed, "step": step,
-                         "diagnostic": "cond_lambda", "value": value + offset})  # fmt: skip
-    rows.append({"arm": "lewm", "train_seed": 0, "step": 200, "diagnostic": "top8_share",
-                 "value": 0.2})  # fmt: skip
+            rows.append(
+                {
+                    "arm": "anisowm",
+                    "train_seed": seed,
+                    "step": step,
+                    "diagnostic": "cond_lambda",
+                    "value": value + offset,
+                }
+            )
+    rows.append(
+        {"arm": "lewm", "train_seed": 0, "step": 200, "diagnostic": "top8_share", "value": 0.2}
+    )
     out = tables.geometry.final_diagnostics(pd.DataFrame(rows), last=3)
     # seed 0: mean(1, 2, 3) = 2; seed 1: 2.2 -> 2.1 ± sd(2, 2.2); step 50 (9.0) is dropped
     assert out.loc["anisowm", "cond_lambda"] == f"{2.1:.3f} ± {np.std([2.0, 2.2], ddof=1):.3f}"
@@ -218,8 +280,10 @@ def test_final_diagnostics_averages_the_last_rows_of_each_model_then_seeds():
 def test_sigreg_strength_ratios(monkeypatch):
     from jepa_geometry.wm.losses import sigreg_gaussian_floor
 
-    logs = {0: [{"sigreg": 9.0, "top2_share": 0.1, "top8_share": 0.2}] * 2
-               + [{"sigreg": 3.0, "top2_share": 0.25, "top8_share": 0.5}] * 3}  # fmt: skip
+    logs = {
+        0: [{"sigreg": 9.0, "top2_share": 0.1, "top8_share": 0.2}] * 2
+        + [{"sigreg": 3.0, "top2_share": 0.25, "top8_share": 0.5}] * 3
+    }
     monkeypatch.setattr(rules.sigreg, "training_log", lambda task, arm, s, prof, w=None: logs[s])
     monkeypatch.setattr(
         rules.sigreg, "batch_isotropic_share", lambda prof, k: {2: 0.05, 8: 0.25}[k]
@@ -266,9 +330,12 @@ def test_weight_table_gives_each_task_its_papers_weights():
 def test_gate_sentence_says_whether_the_study_follows_the_rule():
     from jepa_geometry.study.tables.gate import gate_sentence
 
-    gate = pd.DataFrame([{"protocol": "goal25_budget50", "pairs": "evaluation", "reason": "r1"},
-                         {"protocol": "goal100_budget150", "pairs": "validation",
-                          "reason": "r2"}])  # fmt: skip
+    gate = pd.DataFrame(
+        [
+            {"protocol": "goal25_budget50", "pairs": "evaluation", "reason": "r1"},
+            {"protocol": "goal100_budget150", "pairs": "validation", "reason": "r2"},
+        ]
+    )
     ok = gate_sentence(gate, "goal100_budget150", "goal100_budget150", "laptop")
     assert ok.startswith("goal25_budget50 on the evaluation pairs: r1; then goal100_budget150")
     assert "is the one the rule picks" in ok
@@ -288,9 +355,17 @@ def test_papers_without_numbers_for_a_task_give_empty_tables():
         reference_numbers(table="aniso_success", task="pointmaze")
     with pytest.raises(ValueError, match="unknown reference table 'nosuch'"):
         reference_numbers(table="nosuch", allow_empty=True)
-    table = pd.DataFrame({"protocol": ["goal25_budget50"], "solver": ["cem"], "budget": ["T1"],
-                          "arm": ["anisowm"], "rate": [0.5], "low": [0.4],
-                          "high": [0.6]})  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "protocol": ["goal25_budget50"],
+            "solver": ["cem"],
+            "budget": ["T1"],
+            "arm": ["anisowm"],
+            "rate": [0.5],
+            "low": [0.4],
+            "high": [0.6],
+        }
+    )
     beside = beside_papers(table, "reacher", ["lewm", "anisowm"])
     assert lewm_paper_protocol("reacher") == "goal25_budget50"
     assert lewm_paper_protocol("tworoom") == "goal100_budget150"
@@ -317,13 +392,25 @@ def test_half_q_table_pairs_each_contrast_and_sets_scale_beside():
     half = full & (rng.random((3, 200)) < 0.8)
     rows = []
     for arm, ok in (("lewm", base), ("scale", full), ("scale-halfq", half), ("aux", base)):
-        rows += [{"protocol": "p", "solver": "cem", "budget": "T1", "arm": arm, "train_seed": s,
-                  "episode": e, "success": bool(ok[s, e]), "hard": False}
-                 for s in range(3) for e in range(200)]  # fmt: skip
+        rows += [
+            {
+                "protocol": "p",
+                "solver": "cem",
+                "budget": "T1",
+                "arm": arm,
+                "train_seed": s,
+                "episode": e,
+                "success": bool(ok[s, e]),
+                "hard": False,
+            }
+            for s in range(3)
+            for e in range(200)
+        ]
     t = tables.planning.half_q_table(pd.DataFrame(rows), "reacher", "p")
     assert list(t["contrast"]) == ["scale − lewm", "scale-halfq − lewm", "scale-halfq − scale"]
-    for (a, b), text in zip([(full, base), (half, base), (half, full)], t["ours (pp)"],
-                            strict=True):  # fmt: skip
+    for (a, b), text in zip(
+        [(full, base), (half, base), (half, full)], t["ours (pp)"], strict=True
+    ):
         assert text.startswith(f"{100 * (a.mean() - b.mean()):.1f} [")
     ref = reference_numbers(table="scale_success_20cell_difference", task="reacher")
     v = {(r.arm, r.versus): r.value for r in ref.itertuples()}
@@ -358,10 +445,12 @@ def test_ladder_sentence_says_which_rung_the_study_runs():
 
 
 def test_coordinate_table_averages_seeds_in_q_order():
-    rows = [{"arm": a, "train_seed": s, "coordinate": c, "r2": r + 0.1 * s}
-            for a, base in (("scale", 0.5), ("lewm", 0.2))
-            for s in (0, 1)
-            for c, r in (("block_x", base + 0.4), ("cos_theta", base))]  # fmt: skip
+    rows = [
+        {"arm": a, "train_seed": s, "coordinate": c, "r2": r + 0.1 * s}
+        for a, base in (("scale", 0.5), ("lewm", 0.2))
+        for s in (0, 1)
+        for c, r in (("block_x", base + 0.4), ("cos_theta", base))
+    ]
     t = tables.geometry.coordinate_table(pd.DataFrame(rows))
     assert list(t.index) == ["lewm", "scale"] and list(t.columns) == ["block_x", "cos_theta"]
     assert t.loc["lewm", "cos_theta"] == pytest.approx(0.25)
@@ -380,22 +469,36 @@ def test_plan_cost_and_the_dinowm_table_against_direct_sums():
             for s in range(2):
                 for e in range(40):
                     plans = int(rng.integers(1, 6))
-                    rows.append({"protocol": "p", "solver": "cem", "budget": budget, "arm": arm,
-                                 "train_seed": s, "episode": e, "hard": False,
-                                 "success": bool(rng.random() < (0.8 if arm == "dinowm" else 0.4)),
-                                 "plans": plans, "plan_seconds": cost * scale * plans
-                                 * rng.uniform(0.9, 1.1)})  # fmt: skip
+                    rows.append(
+                        {
+                            "protocol": "p",
+                            "solver": "cem",
+                            "budget": budget,
+                            "arm": arm,
+                            "train_seed": s,
+                            "episode": e,
+                            "hard": False,
+                            "success": bool(rng.random() < (0.8 if arm == "dinowm" else 0.4)),
+                            "plans": plans,
+                            "plan_seconds": cost * scale * plans * rng.uniform(0.9, 1.1),
+                        }
+                    )
     eps = pd.DataFrame(rows)
     cost = tables.planning.plan_cost_table(eps)
     for (arm, budget), g in eps.groupby(["arm", "budget"]):
         row = cost[(cost.arm == arm) & (cost.budget == budget)].iloc[0]
         assert row.s_per_plan == pytest.approx(g.plan_seconds.sum() / g.plans.sum())
         base = eps[(eps.arm == "lewm") & (eps.budget == budget)]
-        assert row.ratio == pytest.approx(row.s_per_plan / (base.plan_seconds.sum()
-                                                            / base.plans.sum()))  # fmt: skip
-    trained = pd.DataFrame({"arm": ["lewm", "lewm", "dinowm", "dinowm"],
-                            "train_seconds": [100.0, 110.0, 150.0, 170.0],
-                            "token_seconds": [0.0, 0.0, 30.0, 30.0]})  # fmt: skip
+        assert row.ratio == pytest.approx(
+            row.s_per_plan / (base.plan_seconds.sum() / base.plans.sum())
+        )
+    trained = pd.DataFrame(
+        {
+            "arm": ["lewm", "lewm", "dinowm", "dinowm"],
+            "train_seconds": [100.0, 110.0, 150.0, 170.0],
+            "token_seconds": [0.0, 0.0, 30.0, 30.0],
+        }
+    )
     t = tables.planning.dinowm_table(eps, trained, "tworoom", "p").set_index("quantity")
     cell = eps[eps.budget == "T1"]
     for versus in ("lewm", "scale"):
@@ -403,12 +506,17 @@ def test_plan_cost_and_the_dinowm_table_against_direct_sums():
         b = cell[cell.arm == versus].sort_values(["train_seed", "episode"]).success.to_numpy()
         ours = t.loc[f"dinowm − {versus}, success at CEM T1", "ours"]
         assert ours.startswith(f"{100 * (a.mean() - b.mean()):.1f} [")
-    tier = reference_numbers(table="scale_success_per_tier", task="tworoom", solver="cem",
-                             tier="T1").set_index("arm").value  # fmt: skip
+    tier = (
+        reference_numbers(table="scale_success_per_tier", task="tworoom", solver="cem", tier="T1")
+        .set_index("arm")
+        .value
+    )
     assert t.loc["dinowm − lewm, success at CEM T1", "SCALE"] == (
-        f"{tier['dinowm'] - tier['lewm']:+.1f} pp")  # fmt: skip
+        f"{tier['dinowm'] - tier['lewm']:+.1f} pp"
+    )
     assert t.loc["training cost, seconds per model / LeWM's", "ours"].startswith(
-        f"{(160 + 30) / 105:.2f}x")  # fmt: skip
+        f"{(160 + 30) / 105:.2f}x"
+    )
     assert t.loc["planning cost, seconds per plan / LeWM's", "SCALE"] == "about 80x"
     t1 = cost[(cost.arm == "dinowm") & (cost.budget == "T1")].ratio.iloc[0]
     assert t.loc["planning cost, seconds per plan / LeWM's", "ours"].startswith(f"{t1:.1f}x")
@@ -421,9 +529,20 @@ def test_dinowm_sentences_read_the_interval_and_scale_s_sign():
     rows = []
     rng = np.random.default_rng(8)
     for arm, rate in (("lewm", 0.7), ("dinowm", 0.2)):
-        rows += [{"protocol": "p", "solver": "cem", "budget": "T1", "arm": arm, "train_seed": s,
-                  "episode": e, "success": bool(rng.random() < rate), "hard": False}
-                 for s in range(3) for e in range(100)]  # fmt: skip
+        rows += [
+            {
+                "protocol": "p",
+                "solver": "cem",
+                "budget": "T1",
+                "arm": arm,
+                "train_seed": s,
+                "episode": e,
+                "success": bool(rng.random() < rate),
+                "hard": False,
+            }
+            for s in range(3)
+            for e in range(100)
+        ]
     eps = pd.DataFrame(rows)
     text = tables.planning.dinowm_sentence(eps, "tworoom", "p")
     assert text.startswith("the stand-in DINO-WM plans worse than lewm at CEM T1")
@@ -432,12 +551,17 @@ def test_dinowm_sentences_read_the_interval_and_scale_s_sign():
     assert tables.planning.dinowm_sentence(eps[eps.arm == "lewm"], "pusht", "p").startswith(
         "this study"
     )
-    probes = pd.DataFrame({"arm": ["lewm", "lewm", "dinowm"], "train_seed": [0, 1, 0],
-                           "r2_top2": [0.1, 0.3, 0.6]})  # fmt: skip
-    ranking = pd.DataFrame({"arm": ["lewm", "dinowm", "dinowm", "lewm"],
-                            "source": ["gaussian", "gaussian", "gaussian", "dataset"],
-                            "tau_pred": [0.9, 0.1, 0.0, np.nan],
-                            "rollout_error": [0.01, 0.4, 0.6, np.nan]})  # fmt: skip
+    probes = pd.DataFrame(
+        {"arm": ["lewm", "lewm", "dinowm"], "train_seed": [0, 1, 0], "r2_top2": [0.1, 0.3, 0.6]}
+    )
+    ranking = pd.DataFrame(
+        {
+            "arm": ["lewm", "dinowm", "dinowm", "lewm"],
+            "source": ["gaussian", "gaussian", "gaussian", "dataset"],
+            "tau_pred": [0.9, 0.1, 0.0, np.nan],
+            "rollout_error": [0.01, 0.4, 0.6, np.nan],
+        }
+    )
     geo = tables.geometry.dinowm_geometry_sentence(probes, ranking)
     assert "R² 0.60 (lewm: 0.20)" in geo and "Kendall τ 0.05 (lewm: 0.90)" in geo
     assert "rollout error of 0.50 (lewm: 0.01)" in geo

@@ -71,8 +71,9 @@ def test_many_claims_need_more_than_a_single_interval_excluding_zero():
 def test_preconditions_are_measured_from_the_models():
     import types
 
-    spectra = pd.DataFrame({"arm": "lewm", "train_seed": 0, "pc": np.arange(1, 65),
-                            "share": np.full(64, 1 / 64)})  # fmt: skip
+    spectra = pd.DataFrame(
+        {"arm": "lewm", "train_seed": 0, "pc": np.arange(1, 65), "share": np.full(64, 1 / 64)}
+    )
     lam = {("anisowm", 0): {"cond": 1.4}, ("anisowm", 1): {"cond": 1.6}}
     pre = V.preconditions(types.SimpleNamespace(spectra=spectra, lambda_spectra=lam), kappa=2.0)
     rows = pre.set_index("precondition")
@@ -81,9 +82,14 @@ def test_preconditions_are_measured_from_the_models():
     assert "1.50" in rows.loc["Λ selected", "measured"]
     assert "Λ follows the prediction error" not in rows.index  # only with diagnostics
     diag = pd.DataFrame(
-        {"arm": "anisowm", "train_seed": [0] * 4 + [1] * 4, "step": [50, 100, 150, 200] * 2,
-         "diagnostic": "corr_v_rel_err", "value": [-0.9, 0.1, 0.2, 0.3, -0.9, 0.2, 0.3, 0.4]}
-    )  # fmt: skip
+        {
+            "arm": "anisowm",
+            "train_seed": [0] * 4 + [1] * 4,
+            "step": [50, 100, 150, 200] * 2,
+            "diagnostic": "corr_v_rel_err",
+            "value": [-0.9, 0.1, 0.2, 0.3, -0.9, 0.2, 0.3, 0.4],
+        }
+    )
     with_diag = V.preconditions(
         types.SimpleNamespace(spectra=spectra, lambda_spectra=lam), kappa=2.0, diagnostics=diag
     ).set_index("precondition")
@@ -133,11 +139,15 @@ def test_paired_unit_evidence_binary_uses_mcnemar():
 def test_tier_mean_success_and_paper_difference():
     eps = pd.DataFrame(
         {
-            "protocol": "goal25_budget50", "solver": "cem", "arm": "x", "train_seed": 0,
-            "budget": ["T1", "T2", "T1", "T2"], "episode": [0, 0, 1, 1],
+            "protocol": "goal25_budget50",
+            "solver": "cem",
+            "arm": "x",
+            "train_seed": 0,
+            "budget": ["T1", "T2", "T1", "T2"],
+            "episode": [0, 0, 1, 1],
             "success": [True, False, True, True],
         }
-    )  # fmt: skip
+    )
     out = V.tier_mean_success(eps, "goal25_budget50", "cem", ["T1", "T2"])
     assert out.set_index("episode")["success"].to_dict() == {0: 0.5, 1: 1.0}
     with pytest.raises(ValueError, match="not every arm"):
@@ -158,22 +168,35 @@ def test_dinowm_claims_take_scale_s_direction_for_the_task(task, sign):
 
     rng = np.random.default_rng(0)
     eps = pd.DataFrame(
-        [{"protocol": "goal25_budget50", "solver": "cem", "budget": b, "arm": m, "train_seed": 0,
-          "episode": e, "success": bool(rng.random() < 0.5)}
-         for m in ("lewm", "scale", "dinowm") for b in ("T1", "T2", "T3", "T4", "T5")
-         for e in range(20)]
-    )  # fmt: skip
-    empty = SimpleNamespace(probes=pd.DataFrame(columns=["arm"]),
-                            ranking=pd.DataFrame(columns=["arm", "source"]),
-                            landscape=pd.DataFrame(columns=["arm"]))  # fmt: skip
+        [
+            {
+                "protocol": "goal25_budget50",
+                "solver": "cem",
+                "budget": b,
+                "arm": m,
+                "train_seed": 0,
+                "episode": e,
+                "success": bool(rng.random() < 0.5),
+            }
+            for m in ("lewm", "scale", "dinowm")
+            for b in ("T1", "T2", "T3", "T4", "T5")
+            for e in range(20)
+        ]
+    )
+    empty = SimpleNamespace(
+        probes=pd.DataFrame(columns=["arm"]),
+        ranking=pd.DataFrame(columns=["arm", "source"]),
+        landscape=pd.DataFrame(columns=["arm"]),
+    )
     claims = V.paper_claims(task, eps, empty, "goal25_budget50", "goal25_budget50")
     dino = [c for c, _ in claims if c.a == "dinowm"]
     assert sorted(c.b for c in dino) == ["lewm", "scale"]
     per_solver = {
         r.arm: r.value
-        for r in V.reference_numbers(table="scale_success_per_solver", task=task,
-                                     solver="cem").itertuples()
-    }  # fmt: skip
+        for r in V.reference_numbers(
+            table="scale_success_per_solver", task=task, solver="cem"
+        ).itertuples()
+    }
     for c in dino:
         assert c.direction == sign
         assert ("better" if sign > 0 else "worse") in c.statement

@@ -67,8 +67,10 @@ def test_paired_unit_evidence_uses_the_same_two_stage_interval(seeds_that_differ
     a, b = seeds_that_differ
     rows = [
         {"arm": arm, "train_seed": s, "episode": e, "success": x[s, e]}
-        for arm, x in (("a", a), ("b", b)) for s in range(3) for e in range(a.shape[1])
-    ]  # fmt: skip
+        for arm, x in (("a", a), ("b", b))
+        for s in range(3)
+        for e in range(a.shape[1])
+    ]
     ev = V.paired_unit_evidence(pd.DataFrame(rows), "a", "b", "success", "episode")
     assert ev.effect == pytest.approx((a - b).mean())
     assert (ev.high - ev.low) / 2 == pytest.approx(1.96 * two_stage_sd(a - b), rel=0.12)
@@ -80,9 +82,18 @@ def test_paired_unit_evidence_uses_the_same_two_stage_interval(seeds_that_differ
 ARMS = ("lewm", "scale", "aux", "anisowm")
 SEEDS = (0, 1, 2)
 # every measure where "better" means larger, except the two where the claim is "smaller"
-BETTER = {"var_top2": 1, "r2_top2": 1, "r2_full_ridge": 1, "ratio_p90_over_p10": -1,
-          "tau_geom": 1, "tau_pred": 1, "rollout_error": -1, "agree_enc": 1, "agree_pred": 1,
-          "spearman": 1}  # fmt: skip
+BETTER = {
+    "var_top2": 1,
+    "r2_top2": 1,
+    "r2_full_ridge": 1,
+    "ratio_p90_over_p10": -1,
+    "tau_geom": 1,
+    "tau_pred": 1,
+    "rollout_error": -1,
+    "agree_enc": 1,
+    "agree_pred": 1,
+    "spearman": 1,
+}
 
 
 def synthetic_study(winner: str) -> tuple[pd.DataFrame, types.SimpleNamespace]:
@@ -97,34 +108,70 @@ def synthetic_study(winner: str) -> tuple[pd.DataFrame, types.SimpleNamespace]:
                     p = 0.9 if arm == winner else 0.3
                     for s in SEEDS:
                         ok = rng.uniform(size=120) < p
-                        rows += [{"protocol": protocol, "solver": solver, "budget": budget,
-                                  "arm": arm, "train_seed": s, "episode": e,
-                                  "success": float(ok[e])} for e in range(120)]  # fmt: skip
+                        rows += [
+                            {
+                                "protocol": protocol,
+                                "solver": solver,
+                                "budget": budget,
+                                "arm": arm,
+                                "train_seed": s,
+                                "episode": e,
+                                "success": float(ok[e]),
+                            }
+                            for e in range(120)
+                        ]
     episodes = pd.DataFrame(rows)
 
     def value(col: str, arm: str, noise: np.ndarray) -> np.ndarray:
         base = 1.0 + (BETTER[col] * 0.5 if arm == winner else 0.0)
         return base + 0.01 * noise
 
-    probes = pd.DataFrame([
-        {"arm": arm, "train_seed": s,
-         **{c: float(value(c, arm, rng.standard_normal(1))[0]) for c in
-            ("var_top2", "r2_top2", "ratio_p90_over_p10")},
-         "r2_full_ridge": 0.99}
-        for arm in ARMS for s in SEEDS
-    ])  # fmt: skip
-    ranking = pd.DataFrame([
-        {"arm": arm, "train_seed": s, "source": src, "start": k,
-         **{c: float(value(c, arm, rng.standard_normal(1))[0]) for c in cols}}
-        for arm in ARMS for s in SEEDS for k in range(20)
-        for src, cols in (("gaussian", ("tau_geom", "tau_pred", "rollout_error")),
-                          ("dataset", ("agree_enc", "agree_pred")))
-    ])  # fmt: skip
-    landscape = pd.DataFrame([
-        {"arm": arm, "train_seed": s, "goal_index": g,
-         "spearman": float(value("spearman", arm, rng.standard_normal(1))[0])}
-        for arm in ARMS for s in SEEDS for g in range(30)
-    ])  # fmt: skip
+    probes = pd.DataFrame(
+        [
+            {
+                "arm": arm,
+                "train_seed": s,
+                **{
+                    c: float(value(c, arm, rng.standard_normal(1))[0])
+                    for c in ("var_top2", "r2_top2", "ratio_p90_over_p10")
+                },
+                "r2_full_ridge": 0.99,
+            }
+            for arm in ARMS
+            for s in SEEDS
+        ]
+    )
+    ranking = pd.DataFrame(
+        [
+            {
+                "arm": arm,
+                "train_seed": s,
+                "source": src,
+                "start": k,
+                **{c: float(value(c, arm, rng.standard_normal(1))[0]) for c in cols},
+            }
+            for arm in ARMS
+            for s in SEEDS
+            for k in range(20)
+            for src, cols in (
+                ("gaussian", ("tau_geom", "tau_pred", "rollout_error")),
+                ("dataset", ("agree_enc", "agree_pred")),
+            )
+        ]
+    )
+    landscape = pd.DataFrame(
+        [
+            {
+                "arm": arm,
+                "train_seed": s,
+                "goal_index": g,
+                "spearman": float(value("spearman", arm, rng.standard_normal(1))[0]),
+            }
+            for arm in ARMS
+            for s in SEEDS
+            for g in range(30)
+        ]
+    )
     return episodes, types.SimpleNamespace(probes=probes, ranking=ranking, landscape=landscape)
 
 
@@ -151,13 +198,19 @@ def test_aux_decodability_claim_is_a_margin_not_a_difference():
     """'Aux as decodable as SCALE within 0.01 R²': equal R² reproduces it, 0.05 lower
     contradicts it."""
     episodes, geo = synthetic_study("scale")
-    (claim, ev), = [(c, e) for c, e in V.paper_claims("tworoom", episodes, geo)
-                    if c.measure.startswith("held-out ridge R²")]  # fmt: skip
+    ((claim, ev),) = [
+        (c, e)
+        for c, e in V.paper_claims("tworoom", episodes, geo)
+        if c.measure.startswith("held-out ridge R²")
+    ]
     assert (claim.a, claim.b, claim.threshold, claim.direction) == ("aux", "scale", -0.01, 1)
     assert V.verdict(claim, ev) == "reproduced"
     geo.probes.loc[geo.probes.arm == "aux", "r2_full_ridge"] -= 0.05
-    (claim, ev), = [(c, e) for c, e in V.paper_claims("tworoom", episodes, geo)
-                    if c.measure.startswith("held-out ridge R²")]  # fmt: skip
+    ((claim, ev),) = [
+        (c, e)
+        for c, e in V.paper_claims("tworoom", episodes, geo)
+        if c.measure.startswith("held-out ridge R²")
+    ]
     assert V.verdict(claim, ev) == "contradicted"
 
 
@@ -166,8 +219,11 @@ def test_paper_effects_are_the_reference_values_in_our_units():
     items = {(c.statement, c.measure): c for c, _ in V.paper_claims("tworoom", episodes, geo)}
     ref = reference_numbers(table="scale_success_per_solver", task="tworoom", solver="cem")
     want = (ref[ref.arm == "scale"].value.mean() - ref[ref.arm == "lewm"].value.mean()) / 100
-    code = [c for (s, m), c in items.items()
-            if s == "SCALE plans better than LeWM (CEM)" and "goal25_budget50" in m]  # fmt: skip
+    code = [
+        c
+        for (s, m), c in items.items()
+        if s == "SCALE plans better than LeWM (CEM)" and "goal25_budget50" in m
+    ]
     assert len(code) == 1 and code[0].paper_effect == pytest.approx(want)
     pca = reference_numbers(table="scale_pca_variance_share", task="tworoom", k="2")
     var = [c for (s, _), c in items.items() if s == "SCALE moves variance into the top-2 PCs"]

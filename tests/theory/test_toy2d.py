@@ -156,9 +156,15 @@ def test_headline_table_means_intervals_and_medians():
     summ = toy2d.toy_summary(res, ["heldout_error", "normalized_regret", "metric_regret"])
     show = tables.theory.headline_table(res, summ, 0.123456)
     assert list(show.columns) == [
-        "regularizer", "noise", "seeds", "heldout_error", "normalized_regret", "metric_regret",
-        "median regret", "reference",
-    ]  # fmt: skip
+        "regularizer",
+        "noise",
+        "seeds",
+        "heldout_error",
+        "normalized_regret",
+        "metric_regret",
+        "median regret",
+        "reference",
+    ]
     for _, row in show.iterrows():
         cell = _cell(res, row.regularizer, row.noise)
         mean, lo, hi = (float(v) for v in re.findall(r"[\d.]+", row.normalized_regret))
@@ -182,8 +188,12 @@ def test_folded_runs_flags_only_the_outlier():
 def test_cell_means_and_noise_endpoints_against_direct_means():
     res = _fake_results(2)
     means = toy2d.cell_means(res, "normalized_regret")
-    assert list(means.index) == [("sigreg", 0.3), ("sigreg", 0.01), ("lambdareg", 0.3),
-                                 ("lambdareg", 0.01)]  # fmt: skip
+    assert list(means.index) == [
+        ("sigreg", 0.3),
+        ("sigreg", 0.01),
+        ("lambdareg", 0.3),
+        ("lambdareg", 0.01),
+    ]
     for (reg, noise), m in means.items():
         assert m == pytest.approx(_cell(res, reg, noise).normalized_regret.mean())
     summ = toy2d.toy_summary(res, ["heldout_error", "normalized_regret"])

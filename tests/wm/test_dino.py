@@ -17,19 +17,35 @@ D, HIDDEN, DEPTH = 384, 1536, 12
 
 def published_layout() -> dict[str, tuple[int, ...]]:
     """dinov2_vits14's state dict: names and shapes (patch 14, pos_embed learned at 518 px)."""
-    shapes = {"cls_token": (1, 1, D), "pos_embed": (1, 1 + 37 * 37, D), "mask_token": (1, D),
-              "patch_embed.proj.weight": (D, 3, 14, 14), "patch_embed.proj.bias": (D,),
-              "norm.weight": (D,), "norm.bias": (D,)}  # fmt: skip
+    shapes = {
+        "cls_token": (1, 1, D),
+        "pos_embed": (1, 1 + 37 * 37, D),
+        "mask_token": (1, D),
+        "patch_embed.proj.weight": (D, 3, 14, 14),
+        "patch_embed.proj.bias": (D,),
+        "norm.weight": (D,),
+        "norm.bias": (D,),
+    }
     for i in range(DEPTH):
         b = f"blocks.{i}."
-        shapes.update({
-            b + "norm1.weight": (D,), b + "norm1.bias": (D,),
-            b + "attn.qkv.weight": (3 * D, D), b + "attn.qkv.bias": (3 * D,),
-            b + "attn.proj.weight": (D, D), b + "attn.proj.bias": (D,), b + "ls1.gamma": (D,),
-            b + "norm2.weight": (D,), b + "norm2.bias": (D,),
-            b + "mlp.fc1.weight": (HIDDEN, D), b + "mlp.fc1.bias": (HIDDEN,),
-            b + "mlp.fc2.weight": (D, HIDDEN), b + "mlp.fc2.bias": (D,), b + "ls2.gamma": (D,),
-        })  # fmt: skip
+        shapes.update(
+            {
+                b + "norm1.weight": (D,),
+                b + "norm1.bias": (D,),
+                b + "attn.qkv.weight": (3 * D, D),
+                b + "attn.qkv.bias": (3 * D,),
+                b + "attn.proj.weight": (D, D),
+                b + "attn.proj.bias": (D,),
+                b + "ls1.gamma": (D,),
+                b + "norm2.weight": (D,),
+                b + "norm2.bias": (D,),
+                b + "mlp.fc1.weight": (HIDDEN, D),
+                b + "mlp.fc1.bias": (HIDDEN,),
+                b + "mlp.fc2.weight": (D, HIDDEN),
+                b + "mlp.fc2.bias": (D,),
+                b + "ls2.gamma": (D,),
+            }
+        )
     return shapes
 
 
@@ -65,11 +81,20 @@ def test_with_identity_blocks_the_tokens_are_the_normalised_patch_projection(tmp
     model = load_dinov2(tmp_path / "w.pth")
     frames = torch.randint(0, 256, (1, 3, 224, 224), dtype=torch.uint8)
     x = (frames.float() / 255 - torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1)) / torch.tensor(
-        IMAGENET_STD).view(1, 3, 1, 1)  # fmt: skip
-    patches = F.conv2d(x, state["patch_embed.proj.weight"], state["patch_embed.proj.bias"],
-                       stride=14).flatten(2).transpose(1, 2)  # fmt: skip
-    expect = F.layer_norm(patches + state["pos_embed"][:, 1:2], (D,), state["norm.weight"],
-                          state["norm.bias"], eps=1e-6)  # fmt: skip
+        IMAGENET_STD
+    ).view(1, 3, 1, 1)
+    patches = (
+        F.conv2d(x, state["patch_embed.proj.weight"], state["patch_embed.proj.bias"], stride=14)
+        .flatten(2)
+        .transpose(1, 2)
+    )
+    expect = F.layer_norm(
+        patches + state["pos_embed"][:, 1:2],
+        (D,),
+        state["norm.weight"],
+        state["norm.bias"],
+        eps=1e-6,
+    )
     with torch.no_grad():
         got = model(frames)
     torch.testing.assert_close(got, expect, rtol=1e-4, atol=1e-4)
@@ -98,8 +123,9 @@ def test_the_loader_names_the_path_and_how_to_get_the_weights(tmp_path):
 
 
 def test_a_non_dinov2_file_is_named_by_its_own_architecture_and_remedy(tmp_path):
-    small = DinoConfig(patch_size=8, embed_dim=32, depth=1, heads=2, pretrain_size=32,
-                       image_size=32)  # fmt: skip
+    small = DinoConfig(
+        patch_size=8, embed_dim=32, depth=1, heads=2, pretrain_size=32, image_size=32
+    )
     (tmp_path / "broken.pth").write_bytes(b"not a checkpoint")
     with pytest.raises(DinoWeightsError) as err:
         load_dinov2(tmp_path / "broken.pth", small, remedy="rebuild it")

@@ -15,21 +15,35 @@ from jepa_geometry.wm.dinowm import (
     pool_tokens,
 )
 
-TINY_VIT = DinoConfig(patch_size=8, embed_dim=32, depth=1, heads=2, pretrain_size=32,
-                      image_size=32)  # fmt: skip
+TINY_VIT = DinoConfig(patch_size=8, embed_dim=32, depth=1, heads=2, pretrain_size=32, image_size=32)
 
 
 def tiny_model(seed: int = 0) -> PatchWorldModel:
     torch.manual_seed(seed)
-    cfg = PatchPredictorConfig(patches=TINY_VIT.patches, features=32, action_block_dim=4,
-                               depth=2, heads=2, dim_head=8, mlp=64)  # fmt: skip
+    cfg = PatchPredictorConfig(
+        patches=TINY_VIT.patches,
+        features=32,
+        action_block_dim=4,
+        depth=2,
+        heads=2,
+        dim_head=8,
+        mlp=64,
+    )
     return PatchWorldModel(DinoViT(TINY_VIT), cfg, image_size=32, token_grid=4).eval()
 
 
 def test_block_causal_mask_closed_form():
     m = block_causal_mask(frames=3, patches=2).int()
-    expect = torch.tensor([[1, 1, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0], [1, 1, 1, 1, 0, 0],
-                           [1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])  # fmt: skip
+    expect = torch.tensor(
+        [
+            [1, 1, 0, 0, 0, 0],
+            [1, 1, 0, 0, 0, 0],
+            [1, 1, 1, 1, 0, 0],
+            [1, 1, 1, 1, 0, 0],
+            [1, 1, 1, 1, 1, 1],
+            [1, 1, 1, 1, 1, 1],
+        ]
+    )
     assert torch.equal(m, expect)
 
 
@@ -101,8 +115,9 @@ def test_pooled_tokens_are_block_means_of_the_patch_grid():
 
 def test_a_pooled_model_encodes_the_mean_of_its_encoders_patches():
     torch.manual_seed(0)
-    cfg = PatchPredictorConfig(patches=4, features=32, action_block_dim=4, depth=1, heads=2,
-                               dim_head=8, mlp=16)  # fmt: skip
+    cfg = PatchPredictorConfig(
+        patches=4, features=32, action_block_dim=4, depth=1, heads=2, dim_head=8, mlp=16
+    )
     enc = DinoViT(TINY_VIT)
     model = PatchWorldModel(enc, cfg, image_size=32, token_grid=2)
     px = torch.randint(0, 256, (3, 3, 32, 32), dtype=torch.uint8)

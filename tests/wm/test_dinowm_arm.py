@@ -52,8 +52,9 @@ def test_wide_embedding_diagnostics_use_the_gram_matrix():
 def test_a_dinowm_model_trains_around_a_frozen_encoder_reloads_and_plans():
     art = train_world_model("tworoom", "dinowm", 0, SMOKE, progress=False)
     spec = art.spec["dinowm"]
-    assert spec["standin"] == selfdistill.standin_artifact(
-        SMOKE, dinowm.standin_settings(SMOKE)).key  # fmt: skip
+    assert (
+        spec["standin"] == selfdistill.standin_artifact(SMOKE, dinowm.standin_settings(SMOKE)).key
+    )
     model = load_world_model("tworoom", "dinowm", 0, SMOKE)
     assert isinstance(model, dinowm.PatchWorldModel)
     assert model.embed_dim == dinowm.latent_dim(SMOKE) == SMOKE.dinowm.token_grid**2 * 96

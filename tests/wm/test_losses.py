@@ -369,8 +369,10 @@ def test_sigreg_gaussian_floor_is_the_expected_statistic_of_gaussian_samples():
     floor = sigreg_gaussian_floor()
     g = torch.Generator().manual_seed(0)
     for n in (32, 256):  # the expectation does not depend on the batch
-        draws = [sigreg(torch.randn(4, n, 16, generator=g, dtype=torch.float64), 64, generator=g)
-                 for _ in range(60)]  # fmt: skip
+        draws = [
+            sigreg(torch.randn(4, n, 16, generator=g, dtype=torch.float64), 64, generator=g)
+            for _ in range(60)
+        ]
         mc = torch.stack(draws)
         assert mc.mean().item() == pytest.approx(floor, abs=4 * mc.std().item() / 60**0.5)
     wide = sigreg(2 * torch.randn(4, 256, 16, generator=g, dtype=torch.float64), 64, generator=g)

@@ -14,8 +14,9 @@ from jepa_geometry.wm import selfdistill as sd
 from jepa_geometry.wm.dino import DinoConfig
 
 TINY = DinoConfig(patch_size=8, embed_dim=16, depth=1, heads=2, pretrain_size=16, image_size=16)
-FAST = sd.DistillSettings(steps=4, batch_size=4, warmup_steps=1, prototypes=8, head_hidden=16,
-                          bottleneck=8)  # fmt: skip
+FAST = sd.DistillSettings(
+    steps=4, batch_size=4, warmup_steps=1, prototypes=8, head_hidden=16, bottleneck=8
+)
 
 
 def test_dino_loss_is_the_cross_entropy_across_views():

@@ -23,7 +23,6 @@ from jepa_geometry.wm.losses import sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model
 from jepa_geometry.wm.objective import DIAGNOSTICS, Objective, check_batch, embedding_diagnostics
 from jepa_geometry.wm.training import lr_factor, train, world_model_artifact
-
 from tests.conftest import REPO
 
 Q_DIM = 2
@@ -64,9 +63,14 @@ def make_run(arm="lewm", seed=0, profile=None, **weights):
     model = build_world_model(prof, action_dim=2, seed=seed)
     w = arm_weights(arm, "tworoom", prof.train.sigreg_weight, weights or None)
     obj = Objective(
-        arm, w, model.embed_dim, Q_DIM, prof.train.sigreg_projections,
-        prof.train.pairs_per_batch, seed,
-    )  # fmt: skip
+        arm,
+        w,
+        model.embed_dim,
+        Q_DIM,
+        prof.train.sigreg_projections,
+        prof.train.pairs_per_batch,
+        seed,
+    )
     src = synthetic_batches(
         prof.train.batch_size, prof.data.history, prof.data.image_size, model.action_block_dim
     )
@@ -555,10 +559,14 @@ def test_projected_alpha_never_leaves_the_box():
 
 def test_diagnostics_long_keeps_each_logged_diagnostic_once():
     logs = pd.DataFrame(
-        {"step": [50, 100, 50, 100], "arm": ["lewm", "lewm", "anisowm", "anisowm"],
-         "top8_share": [0.2, 0.3, 0.25, 0.35], "cond_lambda": [np.nan, np.nan, 1.1, 1.3],
-         "pred": [1.0, 0.5, 1.0, 0.5]}
-    )  # fmt: skip
+        {
+            "step": [50, 100, 50, 100],
+            "arm": ["lewm", "lewm", "anisowm", "anisowm"],
+            "top8_share": [0.2, 0.3, 0.25, 0.35],
+            "cond_lambda": [np.nan, np.nan, 1.1, 1.3],
+            "pred": [1.0, 0.5, 1.0, 0.5],
+        }
+    )
     out = diagnostics_long(logs, seed=4)
     assert len(out) == 4 + 2 and (out.train_seed == 4).all()
     assert set(out.diagnostic) == {"top8_share", "cond_lambda"}  # no loss terms

@@ -111,10 +111,16 @@ class _Context:
             n = max(self.profile.eval.episodes, self.s.ranking_starts)
             eps = draw_episode_set(self.env, self.data, proto, n, self.profile.seeds.eval)
             return ranking.simulate_candidates(
-                self.env, self.data, eps, n_starts=self.s.ranking_starts,
-                n_candidates=self.s.ranking_candidates, source=source, seed=self.s.ranking_seed,
-                frameskip=proto.frameskip, horizon=proto.horizon,
-            )  # fmt: skip
+                self.env,
+                self.data,
+                eps,
+                n_starts=self.s.ranking_starts,
+                n_candidates=self.s.ranking_candidates,
+                source=source,
+                seed=self.s.ranking_seed,
+                frameskip=proto.frameskip,
+                horizon=proto.horizon,
+            )
 
         return self._get(f"outcomes-{source}", build)
 
@@ -257,8 +263,10 @@ def coordinate_probes(
 
             spec = geometry_artifact(task, m, seed, profile, s).spec
             r2 = memo(f"coordinate-r2-{task}", spec, compute)
-            rows += [{"arm": m, "train_seed": seed, "coordinate": c, "r2": v}
-                     for c, v in zip(names, r2, strict=True)]  # fmt: skip
+            rows += [
+                {"arm": m, "train_seed": seed, "coordinate": c, "r2": v}
+                for c, v in zip(names, r2, strict=True)
+            ]
     return pd.DataFrame(rows)
 
 
@@ -280,9 +288,10 @@ def measure_arms(
             key = {"arm": m, "train_seed": seed}
             probe_rows.append({**key, **r["probe"], "build_seconds": r["build_seconds"]})
             spectra.append(
-                pd.DataFrame({**key, "pc": np.arange(1, len(r["spectrum"]) + 1),
-                              "share": r["spectrum"]})
-            )  # fmt: skip
+                pd.DataFrame(
+                    {**key, "pc": np.arange(1, len(r["spectrum"]) + 1), "share": r["spectrum"]}
+                )
+            )
             for df, out in ((r["ranking"], ranks), (r["landscape"], lands)):
                 df = df.copy()
                 df.insert(0, "train_seed", seed)
@@ -318,8 +327,9 @@ def landscape_grid(
             g = landscape.position_grid(env, s.grid)
         finally:
             env.close()
-        np.savez_compressed(tmp / "grid.npz", xs=g.xs, ys=g.ys, mask=g.mask,
-                            positions=g.positions, frames=g.frames)  # fmt: skip
+        np.savez_compressed(
+            tmp / "grid.npz", xs=g.xs, ys=g.ys, mask=g.mask, positions=g.positions, frames=g.frames
+        )
 
     with np.load(get_or_build(art, build) / "grid.npz") as f:
         return landscape.Grid(task=task, **{k: f[k] for k in f.files})

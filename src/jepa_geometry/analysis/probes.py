@@ -319,8 +319,7 @@ def geometry_probe(
     return out
 
 
-def coordinate_r2(z: np.ndarray, q: np.ndarray, seed: int,
-                  ridge_alpha: float = 1e-2) -> np.ndarray:  # fmt: skip
+def coordinate_r2(z: np.ndarray, q: np.ndarray, seed: int, ridge_alpha: float = 1e-2) -> np.ndarray:
     """Held-out ridge R² of each coordinate of q from the full embedding, with the split of
     :func:`geometry_probe` (same ``seed``: the same fit and evaluation halves), so its mean is
     that function's ``r2_full_ridge``. Which coordinates an embedding carries (Push-T's block

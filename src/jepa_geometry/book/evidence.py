@@ -66,16 +66,23 @@ measurements, never frames or weights)."""
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf", ".jpg", ".jpeg", ".gif")
 
 
-def over_budget(tree: Path, total_mb: float = BUDGET_MB["total"],
-                file_mb: float = BUDGET_MB["file"]) -> list[str]:  # fmt: skip
+def over_budget(
+    tree: Path, total_mb: float = BUDGET_MB["total"], file_mb: float = BUDGET_MB["file"]
+) -> list[str]:
     """One line per breach of the budget in the evidence tree ``tree``: the whole tree above
     ``total_mb``, a file above ``file_mb``, or a figure (pages draw their figures; the tree
     holds what they are drawn from). Empty: within budget. MB here is 10^6 bytes."""
     files = sorted(p for p in tree.rglob("*") if p.is_file())
-    out = [f"{p.relative_to(tree)}: {p.stat().st_size / 1e6:.2f} MB > {file_mb:g} MB per file"
-           for p in files if p.stat().st_size > file_mb * 1e6]  # fmt: skip
-    out += [f"{p.relative_to(tree)}: a figure (pages render their figures)"
-            for p in files if p.suffix.lower() in FIGURE_SUFFIXES]  # fmt: skip
+    out = [
+        f"{p.relative_to(tree)}: {p.stat().st_size / 1e6:.2f} MB > {file_mb:g} MB per file"
+        for p in files
+        if p.stat().st_size > file_mb * 1e6
+    ]
+    out += [
+        f"{p.relative_to(tree)}: a figure (pages render their figures)"
+        for p in files
+        if p.suffix.lower() in FIGURE_SUFFIXES
+    ]
     total = sum(p.stat().st_size for p in files)
     if total > total_mb * 1e6:
         out.append(f"{tree}: {total / 1e6:.1f} MB in {len(files)} files > {total_mb:g} MB")
@@ -123,8 +130,9 @@ def glued_values(nb: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def _notebooks(root: Path, executed: Path,
-               only: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:  # fmt: skip
+def _notebooks(
+    root: Path, executed: Path, only: Iterable[str] | None = None
+) -> dict[str, dict[str, Any]]:
     """Each page of ``root``'s toc (or of ``only``, page names checked against it): its
     notebook executed into ``<executed>/book/chapters/``."""
     names = [page.name for page in book_pages(root)]
@@ -132,8 +140,9 @@ def _notebooks(root: Path, executed: Path,
         wanted = list(dict.fromkeys(only))
         unknown = [n for n in wanted if n not in names]
         if unknown or not wanted:
-            raise EvidenceError(f"unknown page(s) {unknown or '(none given)'}; valid: "
-                                f"{', '.join(names)}")  # fmt: skip
+            raise EvidenceError(
+                f"unknown page(s) {unknown or '(none given)'}; valid: {', '.join(names)}"
+            )
         names = [n for n in names if n in wanted]
     return {name: _notebook(executed, name) for name in names}
 
@@ -189,8 +198,10 @@ class Export:
     pages: int
 
     def __str__(self) -> str:
-        return (f"evidence {self.root}: {self.artifacts} artifacts from {self.pages} pages "
-                f"({self.copied} copied, {self.removed} no longer read and removed)")  # fmt: skip
+        return (
+            f"evidence {self.root}: {self.artifacts} artifacts from {self.pages} pages "
+            f"({self.copied} copied, {self.removed} no longer read and removed)"
+        )
 
 
 def export_evidence(
@@ -268,8 +279,9 @@ def incomplete_in_data(root: Path, executed: Path | None = None) -> list[str]:
     return out
 
 
-def glued_differences(root: Path, profile: str = "laptop",
-                      only: Iterable[str] | None = None) -> list[str]:  # fmt: skip
+def glued_differences(
+    root: Path, profile: str = "laptop", only: Iterable[str] | None = None
+) -> list[str]:
     """One line per glued value of the executed pages (every page, or those of ``only``) that
     differs from the committed one in ``evidence/<profile>/pages/`` (a value missing on either
     side counts); empty when the render reproduced every number."""
@@ -309,8 +321,13 @@ class SampleFile:
         return self.rebuilt is not None and self.rebuilt == self.evidence
 
 
-def sample_check(root: Path, task: str, profile_name: str = "laptop", workdir: Path | None = None,
-                 progress: bool = True) -> list[SampleFile]:  # fmt: skip
+def sample_check(
+    root: Path,
+    task: str,
+    profile_name: str = "laptop",
+    workdir: Path | None = None,
+    progress: bool = True,
+) -> list[SampleFile]:
     """Rebuild one dataset, one model and one planning cell of ``task`` from nothing, in an
     empty cache, and compare every payload file's sha256 (the heavy ones too) with the
     committed evidence: the check anyone can run that the evidence is what the code computes.
@@ -338,16 +355,23 @@ def sample_check(root: Path, task: str, profile_name: str = "laptop", workdir: P
         environ({DATA_ENV: tmp, READ_ONLY_ENV: ""}),
     ):
         load_dataset(task, profile, progress=progress)
-        train_world_model(task, job["arm"], job["train_seed"], profile, progress=progress,
-                          heavy=True)  # fmt: skip
+        train_world_model(
+            task, job["arm"], job["train_seed"], profile, progress=progress, heavy=True
+        )
         evaluate_arm(**job, progress=progress)
         out = []
         for art in arts:
             ref = f"{art.kind}/{art.name}/{art.key}"
             rebuilt = art.manifest()["files"]
             for name in sorted(set(rebuilt) | set(committed[ref])):
-                out.append(SampleFile(ref, name, rebuilt.get(name, {}).get("sha256"),
-                                      committed[ref].get(name, {}).get("sha256")))  # fmt: skip
+                out.append(
+                    SampleFile(
+                        ref,
+                        name,
+                        rebuilt.get(name, {}).get("sha256"),
+                        committed[ref].get(name, {}).get("sha256"),
+                    )
+                )
     return out
 
 

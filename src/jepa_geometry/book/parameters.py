@@ -43,8 +43,12 @@ def _number(v: Any, low: float, strict: bool) -> bool:
 def _numbers(v: Any, low: float, strict: bool, distinct: bool = True) -> bool:
     """A non-empty list of finite numbers above ``low``; with ``distinct`` (a sweep: each value
     is one run) no value twice."""
-    return (isinstance(v, list | tuple) and len(v) > 0 and all(_number(x, low, strict) for x in v)
-            and (not distinct or len(set(v)) == len(v)))  # fmt: skip
+    return (
+        isinstance(v, list | tuple)
+        and len(v) > 0
+        and all(_number(x, low, strict) for x in v)
+        and (not distinct or len(set(v)) == len(v))
+    )
 
 
 def _arms(v: Any) -> bool:
@@ -58,8 +62,12 @@ def _arms(v: Any) -> bool:
 
 
 def _choices(v: Any, valid: tuple[str, ...]) -> bool:
-    return (isinstance(v, list | tuple) and len(v) > 0 and all(x in valid for x in v)
-            and len(set(v)) == len(v))  # fmt: skip
+    return (
+        isinstance(v, list | tuple)
+        and len(v) > 0
+        and all(x in valid for x in v)
+        and len(set(v)) == len(v)
+    )
 
 
 _TASK = (f"one of {', '.join(TASKS)}", lambda v: v in TASKS)
@@ -120,8 +128,7 @@ def _planning_task() -> tuple[str, Callable[[Any], bool]]:
 
 def _ladder_task() -> tuple[str, Callable[[Any], bool]]:
     tasks = [t for t in available_studies() if t in LADDERS]
-    return (f"a task with a study file and a ladder: {', '.join(tasks)}",
-            lambda v: v in tasks)  # fmt: skip
+    return (f"a task with a study file and a ladder: {', '.join(tasks)}", lambda v: v in tasks)
 
 
 CHAPTER_RULES: dict[tuple[str, str], Callable[[], tuple[str, Callable[[Any], bool]]]] = {

@@ -401,8 +401,13 @@ def run_chapter(
         if old.metadata.get(FINGERPRINT_KEY) == fp:
             return ChapterRun(output.stem, output, 0.0, True)
     if "task" in defaults and given.get("task", defaults["task"]) != defaults["task"]:
-        localise(nb, Page(output.stem, source, given), defaults["task"], _task_family(_root()),
-                 [p.name for p in book_pages(_root())])  # fmt: skip
+        localise(
+            nb,
+            Page(output.stem, source, given),
+            defaults["task"],
+            _task_family(_root()),
+            [p.name for p in book_pages(_root())],
+        )
 
     t0 = time.perf_counter()
     fd, log = tempfile.mkstemp(prefix=f"{name}-reads-", suffix=".txt")
@@ -469,8 +474,9 @@ def execution_order(pages: Sequence[Page]) -> list[Page]:
 
 
 def _run_page(page: Page, out: Path, profile: str, force: bool, progress: bool) -> ChapterRun:
-    return run_chapter(page.source, out, {**page.parameters, "profile": profile}, force=force,
-                       progress=progress)  # fmt: skip
+    return run_chapter(
+        page.source, out, {**page.parameters, "profile": profile}, force=force, progress=progress
+    )
 
 
 def _share_cores(workers: str) -> None:
@@ -533,17 +539,24 @@ def build_book(
     for wave in ([p for p in ordered if p not in last], last):
         if jobs == 1 or len(wave) < 2:
             for page in wave:
-                print(f"[{index[page.name]}/{n}] {page.name} (profile={profile}) ...",
-                      file=stream, flush=True)  # fmt: skip
+                print(
+                    f"[{index[page.name]}/{n}] {page.name} (profile={profile}) ...",
+                    file=stream,
+                    flush=True,
+                )
                 done(_run_page(page, out_dir / f"{page.name}.ipynb", profile, force, progress))
             continue
-        print(f"{len(wave)} pages, {jobs} at a time (profile={profile}) ...", file=stream,
-              flush=True)  # fmt: skip
+        print(
+            f"{len(wave)} pages, {jobs} at a time (profile={profile}) ...", file=stream, flush=True
+        )
         share = str(max(default_workers() // jobs, 1))  # each page's build jobs (jobs module)
-        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
-                                 initializer=_share_cores, initargs=(share,)) as pool:  # fmt: skip
-            futures = [pool.submit(_run_page, page, out_dir / f"{page.name}.ipynb", profile,
-                                   force, False) for page in wave]  # fmt: skip
+        with ProcessPoolExecutor(
+            jobs, mp_context=mp.get_context("spawn"), initializer=_share_cores, initargs=(share,)
+        ) as pool:
+            futures = [
+                pool.submit(_run_page, page, out_dir / f"{page.name}.ipynb", profile, force, False)
+                for page in wave
+            ]
             for fut in as_completed(futures):
                 done(fut.result())
     print(f"all chapters: {time.perf_counter() - total:.1f} s", file=stream, flush=True)
@@ -565,8 +578,9 @@ def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRu
     validate_parameters(source.stem, defaults, parameters)
     folder = run_folder(page.name, defaults, parameters)
     if folder is None:
-        return run_chapter(source, _root() / EXECUTED_DIR / f"{page.name}.ipynb",
-                           parameters, progress=True)  # fmt: skip
+        return run_chapter(
+            source, _root() / EXECUTED_DIR / f"{page.name}.ipynb", parameters, progress=True
+        )
     read_only = os.pathsep.join(p for p in (str(data_root()), os.environ.get(READ_ONLY_ENV)) if p)
     with environ({READ_ONLY_ENV: read_only, DATA_ENV: str(folder / "data")}):
         return run_chapter(source, folder / f"{page.name}.ipynb", parameters, progress=True)

@@ -64,9 +64,13 @@ def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
     solvers = [s for s in ("cem", "icem", "mppi") if s in set(t["solver"])]
     widths = [len(set(t[t.solver == s].budget)) for s in solvers]
     fig, axes = plt.subplots(
-        1, len(solvers), figsize=(3.2 + 1.1 * sum(widths), 3.8), sharey=True,
-        gridspec_kw={"width_ratios": widths}, squeeze=False,
-    )  # fmt: skip
+        1,
+        len(solvers),
+        figsize=(3.2 + 1.1 * sum(widths), 3.8),
+        sharey=True,
+        gridspec_kw={"width_ratios": widths},
+        squeeze=False,
+    )
     palette = dict(zip(arms, sns.color_palette("colorblind", len(arms)), strict=True))
     for ax, solver in zip(axes[0], solvers, strict=True):
         s = t[t["solver"] == solver]
@@ -82,8 +86,17 @@ def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
             off = (j - (len(arms) - 1) / 2) * 0.12
             xs = [x[b] + off for b in r.budget]
             err = [100 * (r.rate - r.low), 100 * (r.high - r.rate)]
-            ax.errorbar(xs, 100 * r.rate, yerr=err, fmt="o-", ms=4, lw=1, capsize=2,
-                        color=palette[m], label=m)  # fmt: skip
+            ax.errorbar(
+                xs,
+                100 * r.rate,
+                yerr=err,
+                fmt="o-",
+                ms=4,
+                lw=1,
+                capsize=2,
+                color=palette[m],
+                label=m,
+            )
         ax.set_xticks(range(len(budgets)), budgets)
         ax.set_title(solver.upper() if solver != "icem" else "iCEM")
         ax.set_xlabel("budget tier")
@@ -147,11 +160,19 @@ def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
     axes[0].legend(fontsize=7)
     (m, s), sp = sorted(lambda_spectra.items())[0]
     v = np.sort(sp["v"], axis=1)[:, ::-1]
-    im = axes[1].imshow(v.T, aspect="auto", cmap="viridis", origin="upper",
-                        extent=[sp["steps"][0], sp["steps"][-1], v.shape[1], 0])  # fmt: skip
+    im = axes[1].imshow(
+        v.T,
+        aspect="auto",
+        cmap="viridis",
+        origin="upper",
+        extent=[sp["steps"][0], sp["steps"][-1], v.shape[1], 0],
+    )
     fig.colorbar(im, ax=axes[1], label="$v_i$ (sorted)")
-    axes[1].set(xlabel="training step", ylabel="coordinate (sorted)",
-                title=f"spectrum over training ({m}, seed {s})")  # fmt: skip
+    axes[1].set(
+        xlabel="training step",
+        ylabel="coordinate (sorted)",
+        title=f"spectrum over training ({m}, seed {s})",
+    )
     fig.tight_layout()
     return fig
 
@@ -213,15 +234,32 @@ def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]
     range over seeds) and the R² of q from the top-k PCs against the full embedding."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     spec = spectra[spectra.pc <= 16]
-    sns.lineplot(data=spec, x="pc", y="share", hue="arm", hue_order=arms, marker="o",
-                 ms=4, errorbar=("pi", 100), ax=axes[0])  # fmt: skip
-    axes[0].set(yscale="log", xlabel="principal component", ylabel="variance share",
-                title="PCA spectrum of held-out embeddings (band: range over seeds)")  # fmt: skip
-    long = probes.melt(id_vars=["arm", "train_seed"], var_name="probe", value_name="R2",
-                       value_vars=["r2_top2", "r2_top4", "r2_top8", "r2_full_ridge",
-                                   "r2_full_mlp"])  # fmt: skip
-    sns.barplot(data=long, x="probe", y="R2", hue="arm", hue_order=arms,
-                errorbar=("pi", 100), ax=axes[1])  # fmt: skip
+    sns.lineplot(
+        data=spec,
+        x="pc",
+        y="share",
+        hue="arm",
+        hue_order=arms,
+        marker="o",
+        ms=4,
+        errorbar=("pi", 100),
+        ax=axes[0],
+    )
+    axes[0].set(
+        yscale="log",
+        xlabel="principal component",
+        ylabel="variance share",
+        title="PCA spectrum of held-out embeddings (band: range over seeds)",
+    )
+    long = probes.melt(
+        id_vars=["arm", "train_seed"],
+        var_name="probe",
+        value_name="R2",
+        value_vars=["r2_top2", "r2_top4", "r2_top8", "r2_full_ridge", "r2_full_mlp"],
+    )
+    sns.barplot(
+        data=long, x="probe", y="R2", hue="arm", hue_order=arms, errorbar=("pi", 100), ax=axes[1]
+    )
     axes[1].set(
         ylim=(min(0, long.R2.min()), 1.02), title="R² of q: leading PCs vs the full embedding"
     )
@@ -242,15 +280,27 @@ def plot_ranking(ranking: pd.DataFrame, arms: list[str], seed: int) -> plt.Figur
     the figure is the same on every run)."""
     parts = [
         ranking[ranking.source == source].melt(
-            id_vars=["arm", "train_seed", "source", "start"], value_vars=list(cols),
-            var_name="metric", value_name="value",
+            id_vars=["arm", "train_seed", "source", "start"],
+            value_vars=list(cols),
+            var_name="metric",
+            value_name="value",
         )
         for source, cols in RANK_METRICS.items()
-    ]  # fmt: skip
+    ]
     r = pd.concat(parts, ignore_index=True)
     fig, ax = plt.subplots(figsize=(10, 3.8))
-    sns.pointplot(data=r, x="metric", y="value", hue="arm", hue_order=arms, dodge=0.5,
-                  linestyle="none", errorbar=("ci", 95), seed=seed, ax=ax)  # fmt: skip
+    sns.pointplot(
+        data=r,
+        x="metric",
+        y="value",
+        hue="arm",
+        hue_order=arms,
+        dodge=0.5,
+        linestyle="none",
+        errorbar=("ci", 95),
+        seed=seed,
+        ax=ax,
+    )
     ax.axhline(0.5, color="0.6", lw=0.8, ls="--")
     ax.set(title="Rank channels (τ) and ordering agreement (chance 0.5), mean over seeds x starts")
     ax.legend(fontsize=7)
@@ -274,8 +324,12 @@ def plot_landscape_distribution(landscape_rows: pd.DataFrame, arms: list[str]) -
 def plot_leverage_identity(lev: pd.DataFrame) -> plt.Figure:
     """Each principal direction's predicted cost contribution 2λ_j beside its Monte-Carlo
     measurement (:func:`~jepa_geometry.theory.leverage.metric_leverage` output), log scale."""
-    long = lev.melt(id_vars="pc", value_vars=["predicted_contribution", "measured_contribution"],
-                    var_name="", value_name="cost contribution")  # fmt: skip
+    long = lev.melt(
+        id_vars="pc",
+        value_vars=["predicted_contribution", "measured_contribution"],
+        var_name="",
+        value_name="cost contribution",
+    )
     fig, ax = plt.subplots()
     sns.lineplot(data=long, x="pc", y="cost contribution", hue="", style="", markers=True, ax=ax)
     ax.set(yscale="log", xlabel="principal direction j", title="Expected cost contribution = 2 λ_j")
@@ -303,8 +357,11 @@ def plot_cumulative_leverage(lev: pd.DataFrame, title: str) -> plt.Figure:
     """Cumulative share of the planning cost carried by the leading principal directions."""
     fig, ax = plt.subplots()
     ax.plot(lev.pc, lev.leverage_share.cumsum(), marker=".")
-    ax.set(xlabel="number of leading principal directions",
-           ylabel="cumulative share of the planning cost", title=title)  # fmt: skip
+    ax.set(
+        xlabel="number of leading principal directions",
+        ylabel="cumulative share of the planning cost",
+        title=title,
+    )
     return fig
 
 
@@ -325,22 +382,44 @@ def plot_box_planning(
     pal = sns.color_palette()
     fig, ax = plt.subplots(figsize=(5.6, 5.2))
     w = half_width
-    ax.add_patch(plt.Rectangle((-w, -w), 2 * w, 2 * w, fc=pal[0], alpha=0.12, ec="k", lw=1.2,
-                               label="reachable set"))  # fmt: skip
+    ax.add_patch(
+        plt.Rectangle(
+            (-w, -w), 2 * w, 2 * w, fc=pal[0], alpha=0.12, ec="k", lw=1.2, label="reachable set"
+        )
+    )
     x, y, c = quadratic_form_grid(np.eye(2), goal, 2.2)
-    ax.contour(x, y, c, levels=[r**2 for r in (0.25, 0.5, 0.75, 1.0, 1.5)], colors="grey",
-               linestyles=":", linewidths=1)  # fmt: skip
+    ax.contour(
+        x,
+        y,
+        c,
+        levels=[r**2 for r in (0.25, 0.5, 0.75, 1.0, 1.5)],
+        colors="grey",
+        linestyles=":",
+        linewidths=1,
+    )
     x, y, c = quadratic_form_grid(metric, goal, 2.2)
     c_hat = (x_hat - goal) @ metric @ (x_hat - goal)
-    ax.contour(x, y, c, levels=sorted({c_hat * f for f in (0.25, 0.5, 1.0, 2.0, 3.0)}),
-               colors=[pal[3]], linewidths=1.2)  # fmt: skip
+    ax.contour(
+        x,
+        y,
+        c,
+        levels=sorted({c_hat * f for f in (0.25, 0.5, 1.0, 2.0, 3.0)}),
+        colors=[pal[3]],
+        linewidths=1.2,
+    )
     ax.plot(*goal, "k*", ms=14, label="goal $x_g$")
     ax.plot(*x_star, "o", color=pal[2], ms=9, label="task-optimal $x^*$")
     ax.plot(*x_hat, "s", color=pal[3], ms=8, label=r"latent-optimal $\hat x$ ($\Sigma^{-1}$)")
     ax.plot([], [], ":", color="grey", label="task cost level sets")
     ax.plot([], [], "-", color=pal[3], label=r"$\Sigma^{-1}$ cost level sets")
-    ax.set(xlim=(-1.4, 2.4), ylim=(-1.9, 1.9), aspect="equal", xlabel="$x_1$", ylabel="$x_2$",
-           title=title)  # fmt: skip
+    ax.set(
+        xlim=(-1.4, 2.4),
+        ylim=(-1.9, 1.9),
+        aspect="equal",
+        xlabel="$x_1$",
+        ylabel="$x_2$",
+        title=title,
+    )
     ax.legend(loc="lower left", fontsize=8)
     return fig
 
@@ -354,8 +433,12 @@ def plot_regret_vs_eta(noise_table: pd.DataFrame, delta_h: float, eta_c: float) 
     sns.lineplot(data=ok, x="eta", y="regret", marker="o", ax=ax, label=r"regret of $M_\eta$")
     ax.axhline(delta_h, ls="--", color="k", label=r"$\Delta_H$ ($\Sigma^{-1}$)")
     ax.axvline(eta_c, ls=":", color="grey", label="collapse threshold")
-    ax.set(xscale="log", xlabel=r"process noise $\eta$ (λ = 1)", ylabel="planning regret",
-           title="Exact prediction, vanishing noise: regret rises to Δ_H")  # fmt: skip
+    ax.set(
+        xscale="log",
+        xlabel=r"process noise $\eta$ (λ = 1)",
+        ylabel="planning regret",
+        title="Exact prediction, vanishing noise: regret rises to Δ_H",
+    )
     ax.legend()
     return fig
 
@@ -365,12 +448,22 @@ def plot_kappa_sweep(sweep: pd.DataFrame, rho_sigreg: float, cond: float) -> plt
     (:func:`~jepa_geometry.theory.linear_gaussian.kappa_sweep` output), with SIGReg's ρ and
     ``κ = cond Σ`` marked."""
     fig, ax = plt.subplots()
-    sns.lineplot(data=sweep, x="kappa", y="normalized_regret", marker="o", ax=ax,
-                 label="selected ΛReg metric")  # fmt: skip
+    sns.lineplot(
+        data=sweep,
+        x="kappa",
+        y="normalized_regret",
+        marker="o",
+        ax=ax,
+        label="selected ΛReg metric",
+    )
     ax.axhline(rho_sigreg, ls="--", color="k", label="SIGReg (κ = 1)")
     ax.axvline(cond, ls=":", color="grey", label="κ = cond Σ")
-    ax.set(xscale="log", xlabel="κ", ylabel="normalized face regret ρ(κ)",
-           title="ΛReg in the linear model: regret vs condition bound")  # fmt: skip
+    ax.set(
+        xscale="log",
+        xlabel="κ",
+        ylabel="normalized face regret ρ(κ)",
+        title="ΛReg in the linear model: regret vs condition bound",
+    )
     ax.legend()
     return fig
 
@@ -409,18 +502,34 @@ def plot_prediction_vs_regret(
     over seeds (bootstrap drawn with ``seed``, so the figure is the same on every run).
     ``long`` is :func:`~jepa_geometry.study.tables.theory.long_table` output with the measures
     ``heldout_error`` and ``normalized_regret``; ``reference`` is the Σ⁻¹ regret."""
-    g = sns.relplot(data=long, x="noise", y="value", hue="regularizer", col="measure",
-                    kind="line", marker="o", errorbar=("ci", 95), seed=seed,
-                    facet_kws={"sharey": False}, height=3.6, aspect=1.15)  # fmt: skip
-    g.axes[0, 0].set(xscale="log", yscale="log", ylabel="held-out prediction error (normalized)",
-                     xlabel="process noise σ_w")  # fmt: skip
+    g = sns.relplot(
+        data=long,
+        x="noise",
+        y="value",
+        hue="regularizer",
+        col="measure",
+        kind="line",
+        marker="o",
+        errorbar=("ci", 95),
+        seed=seed,
+        facet_kws={"sharey": False},
+        height=3.6,
+        aspect=1.15,
+    )
+    g.axes[0, 0].set(
+        xscale="log",
+        yscale="log",
+        ylabel="held-out prediction error (normalized)",
+        xlabel="process noise σ_w",
+    )
     ax = g.axes[0, 1]
     ax.axhline(reference, ls="--", color="k", label="Σ⁻¹ reference")
     ax.axhline(0, ls=":", color="grey")
     ax.set(xscale="log", ylabel="normalized planning regret", xlabel="process noise σ_w")
     ax.legend(loc="center right", fontsize=8)
-    g.figure.suptitle(f"2-D separation, {n_seeds} seeds per point (Σ⁻¹ reference "
-                      f"{reference:.3f})", y=1.04)  # fmt: skip
+    g.figure.suptitle(
+        f"2-D separation, {n_seeds} seeds per point (Σ⁻¹ reference {reference:.3f})", y=1.04
+    )
     return g.figure
 
 
@@ -441,18 +550,35 @@ def plot_cost_landscape(
     pal = sns.color_palette()
     fig, ax = plt.subplots(figsize=(6, 5.4))
     w = half_width
-    ax.add_patch(plt.Rectangle(start - w, 2 * w, 2 * w, fc=pal[0], alpha=0.12, ec="k",
-                               label="reachable set"))  # fmt: skip
-    for key, style, color in [("task", ":", "grey"), ("inverse_covariance", "--", "k"),
-                              ("latent", "-", pal[3])]:  # fmt: skip
+    ax.add_patch(
+        plt.Rectangle(start - w, 2 * w, 2 * w, fc=pal[0], alpha=0.12, ec="k", label="reachable set")
+    )
+    for key, style, color in [
+        ("task", ":", "grey"),
+        ("inverse_covariance", "--", "k"),
+        ("latent", "-", pal[3]),
+    ]:
         field = land[key]
-        ax.contour(land["X"], land["Y"], field, levels=np.quantile(field, list(quantiles)),
-                   linestyles=style, colors=[color], linewidths=1.2)  # fmt: skip
+        ax.contour(
+            land["X"],
+            land["Y"],
+            field,
+            levels=np.quantile(field, list(quantiles)),
+            linestyles=style,
+            colors=[color],
+            linewidths=1.2,
+        )
     ax.plot(*goal, "k*", ms=14, label="goal")
     ax.plot(*choices["task"], "o", color=pal[2], ms=9, label="task-optimal $x^*$")
     ax.plot(*choices["learned"], "s", color=pal[3], ms=8, label="learned planner")
-    ax.plot(*choices["inverse_covariance"], "x", color="k", ms=10, mew=2,
-            label=r"exact $\Sigma^{-1}$ planner")  # fmt: skip
+    ax.plot(
+        *choices["inverse_covariance"],
+        "x",
+        color="k",
+        ms=10,
+        mew=2,
+        label=r"exact $\Sigma^{-1}$ planner",
+    )
     ax.plot([], [], ":", color="grey", label="task cost")
     ax.plot([], [], "--", color="k", label=r"$\Sigma^{-1}$ reference")
     ax.plot([], [], "-", color=pal[3], label="learned latent cost")
@@ -475,9 +601,10 @@ def plot_task_strip(task: str, strip: dict[str, np.ndarray], stride: int) -> plt
     )
     ax_img.imshow(strip["frames"], interpolation="nearest")
     ax_img.set(
-        xticks=[], yticks=[],
+        xticks=[],
+        yticks=[],
         title=f"{task}: steps 0, {stride}, ... of held-out episode {int(strip['episode'])}",
-    )  # fmt: skip
+    )
     for j, name in enumerate(names):
         ax_q.plot(strip["step"], strip["q"][:, j], label=name)
     ax_q.set(xlabel="env step", ylabel="standardized q")
@@ -493,9 +620,16 @@ def plot_loss_terms(long: pd.DataFrame, title: str) -> plt.Figure:
     term, value); panels do not share a y axis, since the terms differ by orders of magnitude.
     """
     grid = sns.relplot(
-        data=long, x="step", y="value", hue="arm", col="term", kind="line",
-        col_wrap=3, height=2.6, facet_kws={"sharey": False},
-    )  # fmt: skip
+        data=long,
+        x="step",
+        y="value",
+        hue="arm",
+        col="term",
+        kind="line",
+        col_wrap=3,
+        height=2.6,
+        facet_kws={"sharey": False},
+    )
     grid.set(yscale="log")
     grid.figure.suptitle(title, y=1.03)
     return grid.figure
@@ -536,13 +670,22 @@ def plot_training_diagnostics(
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
     arms = list(dict.fromkeys(diagnostics["arm"]))
     colors = dict(zip(arms, sns.color_palette("tab10", len(arms)), strict=True))
-    refs = {"cond_lambda": kappa, "corr_v_var_z": 0.0, "corr_v_rel_err": 0.0,
-            "top8_share": isotropic_top8}  # fmt: skip
+    refs = {
+        "cond_lambda": kappa,
+        "corr_v_var_z": 0.0,
+        "corr_v_rel_err": 0.0,
+        "top8_share": isotropic_top8,
+    }
     for ax, (name, title) in zip(axes, DIAGNOSTIC_PANELS, strict=True):
         d = diagnostics[diagnostics["diagnostic"] == name]
         for (m, s), g in d.groupby(["arm", "train_seed"], sort=False):
-            ax.plot(g["step"], g["value"], color=colors[m], lw=1,
-                    label=m if s == d[d["arm"] == m]["train_seed"].min() else None)  # fmt: skip
+            ax.plot(
+                g["step"],
+                g["value"],
+                color=colors[m],
+                lw=1,
+                label=m if s == d[d["arm"] == m]["train_seed"].min() else None,
+            )
         ax.axhline(refs[name], color="0.4", lw=0.8, ls="--")
         lo, hi = ax.get_ylim()  # keep the reference line in view
         pad = 0.05 * (max(hi, refs[name]) - min(lo, refs[name]))
@@ -551,8 +694,9 @@ def plot_training_diagnostics(
         if d.empty:
             ax.text(0.5, 0.5, "no ΛReg arm", ha="center", transform=ax.transAxes)
     handles, labels = axes[-1].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(arms), fontsize=8,
-               bbox_to_anchor=(0.5, -0.06))  # fmt: skip
+    fig.legend(
+        handles, labels, loc="lower center", ncol=len(arms), fontsize=8, bbox_to_anchor=(0.5, -0.06)
+    )
     fig.tight_layout()
     return fig
 
@@ -575,8 +719,13 @@ def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
     solvers = [s for s in ("cem", "icem", "mppi") if s in set(grid["solver"])]
     arms = [a for a in dict.fromkeys(grid["arm"]) if a != "random"]
     palette = _arm_palette(arms)
-    fig, axes = plt.subplots(len(tasks), len(solvers), figsize=(2.6 * len(solvers) + 1.2,
-                             2.1 * len(tasks) + 0.6), sharex=True, squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        len(tasks),
+        len(solvers),
+        figsize=(2.6 * len(solvers) + 1.2, 2.1 * len(tasks) + 0.6),
+        sharex=True,
+        squeeze=False,
+    )
     for i, task in enumerate(tasks):
         for j, solver in enumerate(solvers):
             ax = axes[i, j]
@@ -588,9 +737,15 @@ def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
                 if arm not in g.index:
                     continue
                 r = g.loc[arm]
-                ax.errorbar(x, 100 * r.rate, yerr=[[100 * (r.rate - r.low)],
-                            [100 * (r.high - r.rate)]], fmt="o", ms=4, capsize=2,
-                            color=palette[arm])  # fmt: skip
+                ax.errorbar(
+                    x,
+                    100 * r.rate,
+                    yerr=[[100 * (r.rate - r.low)], [100 * (r.high - r.rate)]],
+                    fmt="o",
+                    ms=4,
+                    capsize=2,
+                    color=palette[arm],
+                )
                 if np.isfinite(r.paper):
                     ax.plot(x, r.paper, "D", mfc="none", mec=palette[arm], ms=6)
             ax.set_xticks(range(len(arms)), arms, rotation=45, ha="right", fontsize=8)
@@ -598,11 +753,19 @@ def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
                 ax.set_title(solver.upper() if solver != "icem" else "iCEM")
             if j == 0:
                 ax.set_ylabel(f"{task_title(task)}\nsuccess (%)")
-    handles = [plt.Line2D([], [], ls="", marker="o", color="0.3", label="ours (95 % CI)"),
-               plt.Line2D([], [], ls="", marker="D", mfc="none", mec="0.3", label="SCALE"),
-               plt.matplotlib.patches.Patch(color="0.85", label="random policy")]  # fmt: skip
-    fig.legend(handles=handles, loc="upper center", ncol=3, fontsize=8,
-               bbox_to_anchor=(0.5, 1.0), frameon=False)  # fmt: skip
+    handles = [
+        plt.Line2D([], [], ls="", marker="o", color="0.3", label="ours (95 % CI)"),
+        plt.Line2D([], [], ls="", marker="D", mfc="none", mec="0.3", label="SCALE"),
+        plt.matplotlib.patches.Patch(color="0.85", label="random policy"),
+    ]
+    fig.legend(
+        handles=handles,
+        loc="upper center",
+        ncol=3,
+        fontsize=8,
+        bbox_to_anchor=(0.5, 1.0),
+        frameon=False,
+    )
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig
 
@@ -617,8 +780,13 @@ def plot_contrast_forest(contrasts: pd.DataFrame) -> plt.Figure:
     rows = list(dict.fromkeys(zip(contrasts.task, contrasts.solver, strict=True)))
     labels = [f"{task_title(t)} {s.upper() if s != 'icem' else 'iCEM'}" for t, s in rows]
     palette = _arm_palette(arms)
-    fig, axes = plt.subplots(1, len(arms), figsize=(2.5 * len(arms) + 1.5,
-                             0.28 * len(rows) + 1.4), sharey=True, squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        1,
+        len(arms),
+        figsize=(2.5 * len(arms) + 1.5, 0.28 * len(rows) + 1.4),
+        sharey=True,
+        squeeze=False,
+    )
     for ax, arm in zip(axes[0], arms, strict=True):
         c = contrasts[contrasts.arm == arm].set_index(["task", "solver"])
         for y, key in enumerate(rows):
@@ -626,8 +794,15 @@ def plot_contrast_forest(contrasts: pd.DataFrame) -> plt.Figure:
                 continue
             r = c.loc[key]
             d = 100 * r["diff"]
-            ax.errorbar(d, y, xerr=[[d - 100 * r.low], [100 * r.high - d]], fmt="o", ms=4,
-                        capsize=2, color=palette[arm])  # fmt: skip
+            ax.errorbar(
+                d,
+                y,
+                xerr=[[d - 100 * r.low], [100 * r.high - d]],
+                fmt="o",
+                ms=4,
+                capsize=2,
+                color=palette[arm],
+            )
             if np.isfinite(r.paper):
                 ax.plot(r.paper, y, "D", mfc="none", mec="k", ms=5)
         ax.axvline(0, color="k", lw=0.8)
@@ -655,12 +830,23 @@ def plot_geometry_heatmap(geometry: pd.DataFrame, measures: list[str]) -> plt.Fi
     both = pd.concat([ours, paper])
     lo, hi = both.min(), both.max()
     span = (hi - lo).replace(0, 1.0)
-    fig, axes = plt.subplots(1, 2, figsize=(2 * (0.62 * len(measures) + 1.6),
-                             0.3 * len(order) + 1.8), sharey=True)  # fmt: skip
+    fig, axes = plt.subplots(
+        1, 2, figsize=(2 * (0.62 * len(measures) + 1.6), 0.3 * len(order) + 1.8), sharey=True
+    )
     for ax, data, title in ((axes[0], ours, "ours"), (axes[1], paper, "papers")):
-        sns.heatmap((data - lo) / span, ax=ax, cmap="viridis", vmin=0, vmax=1, cbar=False,
-                    annot=data.map(lambda v: "" if np.isnan(v) else f"{v:.2f}"), fmt="",
-                    annot_kws={"fontsize": 6}, linewidths=0.3, linecolor="white")  # fmt: skip
+        sns.heatmap(
+            (data - lo) / span,
+            ax=ax,
+            cmap="viridis",
+            vmin=0,
+            vmax=1,
+            cbar=False,
+            annot=data.map(lambda v: "" if np.isnan(v) else f"{v:.2f}"),
+            fmt="",
+            annot_kws={"fontsize": 6},
+            linewidths=0.3,
+            linecolor="white",
+        )
         ax.set_title(title)
         ax.set_xlabel("")
         ax.set_ylabel("")

@@ -34,8 +34,16 @@ class CubeTask(Task):
     env_id = "swm/OGBCube-v0"
     action_dim = 5
     q_names = (
-        "eff_x", "eff_y", "eff_z", "cos_2psi", "sin_2psi", "gripper", "cube_x", "cube_y", "cube_z",
-    )  # fmt: skip
+        "eff_x",
+        "eff_y",
+        "eff_z",
+        "cos_2psi",
+        "sin_2psi",
+        "gripper",
+        "cube_x",
+        "cube_y",
+        "cube_z",
+    )
     half_q = (0, 1, 2, 3, 4)
     success_rule = "||cube xyz - goal cube xyz|| <= 0.04 m"
     behaviour_policy = (

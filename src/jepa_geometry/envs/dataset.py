@@ -280,9 +280,13 @@ def _create_columns(f: Any, rows: dict[str, np.ndarray], h5py: Any, hdf5plugin: 
         )
         dtype = np.int64 if name in ("episode", "step") else x.dtype
         dsets[name] = f.create_dataset(
-            name, shape=(0, *x.shape[1:]), maxshape=(None, *x.shape[1:]), dtype=dtype,
-            chunks=chunk, **comp,
-        )  # fmt: skip
+            name,
+            shape=(0, *x.shape[1:]),
+            maxshape=(None, *x.shape[1:]),
+            dtype=dtype,
+            chunks=chunk,
+            **comp,
+        )
     return dsets
 
 
@@ -328,9 +332,13 @@ def build_dataset(
         "packages": package_versions(),
     }  # wall time and worker count go to the manifest: the file's bytes depend on inputs only
     episodes = _episodes(
-        task, profile.data.image_size, profile.seeds.data, profile.data.max_episode_steps,
-        n_total, workers,
-    )  # fmt: skip
+        task,
+        profile.data.image_size,
+        profile.seeds.data,
+        profile.data.max_episode_steps,
+        n_total,
+        workers,
+    )
     info = write_dataset(out_dir / FILENAME, task, episodes, n_train, n_held, attrs, progress)
     info["frames_per_second"] = round(info["frames"] / max(info["collect_seconds"], 1e-9), 1)
     info["workers"] = workers
@@ -534,11 +542,20 @@ def _read_validated(f: Any, path: Path, task: str | None) -> EpisodeData:
         raise bad("stats/* do not match the q and action dimensions")
     meta = {k: _attr(v) for k, v in f.attrs.items()}
     return EpisodeData(
-        task=ftask, path=path, pixels=px, action=cols["action"].astype(np.float32),
-        state=cols["state"].astype(np.float64), q=cols["q"].astype(np.float32),
-        episode=ep, step=st, behaviour_success=cols["behaviour_success"].astype(bool),
-        train_episodes=split["train"], heldout_episodes=split["heldout"], meta=meta, **stats,
-    )  # fmt: skip
+        task=ftask,
+        path=path,
+        pixels=px,
+        action=cols["action"].astype(np.float32),
+        state=cols["state"].astype(np.float64),
+        q=cols["q"].astype(np.float32),
+        episode=ep,
+        step=st,
+        behaviour_success=cols["behaviour_success"].astype(bool),
+        train_episodes=split["train"],
+        heldout_episodes=split["heldout"],
+        meta=meta,
+        **stats,
+    )
 
 
 _STAT_KEYS = ("q_mean", "q_std", "action_mean", "action_std")
@@ -574,12 +591,14 @@ def load_dataset(
         try:
             art.verify()
         except ArtifactError as e:
-            raise DatasetError(f"cached {task} dataset is damaged: {e}. Re-collect it with "
-                               f"`{how} --force`") from e  # fmt: skip
+            raise DatasetError(
+                f"cached {task} dataset is damaged: {e}. Re-collect it with `{how} --force`"
+            ) from e
     if not art.exists() or art.heavy_missing():  # checked above, frames included: hash once
         # a manifest without its frames (the evidence tree) collects them, bit-identical
-        get_or_build(art, lambda d: build_dataset(task, profile, d, workers, progress),
-                     heavy=True, how=how)  # fmt: skip
+        get_or_build(
+            art, lambda d: build_dataset(task, profile, d, workers, progress), heavy=True, how=how
+        )
     return read_episodes(art.file(FILENAME), task)
 
 

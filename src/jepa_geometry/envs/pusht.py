@@ -169,8 +169,14 @@ class PushTTask(Task):
     q_names = ("agent_x", "agent_y", "block_x", "block_y", "cos_theta", "sin_theta")
     half_q = (2, 3, 4, 5)
     state_names = (
-        "agent_x", "agent_y", "block_x", "block_y", "block_theta", "agent_vx", "agent_vy",
-    )  # fmt: skip
+        "agent_x",
+        "agent_y",
+        "block_x",
+        "block_y",
+        "block_theta",
+        "agent_vx",
+        "agent_vy",
+    )
     success_rule = "||(agent xy, block xy) - goal|| < 20 and block angle error < pi/9"
     behaviour_policy = (
         "scripted quasi-static pushing expert (jepa_geometry.envs.pusht.PushTExpert; swm "

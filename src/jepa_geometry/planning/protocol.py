@@ -134,8 +134,14 @@ def make_protocol(profile: Profile, name: str = "profile") -> Protocol:
     else:
         valid = ", ".join(("profile", *PROTOCOLS))
         raise EvaluationError(f"unknown protocol {name!r}; valid: {valid}")
-    return Protocol(name, offset, budget, profile.plan.horizon, profile.data.frameskip,
-                    moving=name in MOVING_PROTOCOLS)  # fmt: skip
+    return Protocol(
+        name,
+        offset,
+        budget,
+        profile.plan.horizon,
+        profile.data.frameskip,
+        moving=name in MOVING_PROTOCOLS,
+    )
 
 
 @dataclass(frozen=True)
@@ -197,8 +203,9 @@ def draw_episode_set(
     rows = candidate_rows(data, protocol.goal_offset)
     if protocol.moving:
         threshold = hard_threshold(data.task) if hard is None else hard
-        moved = np.array([task.goal_distance(data.state[r], data.state[r + protocol.goal_offset])
-                          for r in rows])  # fmt: skip
+        moved = np.array(
+            [task.goal_distance(data.state[r], data.state[r + protocol.goal_offset]) for r in rows]
+        )
         rows = rows[moved > threshold]
         if len(rows) < n:
             raise EvaluationError(
@@ -386,11 +393,14 @@ def evaluate_planner(
                 # episode is the same as when the whole chunk is planned (LatentGoalCost).
                 z_now = torch.zeros(len(rows), 1, z_goal.shape[1], device=device)
                 z_now[torch.as_tensor(active, device=device)] = _encode(
-                    model, runner.observe(todo))[:, None]  # fmt: skip
+                    model, runner.observe(todo)
+                )[:, None]
                 plan = planner.plan(
-                    z_now, z_goal[rows], seed=plan_seed(seed, r, c),
+                    z_now,
+                    z_goal[rows],
+                    seed=plan_seed(seed, r, c),
                     active=active if skip_finished else None,
-                )  # fmt: skip
+                )
                 plans[todo] += 1
                 seconds[todo] += plan.seconds / len(rows)
                 raw = data.unzscore_action(planner.env_actions(plan.actions)[:, :steps])
@@ -592,8 +602,11 @@ def evaluate_arm(
         # solve times go to the manifest: the payload's bytes depend on the inputs alone
         seconds = table.pop("plan_seconds").round(6).tolist()
         table.to_parquet(tmp / "episodes.parquet", index=False)
-        return {"eval_seconds": time.perf_counter() - t0, "torch_threads": JOB_THREADS,
-                "plan_seconds": seconds}  # fmt: skip
+        return {
+            "eval_seconds": time.perf_counter() - t0,
+            "torch_threads": JOB_THREADS,
+            "plan_seconds": seconds,
+        }
 
     def build_random(tmp) -> None:
         env, _, eps = context()

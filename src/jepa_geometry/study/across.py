@@ -50,8 +50,14 @@ from jepa_geometry.wm.arms import arm_weights
 
 SOLVERS: tuple[str, ...] = ("cem", "icem", "mppi")
 SOLVER_NAMES = {"cem": "CEM", "icem": "iCEM", "mppi": "MPPI"}
-CONTRAST_ARMS: tuple[str, ...] = ("scale", "aux", "anisowm", "scale+anisowm", "scale-halfq",
-                                  "dinowm")  # fmt: skip
+CONTRAST_ARMS: tuple[str, ...] = (
+    "scale",
+    "aux",
+    "anisowm",
+    "scale+anisowm",
+    "scale-halfq",
+    "dinowm",
+)
 SCALE_GRID_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "dinowm")
 """The arms of SCALE's 4-arm grid (its tables' columns), in its order."""
 COMBINED = "scale+anisowm"
@@ -100,16 +106,22 @@ class Studies:
         rows = []
         for task in TASKS:
             s = self.studies.get(task)
-            rows.append({
-                "task": task_title(task),
-                "study": s is not None,
-                "plans": bool(s and s.spec.plans),
-                "protocols": ", ".join(s.spec.protocols) if s else "",
-                "arms": ", ".join(s.spec.arms) if s else "",
-                "training seeds": len(s.profile.seeds.train) if s else 0,
-                "note": self.missing.get(task, "" if s is None or s.spec.plans else
-                                         "gate failed at every rung: measured, not planned"),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "task": task_title(task),
+                    "study": s is not None,
+                    "plans": bool(s and s.spec.plans),
+                    "protocols": ", ".join(s.spec.protocols) if s else "",
+                    "arms": ", ".join(s.spec.arms) if s else "",
+                    "training seeds": len(s.profile.seeds.train) if s else 0,
+                    "note": self.missing.get(
+                        task,
+                        ""
+                        if s is None or s.spec.plans
+                        else "gate failed at every rung: measured, not planned",
+                    ),
+                }
+            )
         return pd.DataFrame(rows)
 
 
@@ -147,8 +159,9 @@ def load_studies(
             missing[task] = f"not built at this profile ({e}); `jepa-geometry study {task}`"
     out = Studies(base.name, studies, missing)
     if require_planned and not out.planned:
-        raise NotCached(f"no task study that plans is cached at profile {base.name!r}: "
-                        f"{missing_sentence(out)}")  # fmt: skip
+        raise NotCached(
+            f"no task study that plans is cached at profile {base.name!r}: {missing_sentence(out)}"
+        )
     return out
 
 
@@ -197,15 +210,29 @@ def scale_grid(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame
     rows = []
     for task, solver, tm in _tier_means(studies, protocol):
         for arm in tables.shared.arm_order(list(set(tm["arm"]))):
-            m = tm[tm["arm"] == arm].pivot(index="train_seed", columns="episode",
-                                           values="success").to_numpy(float)  # fmt: skip
+            m = (
+                tm[tm["arm"] == arm]
+                .pivot(index="train_seed", columns="episode", values="success")
+                .to_numpy(float)
+            )
             lo, hi = bootstrap_interval(m if len(m) > 1 else m[0])
             paper = _paper_value("scale_success_per_solver", task, arm, solver=solver)
-            rows.append({"task": task, "solver": solver, "arm": arm, "rate": float(m.mean()),
-                         "low": lo, "high": hi, "seeds": len(m), "pairs": m.shape[1],
-                         "paper": paper})  # fmt: skip
-    return pd.DataFrame(rows, columns=["task", "solver", "arm", "rate", "low", "high", "seeds",
-                                       "pairs", "paper"])  # fmt: skip
+            rows.append(
+                {
+                    "task": task,
+                    "solver": solver,
+                    "arm": arm,
+                    "rate": float(m.mean()),
+                    "low": lo,
+                    "high": hi,
+                    "seeds": len(m),
+                    "pairs": m.shape[1],
+                    "paper": paper,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["task", "solver", "arm", "rate", "low", "high", "seeds", "pairs", "paper"]
+    )
 
 
 def scale_contrasts(
@@ -218,14 +245,24 @@ def scale_contrasts(
     for task, solver, tm in _tier_means(studies, protocol):
         for arm in [a for a in arms if a in set(tm["arm"])]:
             ev = verdict.paired_unit_evidence(tm, arm, BASELINE, "success", "episode")
-            paper = (_paper_value("scale_success_per_solver", task, arm, solver=solver)
-                     - _paper_value("scale_success_per_solver", task, BASELINE,
-                                    solver=solver))  # fmt: skip
-            rows.append({"task": task, "solver": solver, "arm": arm, "diff": ev.effect,
-                         "low": ev.low, "high": ev.high, "units": ev.units,
-                         "paper": paper})  # fmt: skip
-    return pd.DataFrame(rows, columns=["task", "solver", "arm", "diff", "low", "high", "units",
-                                       "paper"])  # fmt: skip
+            paper = _paper_value(
+                "scale_success_per_solver", task, arm, solver=solver
+            ) - _paper_value("scale_success_per_solver", task, BASELINE, solver=solver)
+            rows.append(
+                {
+                    "task": task,
+                    "solver": solver,
+                    "arm": arm,
+                    "diff": ev.effect,
+                    "low": ev.low,
+                    "high": ev.high,
+                    "units": ev.units,
+                    "paper": paper,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["task", "solver", "arm", "diff", "low", "high", "units", "paper"]
+    )
 
 
 def favour_count(contrasts: pd.DataFrame, arm: str = "scale") -> dict[str, Any]:
@@ -248,21 +285,25 @@ def favour_count(contrasts: pd.DataFrame, arm: str = "scale") -> dict[str, Any]:
 
 def favour_sentence(count: dict[str, Any], arm: str = "scale") -> str:
     """:func:`favour_count` in words."""
-    return (f"SCALE's table favours {arm} over {BASELINE} in {count['paper_favour']} of its "
-            f"{count['paper_cells']} task x solver averages; ours, in {count['point']} of "
-            f"{count['cells']} by the point estimate, {count['interval_above']} with the whole "
-            f"95 % interval above zero and {count['interval_below']} with it below")  # fmt: skip
+    return (
+        f"SCALE's table favours {arm} over {BASELINE} in {count['paper_favour']} of its "
+        f"{count['paper_cells']} task x solver averages; ours, in {count['point']} of "
+        f"{count['cells']} by the point estimate, {count['interval_above']} with the whole "
+        f"95 % interval above zero and {count['interval_below']} with it below"
+    )
 
 
-def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = SCALE_GRID_ARMS
-                       ) -> pd.DataFrame:  # fmt: skip
+def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = SCALE_GRID_ARMS) -> pd.DataFrame:
     """The main grid as SCALE prints it: rows task / solver, for each arm our tier-mean success
     with its interval and SCALE's value in the next column."""
     out = []
     for (task, solver), g in grid.groupby(["task", "solver"], sort=False):
-        row: dict[str, Any] = {"task": task_title(task), "solver": SOLVER_NAMES[solver],
-                               "seeds": int(g[g.arm != "random"]["seeds"].max()),
-                               "pairs": int(g["pairs"].max())}  # fmt: skip
+        row: dict[str, Any] = {
+            "task": task_title(task),
+            "solver": SOLVER_NAMES[solver],
+            "seeds": int(g[g.arm != "random"]["seeds"].max()),
+            "pairs": int(g["pairs"].max()),
+        }
         g = g.set_index("arm")
         for arm in [*arms, "random"]:
             if arm in g.index:
@@ -274,8 +315,9 @@ def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = SCALE_GRID_ARMS
     return pd.DataFrame(out)
 
 
-def scale_tier_table(studies: Studies, arms: Sequence[str] = SCALE_GRID_ARMS,
-                     protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:  # fmt: skip
+def scale_tier_table(
+    studies: Studies, arms: Sequence[str] = SCALE_GRID_ARMS, protocol: str = SCALE_PROTOCOL
+) -> pd.DataFrame:
     """SCALE's per-tier table: success per task x solver x tier for ``arms``, ours (pooled over
     the seeds planned, 95 % interval) beside SCALE's (percent)."""
     rows = []
@@ -285,8 +327,11 @@ def scale_tier_table(studies: Studies, arms: Sequence[str] = SCALE_GRID_ARMS,
             continue
         succ = success_table(st.episodes[st.episodes["protocol"] == protocol])
         for (solver, tier), g in succ.groupby(["solver", "budget"], sort=True):
-            row: dict[str, Any] = {"task": task_title(task), "solver": SOLVER_NAMES[solver],
-                                   "tier": tier}  # fmt: skip
+            row: dict[str, Any] = {
+                "task": task_title(task),
+                "solver": SOLVER_NAMES[solver],
+                "tier": tier,
+            }
             g = g.set_index("arm")
             for arm in arms:
                 if arm in g.index:
@@ -299,8 +344,9 @@ def scale_tier_table(studies: Studies, arms: Sequence[str] = SCALE_GRID_ARMS,
     return pd.DataFrame(rows)
 
 
-def mppi_tstar_table(studies: Studies, grid: pd.DataFrame,
-                     arms: Sequence[str] = SCALE_GRID_ARMS) -> pd.DataFrame:  # fmt: skip
+def mppi_tstar_table(
+    studies: Studies, grid: pd.DataFrame, arms: Sequence[str] = SCALE_GRID_ARMS
+) -> pd.DataFrame:
     """SCALE's MPPI-at-T* table: per task our MPPI success (tier mean, at the study's T*,
     chosen on validation pairs of its main protocol; the MPPI rows of ``grid``,
     :func:`scale_grid` output) beside SCALE's at its tuned T*."""
@@ -342,9 +388,13 @@ def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
         protocol = tables.planning.lewm_paper_protocol(task)
         st = studies.studies.get(task)
         if st is None or not st.spec.plans or protocol not in st.spec.protocols:
-            row["note"] = (studies.missing.get(task, "no study") if st is None else
-                           "not planned: the gate failed at every rung" if not st.spec.plans
-                           else f"{protocol} not planned")  # fmt: skip
+            row["note"] = (
+                studies.missing.get(task, "no study")
+                if st is None
+                else "not planned: the gate failed at every rung"
+                if not st.spec.plans
+                else f"{protocol} not planned"
+            )
             rows.append(row)
             continue
         succ = success_table(st.episodes)
@@ -352,16 +402,28 @@ def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
         cell = cell.set_index("arm")
         row["LeWM (%)"] = format_rate(*cell.loc[BASELINE, ["rate", "low", "high"]])
         row["AnisoWM (%)"] = format_rate(*cell.loc[arm, ["rate", "low", "high"]])
-        t1 = st.episodes[(st.episodes.protocol == protocol) & (st.episodes.solver == "cem")
-                         & (st.episodes.budget == "T1")]  # fmt: skip
+        t1 = st.episodes[
+            (st.episodes.protocol == protocol)
+            & (st.episodes.solver == "cem")
+            & (st.episodes.budget == "T1")
+        ]
         ev = verdict.paired_unit_evidence(t1, arm, BASELINE, "success", "episode")
         row["AnisoWM - LeWM (pp)"] = format_rate(ev.effect, ev.low, ev.high)
         row["McNemar p"] = ev.p_value
         row["seeds x pairs"] = ev.units
         row["note"] = protocol
         rows.append(row)
-    cols = ["task", "LeWM (%)", "AnisoWM (%)", "AnisoWM - LeWM (pp)", "McNemar p",
-            "seeds x pairs", "LeWM, AnisoWM (%)", "AnisoWM, AnisoWM (%)", "note"]  # fmt: skip
+    cols = [
+        "task",
+        "LeWM (%)",
+        "AnisoWM (%)",
+        "AnisoWM - LeWM (pp)",
+        "McNemar p",
+        "seeds x pairs",
+        "LeWM, AnisoWM (%)",
+        "AnisoWM, AnisoWM (%)",
+        "note",
+    ]
     return pd.DataFrame(rows).reindex(columns=cols)
 
 
@@ -393,12 +455,19 @@ def model_geometry(geo: Geometry) -> pd.DataFrame:
     AnisoWM's recorded ones for the ordering agreement), the mean landscape ρ over goals, and
     the learned ``cond Λ`` (ΛReg arms; NaN otherwise)."""
     keys = ["arm", "train_seed"]
-    probes = geo.probes[keys + ["var_top2", "r2_top2", "r2_full_ridge", "r2_full_mlp",
-                                "ratio_p90_over_p10"]]  # fmt: skip
-    gauss = geo.ranking[geo.ranking.source == "gaussian"].groupby(keys)[
-        ["tau_pred", "tau_geom", "tau_total", "rollout_error"]].mean()  # fmt: skip
-    data = geo.ranking[geo.ranking.source == "dataset"].groupby(keys)[
-        ["agree_enc", "agree_pred"]].mean()  # fmt: skip
+    probes = geo.probes[
+        keys + ["var_top2", "r2_top2", "r2_full_ridge", "r2_full_mlp", "ratio_p90_over_p10"]
+    ]
+    gauss = (
+        geo.ranking[geo.ranking.source == "gaussian"]
+        .groupby(keys)[["tau_pred", "tau_geom", "tau_total", "rollout_error"]]
+        .mean()
+    )
+    data = (
+        geo.ranking[geo.ranking.source == "dataset"]
+        .groupby(keys)[["agree_enc", "agree_pred"]]
+        .mean()
+    )
     land = geo.landscape.groupby(keys)[["spearman"]].mean()
     out = probes.set_index(keys).join([gauss, data, land], how="left")
     cond = {k: sp["cond"] for k, sp in geo.lambda_spectra.items()}
@@ -432,8 +501,9 @@ def geometry_table(studies: Studies) -> pd.DataFrame:
                         "source": source,
                     }
                 )
-    return pd.DataFrame(rows, columns=["task", "arm", "measure", "ours", "seeds", "paper",
-                                       "source"])  # fmt: skip
+    return pd.DataFrame(
+        rows, columns=["task", "arm", "measure", "ours", "seeds", "paper", "source"]
+    )
 
 
 def _paper_geometry(task: str, arm: str, measure: str) -> tuple[float, str]:
@@ -471,11 +541,19 @@ def lambda_by_task(studies: Studies, paper: Profile) -> pd.DataFrame:
         lam = tables.geometry.lambda_table(st.geometry.lambda_spectra)
         count = _paper_value("aniso_lambda_above_mean", task, "anisowm")
         for arm, g in lam.groupby("arm", sort=False):
-            rows.append({"task": task_title(task), "arm": arm, "seeds": len(g),
-                         "cond Λ": g["cond"].mean(), "D": int(g["D"].iloc[0]),
-                         "share above mean": float((g["above_mean"] / g["D"]).mean()),
-                         "share above mean, AnisoWM": count / paper.model.embed_dim
-                         if arm == "anisowm" else np.nan})  # fmt: skip
+            rows.append(
+                {
+                    "task": task_title(task),
+                    "arm": arm,
+                    "seeds": len(g),
+                    "cond Λ": g["cond"].mean(),
+                    "D": int(g["D"].iloc[0]),
+                    "share above mean": float((g["above_mean"] / g["D"]).mean()),
+                    "share above mean, AnisoWM": count / paper.model.embed_dim
+                    if arm == "anisowm"
+                    else np.nan,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -507,15 +585,21 @@ LENS = "ours (cross-lens)"
 
 
 def interaction_table(
-    table: pd.DataFrame, value: str, keys: Sequence[str], both: str = COMBINED,
-    a: str = "scale", b: str = "anisowm", base: str = BASELINE,
-) -> pd.DataFrame:  # fmt: skip
+    table: pd.DataFrame,
+    value: str,
+    keys: Sequence[str],
+    both: str = COMBINED,
+    a: str = "scale",
+    b: str = "anisowm",
+    base: str = BASELINE,
+) -> pd.DataFrame:
     """Does the combination add up? Per unit of ``keys`` the two sides of the interaction
     contrast ``(both - base) - [(a - base) + (b - base)] = (both + base) - (a + b)``: rows with
     arm :data:`INTERACTION` and ``"a + b"``, so a paired comparison of the two is the
     interaction (zero when the effects add, negative when they fight)."""
     wide = table[table["arm"].isin([both, a, b, base])].pivot(
-        index=list(keys), columns="arm", values=value)  # fmt: skip
+        index=list(keys), columns="arm", values=value
+    )
     wide = wide.dropna()
     left = (wide[both] + wide[base]).rename(value).reset_index().assign(arm=INTERACTION)
     right = (wide[a] + wide[b]).rename(value).reset_index().assign(arm="a + b")
@@ -536,13 +620,34 @@ def lens_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
     items: list[tuple[str, verdict.Claim, verdict.Evidence]] = []
     mins = verdict.MIN_EFFECTS
 
-    def add(task: str, statement: str, measure: str, a: str, b: str, col: str,
-            ev: verdict.Evidence, where: str) -> None:  # fmt: skip
-        items.append((task, verdict.Claim(LENS, statement, measure, a, b,
-                                          min_effect=mins.get(col, 0.0), computed_in=where,
-                                          unit="pp" if col == "success" else "",
-                                          display_scale=100.0 if col == "success" else 1.0,
-                                          requires=verdict.claim_requires(a)), ev))  # fmt: skip
+    def add(
+        task: str,
+        statement: str,
+        measure: str,
+        a: str,
+        b: str,
+        col: str,
+        ev: verdict.Evidence,
+        where: str,
+    ) -> None:
+        items.append(
+            (
+                task,
+                verdict.Claim(
+                    LENS,
+                    statement,
+                    measure,
+                    a,
+                    b,
+                    min_effect=mins.get(col, 0.0),
+                    computed_in=where,
+                    unit="pp" if col == "success" else "",
+                    display_scale=100.0 if col == "success" else 1.0,
+                    requires=verdict.claim_requires(a),
+                ),
+                ev,
+            )
+        )
 
     for task, st in studies.studies.items():
         g = st.geometry
@@ -552,8 +657,9 @@ def lens_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
         where = f"{task_title(task)}, chapter 7"
         if {"scale", BASELINE} <= arms:
             for col, cost in (("agree_enc", "J_enc"), ("agree_pred", "J_pred")):
-                ev = verdict.paired_unit_evidence(rd.dropna(subset=[col]), "scale", BASELINE,
-                                                  col, "start")  # fmt: skip
+                ev = verdict.paired_unit_evidence(
+                    rd.dropna(subset=[col]), "scale", BASELINE, col, "start"
+                )
                 add(
                     task,
                     f"SCALE orders outcomes better by {cost} (AnisoWM's measure)",
@@ -564,8 +670,9 @@ def lens_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
                     ev,
                     where,
                 )
-            ev = verdict.paired_unit_evidence(g.landscape, "scale", BASELINE, "spearman",
-                                              "goal_index")  # fmt: skip
+            ev = verdict.paired_unit_evidence(
+                g.landscape, "scale", BASELINE, "spearman", "goal_index"
+            )
             add(
                 task,
                 "SCALE's cost follows physical distance more closely (AnisoWM Fig. 4)",
@@ -577,15 +684,18 @@ def lens_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
                 where,
             )
         if {"anisowm", BASELINE} <= arms:
-            for col, text in (("var_top2", "moves variance into the top-2 PCs"),
-                              ("r2_top2", "puts q in the top-2 PCs")):  # fmt: skip
+            for col, text in (
+                ("var_top2", "moves variance into the top-2 PCs"),
+                ("r2_top2", "puts q in the top-2 PCs"),
+            ):
                 ev = verdict.seed_level_evidence(g.probes, "anisowm", BASELINE, col)
                 add(
                     task, f"ΛReg {text} (SCALE's measure)", col, "anisowm", BASELINE, col, ev, where
                 )
             for col in ("tau_geom", "tau_pred"):
-                ev = verdict.paired_unit_evidence(rk.dropna(subset=[col]), "anisowm",
-                                                  BASELINE, col, "start")  # fmt: skip
+                ev = verdict.paired_unit_evidence(
+                    rk.dropna(subset=[col]), "anisowm", BASELINE, col, "start"
+                )
                 add(
                     task,
                     f"ΛReg raises SCALE's {col.replace('tau_', 'τ ')} channel",
@@ -600,8 +710,9 @@ def lens_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
             continue
         if st.spec.plans:
             protocol = st.spec.main_protocol
-            tm = verdict.tier_mean_success(st.episodes, protocol, "cem",
-                                           sorted(set(st.episodes.budget)))  # fmt: skip
+            tm = verdict.tier_mean_success(
+                st.episodes, protocol, "cem", sorted(set(st.episodes.budget))
+            )
             ev = verdict.paired_unit_evidence(tm, COMBINED, "scale", "success", "episode")
             add(
                 task,
@@ -614,8 +725,7 @@ def lens_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
                 f"{task_title(task)}, chapter 6",
             )
             inter = interaction_table(tm, "success", ["train_seed", "episode"])
-            ev = verdict.paired_unit_evidence(inter, INTERACTION, "a + b", "success",
-                                              "episode")  # fmt: skip
+            ev = verdict.paired_unit_evidence(inter, INTERACTION, "a + b", "success", "episode")
             add(
                 task,
                 "SCALE's and ΛReg's effects on success: do they add up?",
@@ -626,8 +736,7 @@ def lens_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
                 ev,
                 f"{task_title(task)}, chapter 6",
             )
-        for tab, col, unit in ((rk, "tau_geom", "start"), (g.landscape, "spearman",
-                                                             "goal_index")):  # fmt: skip
+        for tab, col, unit in ((rk, "tau_geom", "start"), (g.landscape, "spearman", "goal_index")):
             inter = interaction_table(tab.dropna(subset=[col]), col, ["train_seed", unit])
             ev = verdict.paired_unit_evidence(inter, INTERACTION, "a + b", col, unit)
             add(
@@ -692,8 +801,9 @@ def book_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
     items = []
     for task, st in studies.studies.items():
         main = st.spec.main_protocol
-        claims = verdict.paper_claims(task, st.episodes, st.geometry, main_protocol=main,
-                                      code_protocol=SCALE_PROTOCOL)  # fmt: skip
+        claims = verdict.paper_claims(
+            task, st.episodes, st.geometry, main_protocol=main, code_protocol=SCALE_PROTOCOL
+        )
         for c, e in claims:
             if main != SCALE_PROTOCOL and f"{SCALE_PROTOCOL} protocol" in c.measure:
                 c = replace(c, statement=f"{c.statement}, SCALE's protocol")
@@ -712,8 +822,9 @@ def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
     b = board.assign(claim=paper + board["claim"])
     twice = b[b.duplicated(["claim", "task"])]
     if len(twice):
-        raise ValueError(f"claim tested twice on one task: {twice.iloc[0]['claim']!r} "
-                         f"({twice.iloc[0]['task']})")  # fmt: skip
+        raise ValueError(
+            f"claim tested twice on one task: {twice.iloc[0]['claim']!r} ({twice.iloc[0]['task']})"
+        )
     claims = list(dict.fromkeys(b["claim"]))
     tasks = [task_title(t) for t in TASKS if task_title(t) in set(b["task"])]
     wide = b.pivot(index="claim", columns="task", values=value)
@@ -723,8 +834,9 @@ def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
 
 def verdict_counts(board: pd.DataFrame) -> pd.DataFrame:
     """Claims per paper x verdict (columns in the rule's order), with totals."""
-    t = pd.crosstab(board["paper"], board["verdict"]).reindex(columns=list(verdict.VERDICTS),
-                                                              fill_value=0)  # fmt: skip
+    t = pd.crosstab(board["paper"], board["verdict"]).reindex(
+        columns=list(verdict.VERDICTS), fill_value=0
+    )
     t["claims"] = t.sum(axis=1)
     t.loc["all"] = t.sum()
     return t.reset_index()
@@ -735,23 +847,28 @@ def verdict_prose(board: pd.DataFrame, missing: dict[str, str]) -> str:
     the claims reproduced and contradicted with their tasks, and the tasks without a study."""
     n = len(board)
     counts = board["verdict"].value_counts()
-    parts = [f"Across {board['task'].nunique()} tasks the book tests {n} claims: " + ", ".join(
-        f"{int(counts.get(v, 0))} {v}" for v in verdict.VERDICTS) + "."]  # fmt: skip
+    parts = [
+        f"Across {board['task'].nunique()} tasks the book tests {n} claims: "
+        + ", ".join(f"{int(counts.get(v, 0))} {v}" for v in verdict.VERDICTS)
+        + "."
+    ]
     for label in ("reproduced", "contradicted"):
         sel = board[board["verdict"] == label]
         if sel.empty:
             parts.append(f"No claim is {label} on any task.")
             continue
-        by_claim = sel.groupby(["paper", "claim"], sort=False)["task"].apply(
-            lambda s: ", ".join(s))  # fmt: skip
+        by_claim = sel.groupby(["paper", "claim"], sort=False)["task"].apply(lambda s: ", ".join(s))
         listed = "; ".join(f"{p}: *{c}* ({tasks})" for (p, c), tasks in by_claim.items())
         parts.append(f"{label.capitalize()}: {listed}.")
     for paper, g in board.groupby("paper", sort=False):
         rep = int((g["verdict"] == "reproduced").sum())
         parts.append(f"{paper}: {rep} of its {len(g)} claim-task pairs reproduced.")
     if missing:
-        parts.append("Tasks without a study at this profile: " + ", ".join(
-            f"{task_title(t)} ({why})" for t, why in missing.items()) + ".")  # fmt: skip
+        parts.append(
+            "Tasks without a study at this profile: "
+            + ", ".join(f"{task_title(t)} ({why})" for t, why in missing.items())
+            + "."
+        )
     return " ".join(parts)
 
 

@@ -69,12 +69,16 @@ def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> l
                         continue
                     jobs.append(
                         {
-                            "task": spec.task, "arm": arm, "train_seed": seed,
-                            "profile": profile, "solver": c.solver, "budget": c.budget,
+                            "task": spec.task,
+                            "arm": arm,
+                            "train_seed": seed,
+                            "profile": profile,
+                            "solver": c.solver,
+                            "budget": c.budget,
                             "protocol": c.protocol,
                             "temperature": arm_temperature(arm, temperature, profile),
                         }
-                    )  # fmt: skip
+                    )
     return sorted(jobs, key=lambda j: -tiers[j["budget"]][0] * tiers[j["budget"]][1])
 
 
@@ -185,26 +189,50 @@ def build_study(
     if needed:
         stage("dataset", 1, lambda: load_dataset(spec.task, profile, progress=progress))
     stage(
-        "models", len(models),
-        lambda: run_parallel(_train, models, workers, f"train {spec.task}", progress,
-                             pending=model_untrained, preload=SIMULATOR_PRELOAD),
-    )  # fmt: skip
+        "models",
+        len(models),
+        lambda: run_parallel(
+            _train,
+            models,
+            workers,
+            f"train {spec.task}",
+            progress,
+            pending=model_untrained,
+            preload=SIMULATOR_PRELOAD,
+        ),
+    )
     if not spec.plans:  # a task whose gate failed: its models are measured, never planned
         return pd.DataFrame(rows)
     stage(
-        "MPPI sweep + CEM/iCEM cells", len(first),
-        lambda: run_parallel(_evaluate, first, workers, f"plan {spec.task}", progress,
-                             pending=cell_unbuilt, preload=SIMULATOR_PRELOAD),
-    )  # fmt: skip
+        "MPPI sweep + CEM/iCEM cells",
+        len(first),
+        lambda: run_parallel(
+            _evaluate,
+            first,
+            workers,
+            f"plan {spec.task}",
+            progress,
+            pending=cell_unbuilt,
+            preload=SIMULATOR_PRELOAD,
+        ),
+    )
     temperature, _ = select_mppi_temperature(
         spec.task, profile, protocol=spec.main_protocol, progress=False
     )
     mppi = [(j,) for j in cell_jobs(spec, profile, temperature)]
     stage(
-        "MPPI cells", len(mppi),
-        lambda: run_parallel(_evaluate, mppi, workers, f"plan {spec.task} MPPI", progress,
-                             pending=cell_unbuilt, preload=SIMULATOR_PRELOAD),
-    )  # fmt: skip
+        "MPPI cells",
+        len(mppi),
+        lambda: run_parallel(
+            _evaluate,
+            mppi,
+            workers,
+            f"plan {spec.task} MPPI",
+            progress,
+            pending=cell_unbuilt,
+            preload=SIMULATOR_PRELOAD,
+        ),
+    )
     return pd.DataFrame(rows)
 
 

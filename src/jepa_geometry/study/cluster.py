@@ -180,9 +180,17 @@ def _cell_outputs(cells: list[dict[str, Any]]) -> tuple[Artifact, ...]:
 def _plan_unit(stage: str, label: str, cells: list[dict[str, Any]]) -> Unit:
     c = cells[0]
     model = world_model_artifact(c["task"], c["arm"], c["train_seed"], c["profile"])
-    return Unit(stage, "plan", c["task"], label, PlanCells(), (cells,), _cell_outputs(cells),
-                (model, dataset_artifact(c["task"], c["profile"])),
-                sum(cell_hours(x) for x in cells))  # fmt: skip
+    return Unit(
+        stage,
+        "plan",
+        c["task"],
+        label,
+        PlanCells(),
+        (cells,),
+        _cell_outputs(cells),
+        (model, dataset_artifact(c["task"], c["profile"])),
+        sum(cell_hours(x) for x in cells),
+    )
 
 
 def pretrain_hours(profile: Profile) -> float:
@@ -228,29 +236,69 @@ def stage_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[U
         standin = _standin(spec, p)
         if stage == "collect":
             if once(data):
-                units.append(Unit(stage, "collect", task, f"collect {task}", run_collect,
-                                  (task, p), (data,), (), collect_hours(task, p)))  # fmt: skip
+                units.append(
+                    Unit(
+                        stage,
+                        "collect",
+                        task,
+                        f"collect {task}",
+                        run_collect,
+                        (task, p),
+                        (data,),
+                        (),
+                        collect_hours(task, p),
+                    )
+                )
             if standin is not None:
                 src = source_profile(p)
                 for t in TASKS:
                     d = dataset_artifact(t, src)
                     if once(d):
-                        units.append(Unit(stage, "collect", t, f"collect {t} for the stand-in "
-                                          f"({src.data.image_size} px)", run_collect, (t, src),
-                                          (d,), (), collect_hours(t, src)))  # fmt: skip
+                        units.append(
+                            Unit(
+                                stage,
+                                "collect",
+                                t,
+                                f"collect {t} for the stand-in ({src.data.image_size} px)",
+                                run_collect,
+                                (t, src),
+                                (d,),
+                                (),
+                                collect_hours(t, src),
+                            )
+                        )
         elif stage == "pretrain":
             if standin is not None and once(standin):
                 inputs = tuple(dataset_artifact(t, source_profile(p)) for t in TASKS)
-                units.append(Unit(stage, "train", task, f"pretrain the DINO-WM stand-in "
-                                  f"({p.name}, key {standin.key})", run_pretrain, (p,),
-                                  (standin,), inputs, pretrain_hours(p)))  # fmt: skip
+                units.append(
+                    Unit(
+                        stage,
+                        "train",
+                        task,
+                        f"pretrain the DINO-WM stand-in ({p.name}, key {standin.key})",
+                        run_pretrain,
+                        (p,),
+                        (standin,),
+                        inputs,
+                        pretrain_hours(p),
+                    )
+                )
         elif stage == "train":
             for arm, s in _models(spec, p):
                 needs = (data,) if arm != DINOWM or standin is None else (data, standin)
-                units.append(Unit(stage, "train", task, f"train {task} {arm} seed {s}",
-                                  TrainModel(), (task, arm, s, p),
-                                  (world_model_artifact(task, arm, s, p),), needs,
-                                  train_hours(p)))  # fmt: skip
+                units.append(
+                    Unit(
+                        stage,
+                        "train",
+                        task,
+                        f"train {task} {arm} seed {s}",
+                        TrainModel(),
+                        (task, arm, s, p),
+                        (world_model_artifact(task, arm, s, p),),
+                        needs,
+                        train_hours(p),
+                    )
+                )
         elif stage == "plan":
             if spec.plans:
                 sweep = mppi_sweep_jobs(task, p, protocol=spec.main_protocol)
@@ -259,10 +307,19 @@ def stage_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[U
                     units.append(_plan_unit(stage, f"plan {task} {arm} seed {s}", cells))
             for arm, s in _models(spec, p):
                 model = world_model_artifact(task, arm, s, p)
-                units.append(Unit(stage, "measure", task, f"measure {task} {arm} seed {s}",
-                                  run_measure, (task, arm, s, p),
-                                  (geometry_artifact(task, arm, s, p, GeometrySettings.of(p)),),
-                                  (model, data), p.cluster.measure_hours))  # fmt: skip
+                units.append(
+                    Unit(
+                        stage,
+                        "measure",
+                        task,
+                        f"measure {task} {arm} seed {s}",
+                        run_measure,
+                        (task, arm, s, p),
+                        (geometry_artifact(task, arm, s, p, GeometrySettings.of(p)),),
+                        (model, data),
+                        p.cluster.measure_hours,
+                    )
+                )
         elif spec.plans:  # mppi
             units += _mppi_units(spec, p)
     return units
@@ -272,18 +329,32 @@ def _mppi_units(spec: StudySpec, p: Profile) -> list[Unit]:
     task = spec.task
     try:
         with cache_only():
-            temperature, _ = select_mppi_temperature(task, p, protocol=spec.main_protocol,
-                                                     progress=False)  # fmt: skip
+            temperature, _ = select_mppi_temperature(
+                task, p, protocol=spec.main_protocol, progress=False
+            )
     except NotCached:
-        sweep = _plan_unit("mppi", f"MPPI sweep {task}",
-                           mppi_sweep_jobs(task, p, protocol=spec.main_protocol))  # fmt: skip
+        sweep = _plan_unit(
+            "mppi", f"MPPI sweep {task}", mppi_sweep_jobs(task, p, protocol=spec.main_protocol)
+        )
         # the MPPI cells' models and costs do not depend on the temperature: T = 1 stands in
-        return [Unit("mppi", "plan", task, f"plan {task} {arm} seed {s} MPPI", PlanCells(), ([],),
-                     (), sweep.outputs, sum(cell_hours(c) for c in cells))
-                for (arm, s), cells in _per_model(cell_jobs(spec, p, 1.0)).items()]  # fmt: skip
+        return [
+            Unit(
+                "mppi",
+                "plan",
+                task,
+                f"plan {task} {arm} seed {s} MPPI",
+                PlanCells(),
+                ([],),
+                (),
+                sweep.outputs,
+                sum(cell_hours(c) for c in cells),
+            )
+            for (arm, s), cells in _per_model(cell_jobs(spec, p, 1.0)).items()
+        ]
     cells = _per_model(cell_jobs(spec, p, temperature))
-    return [_plan_unit("mppi", f"plan {task} {arm} seed {s} MPPI", c)
-            for (arm, s), c in cells.items()]  # fmt: skip
+    return [
+        _plan_unit("mppi", f"plan {task} {arm} seed {s} MPPI", c) for (arm, s), c in cells.items()
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -310,10 +381,12 @@ def check_dinov2(specs: Sequence[StudySpec], base: Profile) -> None:
     missing."""
     tasks = missing_dinov2(specs, base)
     if tasks:
-        raise GridError(f"the studies of {', '.join(tasks)} train dinowm on DINOv2, but "
-                        f"dinowm.dinov2_weights ({base.dinowm.dinov2_weights!r}) is not a file; "
-                        f"download {DINOV2_VITS14_URL} and --set dinowm.dinov2_weights=PATH, "
-                        "or drop dinowm from those studies")  # fmt: skip
+        raise GridError(
+            f"the studies of {', '.join(tasks)} train dinowm on DINOv2, but "
+            f"dinowm.dinov2_weights ({base.dinowm.dinov2_weights!r}) is not a file; "
+            f"download {DINOV2_VITS14_URL} and --set dinowm.dinov2_weights=PATH, "
+            "or drop dinowm from those studies"
+        )
 
 
 def dry_run(specs: Sequence[StudySpec], base: Profile) -> pd.DataFrame:
@@ -325,16 +398,28 @@ def dry_run(specs: Sequence[StudySpec], base: Profile) -> pd.DataFrame:
     arm (its checkpoints have no key yet); ``attrs["left_out"]`` names those tasks, so the
     caller can say so."""
     left_out = missing_dinov2(specs, base)
-    specs = [replace(s, arms=tuple(a for a in s.arms if a != DINOWM)) if s.task in left_out
-             else s for s in specs]  # fmt: skip
+    specs = [
+        replace(s, arms=tuple(a for a in s.arms if a != DINOWM)) if s.task in left_out else s
+        for s in specs
+    ]
     rows = []
     for stage in STAGES:
         for u in stage_units(stage, specs, base):
             r = getattr(base.cluster, u.kind)
-            rows.append({"stage": stage, "kind": u.kind, "task": u.task, "unit": u.label,
-                         "hours": u.hours, "cached": bool(u.outputs) and u.cached,
-                         "gpus": r["gpus"], "cpus": r["cpus"], "mem_gb": r["mem_gb"],
-                         "time_limit_h": r["hours"]})  # fmt: skip
+            rows.append(
+                {
+                    "stage": stage,
+                    "kind": u.kind,
+                    "task": u.task,
+                    "unit": u.label,
+                    "hours": u.hours,
+                    "cached": bool(u.outputs) and u.cached,
+                    "gpus": r["gpus"],
+                    "cpus": r["cpus"],
+                    "mem_gb": r["mem_gb"],
+                    "time_limit_h": r["hours"],
+                }
+            )
     out = pd.DataFrame(rows)
     out.attrs["left_out"] = left_out
     return out
@@ -344,8 +429,10 @@ def dry_run_summary(units: pd.DataFrame) -> pd.DataFrame:
     """:func:`dry_run` per stage and kind: units, cached, the device the kind asks for (GPU
     when its ``gpus`` > 0), the estimated hours of the units still to run and of all, and one
     total row per device."""
-    t = units.assign(device=["GPU" if g > 0 else "CPU" for g in units["gpus"]],
-                     todo=units["hours"].where(~units["cached"], 0.0))  # fmt: skip
+    t = units.assign(
+        device=["GPU" if g > 0 else "CPU" for g in units["gpus"]],
+        todo=units["hours"].where(~units["cached"], 0.0),
+    )
     g = t.groupby(["stage", "kind", "device"], sort=False)
     out = pd.DataFrame(
         {
@@ -401,8 +488,7 @@ def tidy_job_folders(folder: Path) -> list[Path]:
         elif entry.is_dir() and re.fullmatch(r"\d+(_\d+)?", entry.name):
             files = list(entry.iterdir())
             own = _submitit_files(entry.name)
-            if not all(f.is_file() and not f.is_symlink() and own.fullmatch(f.name)
-                       for f in files):  # fmt: skip
+            if not all(f.is_file() and not f.is_symlink() and own.fullmatch(f.name) for f in files):
                 continue
             shutil.rmtree(entry)
         else:
@@ -411,20 +497,24 @@ def tidy_job_folders(folder: Path) -> list[Path]:
     return removed
 
 
-def make_executor(executor: str, folder: Path, kind: str, profile: Profile,
-                  partition: str | None = None) -> submitit.AutoExecutor:  # fmt: skip
+def make_executor(
+    executor: str, folder: Path, kind: str, profile: Profile, partition: str | None = None
+) -> submitit.AutoExecutor:
     """A submitit executor for units of ``kind`` with the profile's resources for it (SLURM:
     GPUs, CPUs, memory, time limit, partition; local: the time limit and GPUs)."""
     if executor not in EXECUTORS:
         raise GridError(f"unknown executor {executor!r}; valid: {', '.join(EXECUTORS)}")
     r = getattr(profile.cluster, kind)
     ex = submitit.AutoExecutor(folder=folder / JOB_FOLDER, cluster=executor)
-    params: dict[str, Any] = {"name": f"jepa-geometry-{kind}",
-                              "timeout_min": max(int(round(60 * r["hours"])), 1),
-                              "gpus_per_node": int(r["gpus"])}  # fmt: skip
+    params: dict[str, Any] = {
+        "name": f"jepa-geometry-{kind}",
+        "timeout_min": max(int(round(60 * r["hours"])), 1),
+        "gpus_per_node": int(r["gpus"]),
+    }
     if executor == "slurm":
-        params.update(cpus_per_task=int(r["cpus"]), mem_gb=float(r["mem_gb"]),
-                      slurm_partition=partition)  # fmt: skip
+        params.update(
+            cpus_per_task=int(r["cpus"]), mem_gb=float(r["mem_gb"]), slurm_partition=partition
+        )
     ex.update_parameters(**params)
     return ex
 
@@ -444,8 +534,9 @@ def _last_error(e: Exception) -> str:
     """The exception line of a failed job's traceback (submitit's message appends the trace,
     then where the logs are): ``ZeroDivisionError: division by zero``."""
     lines = [ln.strip() for ln in str(e).splitlines()]
-    lines = lines[: next((i for i, ln in enumerate(lines) if ln.startswith("You can check")),
-                         len(lines))]  # fmt: skip
+    lines = lines[
+        : next((i for i, ln in enumerate(lines) if ln.startswith("You can check")), len(lines))
+    ]
     text = [ln for ln in lines if ln and not set(ln) <= {"-"}]
     return text[-1] if text else repr(e)
 
@@ -474,17 +565,26 @@ def run_stage(
         missing = u.missing_inputs()
         if missing or not u.outputs:
             art = missing[0] if missing else None
-            why = ("the MPPI sweep did not finish" if art is None else
-                   f"input {art.kind}/{art.name}/{art.key} missing"
-                   + (f" ({blocked_by[art.key]} failed)" if blocked_by and art.key in
-                      blocked_by else ""))  # fmt: skip
+            why = (
+                "the MPPI sweep did not finish"
+                if art is None
+                else f"input {art.kind}/{art.name}/{art.key} missing"
+                + (
+                    f" ({blocked_by[art.key]} failed)"
+                    if blocked_by and art.key in blocked_by
+                    else ""
+                )
+            )
             rows.append(_row(u, "blocked", error=why))
             continue
         todo.append(u)
     executors: dict[str, submitit.AutoExecutor] = {}
     running: list[_Running] = []
-    bar = progress_bar(total=len(todo), desc=f"grid {todo[0].stage}" if todo else "grid",
-                       progress=progress and bool(todo))  # fmt: skip
+    bar = progress_bar(
+        total=len(todo),
+        desc=f"grid {todo[0].stage}" if todo else "grid",
+        progress=progress and bool(todo),
+    )
     queue = list(todo)
     try:
         while queue or running:
@@ -512,8 +612,16 @@ def run_stage(
 
 
 def _row(u: Unit, status: str, seconds: float = 0.0, log: str = "", error: str = "") -> dict:
-    return {"stage": u.stage, "kind": u.kind, "task": u.task, "unit": u.label, "status": status,
-            "seconds": seconds, "log": log, "error": error}  # fmt: skip
+    return {
+        "stage": u.stage,
+        "kind": u.kind,
+        "task": u.task,
+        "unit": u.label,
+        "status": status,
+        "seconds": seconds,
+        "log": log,
+        "error": error,
+    }
 
 
 def run_grid(
@@ -552,8 +660,9 @@ def run_grid(
         tidy_job_folders(folder)  # a killed run's leftovers
         for stage in STAGES:
             units = stage_units(stage, specs, base)
-            out = run_stage(units, executor, folder, base, max_parallel, partition, progress,
-                            failed_outputs)  # fmt: skip
+            out = run_stage(
+                units, executor, folder, base, max_parallel, partition, progress, failed_outputs
+            )
             for u, r in zip(units, _by_label(units, out), strict=True):
                 if r["status"] in ("failed", "blocked"):
                     failed_outputs.update({a.key: u.label for a in u.outputs})
@@ -561,8 +670,9 @@ def run_grid(
     finally:
         _drop_unnamed_job_folder(folder)
         lock.release()
-    return pd.DataFrame(rows, columns=["stage", "kind", "task", "unit", "status", "seconds",
-                                       "log", "error"])  # fmt: skip
+    return pd.DataFrame(
+        rows, columns=["stage", "kind", "task", "unit", "status", "seconds", "log", "error"]
+    )
 
 
 def _by_label(units: Sequence[Unit], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -573,6 +683,6 @@ def _by_label(units: Sequence[Unit], rows: list[dict[str, Any]]) -> list[dict[st
 def grid_summary(result: pd.DataFrame) -> pd.DataFrame:
     """:func:`run_grid` per stage: how many units were cached, done, failed, blocked."""
     t = pd.crosstab(result["stage"], result["status"]).reindex(
-        index=[s for s in STAGES if s in set(result["stage"])], columns=list(STATUSES),
-        fill_value=0)  # fmt: skip
+        index=[s for s in STAGES if s in set(result["stage"])], columns=list(STATUSES), fill_value=0
+    )
     return t.reset_index()

@@ -162,13 +162,19 @@ def mppi_sweep_jobs(
         raise StudyError(f"unknown budget(s) {bad}; valid: {', '.join(tiers)}")
     return [
         {
-            "task": task, "arm": BASELINE, "train_seed": profile.seeds.train[0],
-            "profile": sweep, "solver": "mppi", "budget": b, "protocol": protocol,
-            "temperature": float(t), "episodes": n,
+            "task": task,
+            "arm": BASELINE,
+            "train_seed": profile.seeds.train[0],
+            "profile": sweep,
+            "solver": "mppi",
+            "budget": b,
+            "protocol": protocol,
+            "temperature": float(t),
+            "episodes": n,
         }
         for t in temps
         for b in budgets
-    ]  # fmt: skip
+    ]
 
 
 def select_mppi_temperature(
@@ -236,19 +242,29 @@ def evaluate_arms(
     jobs = [(s, m, c) for s in seeds for m in names for c in cells]
     for s, m, c in progress_bar(jobs, desc=f"plan {task}", progress=progress):
         res = evaluate_arm(
-            task, m, s, profile, solver=c.solver, budget=c.budget, protocol=c.protocol,
+            task,
+            m,
+            s,
+            profile,
+            solver=c.solver,
+            budget=c.budget,
+            protocol=c.protocol,
             temperature=arm_temperature(m, temperature if c.solver == "mppi" else None, profile),
             progress=False,
-        )  # fmt: skip
+        )
         tables.append(res.episodes)
         floors.setdefault(c, res.random)
         timing.append(
             {
-                "arm": m, "train_seed": s, "protocol": c.protocol, "solver": c.solver,
-                "budget": c.budget, "eval_seconds": res.eval_seconds,
+                "arm": m,
+                "train_seed": s,
+                "protocol": c.protocol,
+                "solver": c.solver,
+                "budget": c.budget,
+                "eval_seconds": res.eval_seconds,
                 "plans": int(res.episodes["plans"].sum()),
             }
-        )  # fmt: skip
+        )
     for c, rnd in floors.items():
         rnd = rnd.copy()
         rnd.insert(0, "train_seed", -1)
@@ -300,9 +316,13 @@ def paired_table(
                 a if len(seeds) > 1 else a[0], b if len(seeds) > 1 else b[0]
             )
             rows.append(
-                {**dict(zip(CELL_KEYS, keys, strict=True)), "arm": m, "seeds": len(seeds),
-                 **dataclasses.asdict(d)}
-            )  # fmt: skip
+                {
+                    **dict(zip(CELL_KEYS, keys, strict=True)),
+                    "arm": m,
+                    "seeds": len(seeds),
+                    **dataclasses.asdict(d),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -320,8 +340,11 @@ def floor_check(
     (seed, pair) outcome of the baseline is paired with that pair's floor outcome; the
     bootstrap resamples seeds and pairs (:func:`jepa_geometry.stats.paired_difference`).
     """
-    cell = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == solver)
-                    & (episodes["budget"] == budget)]  # fmt: skip
+    cell = episodes[
+        (episodes["protocol"] == protocol)
+        & (episodes["solver"] == solver)
+        & (episodes["budget"] == budget)
+    ]
     base, rnd = cell[cell["arm"] == baseline], cell[cell["arm"] == "random"]
     if base.empty or rnd.empty:
         raise StudyError(f"no {baseline} or random-policy episodes in {protocol}/{solver}/{budget}")
@@ -333,8 +356,14 @@ def floor_check(
 
 
 EPISODE_COLUMNS: tuple[str, ...] = (
-    *CELL_KEYS, "arm", "train_seed", "episode", "success", "hard", "solved_at_start",
-)  # fmt: skip
+    *CELL_KEYS,
+    "arm",
+    "train_seed",
+    "episode",
+    "success",
+    "hard",
+    "solved_at_start",
+)
 """The per-episode columns every consumer of a planning grid reads (an empty grid has them)."""
 
 
@@ -375,20 +404,28 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
     plan (``spec.plans`` false) gives empty tables and a NaN temperature.
     """
     if not spec.plans:  # the task's gate failed at every rung: nothing is planned
-        return PlanningGrid(temperature=float("nan"), sweep=pd.DataFrame(),
-                            episodes=pd.DataFrame(columns=list(EPISODE_COLUMNS)),
-                            timing=pd.DataFrame())  # fmt: skip
+        return PlanningGrid(
+            temperature=float("nan"),
+            sweep=pd.DataFrame(),
+            episodes=pd.DataFrame(columns=list(EPISODE_COLUMNS)),
+            timing=pd.DataFrame(),
+        )
     jobs = grid_parts(spec, profile)
     temperature, sweep = select_mppi_temperature(
         spec.task, profile, protocol=spec.main_protocol, progress=progress
     )
     parts = [
         evaluate_arms(
-            spec.task, spec.arms, profile, cells, temperature=temperature, seeds=seeds,
+            spec.task,
+            spec.arms,
+            profile,
+            cells,
+            temperature=temperature,
+            seeds=seeds,
             progress=progress,
         )
         for cells, seeds in jobs
-    ]  # fmt: skip
+    ]
     return PlanningGrid(
         temperature=temperature,
         sweep=sweep,

@@ -37,8 +37,10 @@ class Lever:
         if min(self.image, self.steps, self.episodes) < 1.0:
             raise ValueError(f"lever {self.name!r}: multipliers must be >= 1")
         if self.protocol not in PROTOCOLS:
-            raise ValueError(f"lever {self.name!r}: unknown protocol {self.protocol!r}; "
-                             f"valid: {', '.join(PROTOCOLS)}")  # fmt: skip
+            raise ValueError(
+                f"lever {self.name!r}: unknown protocol {self.protocol!r}; "
+                f"valid: {', '.join(PROTOCOLS)}"
+            )
 
     def overrides(self, task: str, profile: Profile) -> dict[str, object]:
         """The dotted profile overrides of this rung, relative to ``profile``; each factor is
@@ -74,10 +76,14 @@ LADDERS: dict[str, tuple[Lever, ...]] = {
         Lever("as profiled"),
         Lever("moving pairs", protocol="goal25_budget50_moving"),
         Lever("moving pairs, 5x episodes", episodes=5.0, protocol="goal25_budget50_moving"),
-        Lever("moving pairs, 5x episodes, 3x steps", episodes=5.0, steps=3.0,
-              protocol="goal25_budget50_moving"),
+        Lever(
+            "moving pairs, 5x episodes, 3x steps",
+            episodes=5.0,
+            steps=3.0,
+            protocol="goal25_budget50_moving",
+        ),
     ),
-}  # fmt: skip
+}
 
 
 def ladder_lever(task: str, name: str) -> Lever:

@@ -42,9 +42,15 @@ def previous_builds(task: str) -> list[dict[str, Any]]:
 
 
 COLUMNS = (
-    "quantity", "previous", "previous low", "previous high", "this build", "low", "high",
+    "quantity",
+    "previous",
+    "previous low",
+    "previous high",
+    "this build",
+    "low",
+    "high",
     "inside",
-)  # fmt: skip
+)
 
 
 def previous_build_check(episodes: pd.DataFrame, task: str, profile: str) -> pd.DataFrame:
@@ -81,10 +87,15 @@ def previous_build_check(episodes: pd.DataFrame, task: str, profile: str) -> pd.
 
     def row(name: str, old: list[float], new: float, low: float, high: float) -> dict:
         return {
-            "quantity": name, "previous": old[0], "previous low": old[1],
-            "previous high": old[2], "this build": new, "low": low, "high": high,
+            "quantity": name,
+            "previous": old[0],
+            "previous low": old[1],
+            "previous high": old[2],
+            "this build": new,
+            "low": low,
+            "high": high,
             "inside": bool(old[1] <= new <= old[2]),
-        }  # fmt: skip
+        }
 
     for arm, old in record["success"].items():
         r = stats.success_rate(stats.success_matrix(sel[sel["arm"] == arm]))

@@ -73,16 +73,21 @@ class StudySpec:
         for name in ("solver_seeds", "secondary_seeds"):
             seeds = getattr(self, name)
             if seeds is not None and (
-                not seeds or len(set(seeds)) != len(seeds)
+                not seeds
+                or len(set(seeds)) != len(seeds)
                 or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds)
-            ):  # fmt: skip
-                raise SpecError(f"study {self.task!r}: {name} must be null or distinct "
-                                f"integers >= 0, got {seeds!r}")  # fmt: skip
+            ):
+                raise SpecError(
+                    f"study {self.task!r}: {name} must be null or distinct "
+                    f"integers >= 0, got {seeds!r}"
+                )
         object.__setattr__(self, "arms", tuple(names))
         for name, rung in self.settings.items():
             if name not in PROFILES:
-                raise SpecError(f"study {self.task!r}: settings for unknown profile {name!r}; "
-                                f"valid: {', '.join(PROFILES)}")  # fmt: skip
+                raise SpecError(
+                    f"study {self.task!r}: settings for unknown profile {name!r}; "
+                    f"valid: {', '.join(PROFILES)}"
+                )
             try:
                 lever = ladder_lever(self.task, rung)
             except ValueError as e:
@@ -169,6 +174,7 @@ def _plans(task: str, raw: Any) -> bool:
 
 def _settings(task: str, raw: Any) -> dict[str, str]:
     if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
-        raise SpecError(f"study file {task}.yaml: settings must map profile names to rung "
-                        f"names, got {raw!r}")  # fmt: skip
+        raise SpecError(
+            f"study file {task}.yaml: settings must map profile names to rung names, got {raw!r}"
+        )
     return dict(raw)

@@ -44,17 +44,28 @@ from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.wm.training import last_logged
 
 VERDICTS: tuple[str, ...] = (
-    "reproduced", "contradicted", "not detected at this scale", "inconclusive"
-)  # fmt: skip
+    "reproduced",
+    "contradicted",
+    "not detected at this scale",
+    "inconclusive",
+)
 ALPHA = 0.05  # family-wise error rate of a chapter's claims
 # The smallest effect that would matter, per measure (claim units), fixed before the rerun:
 # 3 points of success; 0.02 of variance share; 0.05 of R²; 0.1 of the P90/P10 ratio; 0.02 of
 # Kendall τ; 0.01 of rollout error (relative); 0.01 of ordering agreement; 0.05 of Spearman ρ.
 MIN_EFFECTS: dict[str, float] = {
-    "success": 0.03, "var_top2": 0.02, "r2_top2": 0.05, "r2_full_ridge": 0.0,
-    "ratio_p90_over_p10": 0.1, "tau_geom": 0.02, "tau_pred": 0.02, "rollout_error": 0.01,
-    "agree_enc": 0.01, "agree_pred": 0.01, "spearman": 0.05,
-}  # fmt: skip
+    "success": 0.03,
+    "var_top2": 0.02,
+    "r2_top2": 0.05,
+    "r2_full_ridge": 0.0,
+    "ratio_p90_over_p10": 0.1,
+    "tau_geom": 0.02,
+    "tau_pred": 0.02,
+    "rollout_error": 0.01,
+    "agree_enc": 0.01,
+    "agree_pred": 0.01,
+    "spearman": 0.05,
+}
 UNIT_LABELS = {"episode": "pairs", "start": "starts", "goal_index": "goals"}
 
 
@@ -213,24 +224,37 @@ def preconditions(
         dim = int(spec["pc"].max())
         top8 = spec[spec["pc"] <= 8].groupby("train_seed")["share"].sum().mean()
         ratio = float(top8 / (8 / dim))
-        rows.append({"precondition": "LeWM near-isotropic", "measured":
-                     f"top-8 variance share {top8:.3f} = {ratio:.2f} x isotropic (8/{dim})",
-                     "criterion": f"<= {ISOTROPY_RATIO_MAX:g} x isotropic",
-                     "holds": ratio <= ISOTROPY_RATIO_MAX})  # fmt: skip
+        rows.append(
+            {
+                "precondition": "LeWM near-isotropic",
+                "measured": f"top-8 variance share {top8:.3f} = {ratio:.2f} x isotropic (8/{dim})",
+                "criterion": f"<= {ISOTROPY_RATIO_MAX:g} x isotropic",
+                "holds": ratio <= ISOTROPY_RATIO_MAX,
+            }
+        )
     conds = [sp["cond"] for sp in getattr(geometry, "lambda_spectra", {}).values()]
     if conds:
         mean = float(np.mean(conds))
-        rows.append({"precondition": "Λ selected", "measured":
-                     f"mean cond Λ {mean:.2f} of bound κ = {kappa:g}",
-                     "criterion": f">= {SELECTION_FRACTION_MIN:g} κ",
-                     "holds": mean >= SELECTION_FRACTION_MIN * kappa})  # fmt: skip
+        rows.append(
+            {
+                "precondition": "Λ selected",
+                "measured": f"mean cond Λ {mean:.2f} of bound κ = {kappa:g}",
+                "criterion": f">= {SELECTION_FRACTION_MIN:g} κ",
+                "holds": mean >= SELECTION_FRACTION_MIN * kappa,
+            }
+        )
     if diagnostics is not None:
         d = last_logged(diagnostics[diagnostics["diagnostic"] == "corr_v_rel_err"])
         if not d.empty:
             mean = float(d["value"].mean())
-            rows.append({"precondition": "Λ follows the prediction error", "measured":
-                         f"mean corr(v, relative prediction error) {mean:+.2f}",
-                         "criterion": "< 0", "holds": mean < 0})  # fmt: skip
+            rows.append(
+                {
+                    "precondition": "Λ follows the prediction error",
+                    "measured": f"mean corr(v, relative prediction error) {mean:+.2f}",
+                    "criterion": "< 0",
+                    "holds": mean < 0,
+                }
+            )
     return pd.DataFrame(rows, columns=["precondition", "measured", "criterion", "holds"])
 
 
@@ -380,10 +404,19 @@ def paper_claims(
         (p, s): sorted(set(g["budget"])) for (p, s), g in episodes.groupby(["protocol", "solver"])
     }
 
-    def success(a: str, b: str, protocol: str, solver: str, statement: str, paper: str,
-                paper_effect: float | None = None, note: str = "",
-                budgets: Sequence[str] | None = None, ref: str = "",
-                direction: int = 1) -> None:  # fmt: skip
+    def success(
+        a: str,
+        b: str,
+        protocol: str,
+        solver: str,
+        statement: str,
+        paper: str,
+        paper_effect: float | None = None,
+        note: str = "",
+        budgets: Sequence[str] | None = None,
+        ref: str = "",
+        direction: int = 1,
+    ) -> None:
         if {a, b} - arms or protocol not in protocols or (protocol, solver) not in budgets_of:
             return
         buds = list(budgets or budgets_of[(protocol, solver)])
@@ -393,131 +426,320 @@ def paper_claims(
         measure = f"success, {protocol} protocol, {name} at {'/'.join(buds)}"
         if len(buds) > 1:
             measure += " (mean over tiers)"
-        items.append((Claim(paper, statement, measure, a, b, direction,
-                            paper_effect=paper_effect,
-                            paper_note=note, unit="pp", display_scale=100.0, reference=ref,
-                            computed_in=PLANNING, min_effect=MIN_EFFECTS["success"],
-                            requires=claim_requires(a)), ev))  # fmt: skip
+        items.append(
+            (
+                Claim(
+                    paper,
+                    statement,
+                    measure,
+                    a,
+                    b,
+                    direction,
+                    paper_effect=paper_effect,
+                    paper_note=note,
+                    unit="pp",
+                    display_scale=100.0,
+                    reference=ref,
+                    computed_in=PLANNING,
+                    min_effect=MIN_EFFECTS["success"],
+                    requires=claim_requires(a),
+                ),
+                ev,
+            )
+        )
 
-    def per_model(a: str, b: str, col: str, statement: str, measure: str, paper: str,
-                  direction: int = 1, threshold: float = 0.0,
-                  paper_effect: float | None = None, note: str = "",
-                  ref: str = "") -> None:  # fmt: skip
+    def per_model(
+        a: str,
+        b: str,
+        col: str,
+        statement: str,
+        measure: str,
+        paper: str,
+        direction: int = 1,
+        threshold: float = 0.0,
+        paper_effect: float | None = None,
+        note: str = "",
+        ref: str = "",
+    ) -> None:
         tab = geometry.probes
         if {a, b} - set(tab["arm"]):
             return
         ev = seed_level_evidence(tab, a, b, col)
-        claim = Claim(paper, statement, measure, a, b, direction, threshold, paper_effect, note,
-                      reference=ref, computed_in=PROBES, min_effect=MIN_EFFECTS[col],
-                      requires=claim_requires(a))  # fmt: skip
+        claim = Claim(
+            paper,
+            statement,
+            measure,
+            a,
+            b,
+            direction,
+            threshold,
+            paper_effect,
+            note,
+            reference=ref,
+            computed_in=PROBES,
+            min_effect=MIN_EFFECTS[col],
+            requires=claim_requires(a),
+        )
         items.append((claim, ev))
 
-    def per_unit(tab: pd.DataFrame, unit: str, a: str, b: str, col: str, statement: str,
-                 measure: str, paper: str, direction: int = 1,
-                 paper_effect: float | None = None, note: str = "", ref: str = "",
-                 where: str = "") -> None:  # fmt: skip
+    def per_unit(
+        tab: pd.DataFrame,
+        unit: str,
+        a: str,
+        b: str,
+        col: str,
+        statement: str,
+        measure: str,
+        paper: str,
+        direction: int = 1,
+        paper_effect: float | None = None,
+        note: str = "",
+        ref: str = "",
+        where: str = "",
+    ) -> None:
         if {a, b} - set(tab["arm"]):
             return
         ev = paired_unit_evidence(tab.dropna(subset=[col]), a, b, col, unit)
-        items.append((Claim(paper, statement, measure, a, b, direction,
-                            paper_effect=paper_effect, paper_note=note, reference=ref,
-                            computed_in=where, min_effect=MIN_EFFECTS[col],
-                            requires=claim_requires(a)), ev))  # fmt: skip
+        items.append(
+            (
+                Claim(
+                    paper,
+                    statement,
+                    measure,
+                    a,
+                    b,
+                    direction,
+                    paper_effect=paper_effect,
+                    paper_note=note,
+                    reference=ref,
+                    computed_in=where,
+                    min_effect=MIN_EFFECTS[col],
+                    requires=claim_requires(a),
+                ),
+                ev,
+            )
+        )
 
     ref_cem = _paper("scale_success_per_solver", "scale", "lewm", 0.01, task=task, solver="cem")
     cem_note = "" if ref_cem is None else f"SCALE: {100 * ref_cem:+.1f} pp in the code protocol"
     if main_protocol != code_protocol:  # else the code-protocol claim below is the same one
-        success("scale", "lewm", main_protocol, "cem", "SCALE plans better than LeWM (CEM)",
-                "SCALE", note=cem_note, ref="scale_success_per_solver")  # fmt: skip
-    success("scale", "lewm", code_protocol, "cem", "SCALE plans better than LeWM (CEM)",
-            "SCALE", paper_effect=ref_cem, ref="scale_success_per_solver")  # fmt: skip
+        success(
+            "scale",
+            "lewm",
+            main_protocol,
+            "cem",
+            "SCALE plans better than LeWM (CEM)",
+            "SCALE",
+            note=cem_note,
+            ref="scale_success_per_solver",
+        )
+    success(
+        "scale",
+        "lewm",
+        code_protocol,
+        "cem",
+        "SCALE plans better than LeWM (CEM)",
+        "SCALE",
+        paper_effect=ref_cem,
+        ref="scale_success_per_solver",
+    )
     ref_icem = _paper("scale_success_per_tier", "scale", "lewm", 0.01, task=task, solver="icem")
-    success("scale", "lewm", main_protocol, "icem", "SCALE plans better than LeWM (iCEM)",
-            "SCALE", note="" if ref_icem is None else
-            f"SCALE: {100 * ref_icem:+.1f} pp, code protocol, mean over T1-T5",
-            ref="scale_success_per_tier")  # fmt: skip
+    success(
+        "scale",
+        "lewm",
+        main_protocol,
+        "icem",
+        "SCALE plans better than LeWM (iCEM)",
+        "SCALE",
+        note=""
+        if ref_icem is None
+        else f"SCALE: {100 * ref_icem:+.1f} pp, code protocol, mean over T1-T5",
+        ref="scale_success_per_tier",
+    )
     ref_mppi = _paper("scale_success_mppi_tuned", "scale", "lewm", 0.01, task=task)
-    success("scale", "lewm", main_protocol, "mppi", "SCALE plans better than LeWM (MPPI at T*)",
-            "SCALE", note="" if ref_mppi is None else
-            f"SCALE: {100 * ref_mppi:+.1f} pp, code protocol",
-            ref="scale_success_mppi_tuned")  # fmt: skip
+    success(
+        "scale",
+        "lewm",
+        main_protocol,
+        "mppi",
+        "SCALE plans better than LeWM (MPPI at T*)",
+        "SCALE",
+        note="" if ref_mppi is None else f"SCALE: {100 * ref_mppi:+.1f} pp, code protocol",
+        ref="scale_success_mppi_tuned",
+    )
     ref_aux = _paper("scale_success_per_solver", "scale", "aux", 0.01, task=task, solver="cem")
-    success("scale", "aux", main_protocol, "cem",
-            "Aux does not plan as well as SCALE (CEM)", "SCALE", note="" if ref_aux is None else
-            f"SCALE: {100 * ref_aux:+.1f} pp, code protocol",
-            ref="scale_success_per_solver")  # fmt: skip
+    success(
+        "scale",
+        "aux",
+        main_protocol,
+        "cem",
+        "Aux does not plan as well as SCALE (CEM)",
+        "SCALE",
+        note="" if ref_aux is None else f"SCALE: {100 * ref_aux:+.1f} pp, code protocol",
+        ref="scale_success_per_solver",
+    )
 
     ref_half = _paper("scale_success_20cell", "scale_half_q", "lewm", 0.01, task=task)
-    success("scale-halfq", "lewm", main_protocol, "cem",
-            "SCALE on half of q still plans better than LeWM (CEM)", "SCALE",
-            note="" if ref_half is None else
-            f"SCALE: {100 * ref_half:+.1f} pp, mean over its 20 solver cells",
-            ref="scale_success_20cell")  # fmt: skip
+    success(
+        "scale-halfq",
+        "lewm",
+        main_protocol,
+        "cem",
+        "SCALE on half of q still plans better than LeWM (CEM)",
+        "SCALE",
+        note=""
+        if ref_half is None
+        else f"SCALE: {100 * ref_half:+.1f} pp, mean over its 20 solver cells",
+        ref="scale_success_20cell",
+    )
 
     # DINO-WM, SCALE's pretrained-features reference: strong on the navigation tasks, weak on
     # Push-T. The direction of each claim is the sign SCALE reports for the task (CEM, mean over
     # T1-T5, code protocol), so the claim is SCALE's own statement about this task.
     for versus, name in (("lewm", "LeWM"), ("scale", "SCALE")):
-        ref_dw = _paper("scale_success_per_solver", "dinowm", versus, 0.01, task=task,
-                        solver="cem")  # fmt: skip
+        ref_dw = _paper("scale_success_per_solver", "dinowm", versus, 0.01, task=task, solver="cem")
         if ref_dw is None or ref_dw == 0:
             continue
         sign = 1 if ref_dw > 0 else -1
-        success("dinowm", versus, code_protocol, "cem",
-                f"DINO-WM plans {'better' if sign > 0 else 'worse'} than {name} (CEM)", "SCALE",
-                paper_effect=ref_dw, ref="scale_success_per_solver", direction=sign)  # fmt: skip
+        success(
+            "dinowm",
+            versus,
+            code_protocol,
+            "cem",
+            f"DINO-WM plans {'better' if sign > 0 else 'worse'} than {name} (CEM)",
+            "SCALE",
+            paper_effect=ref_dw,
+            ref="scale_success_per_solver",
+            direction=sign,
+        )
 
     g = geometry
     ref = _paper("scale_full_decodability", "aux", "scale", task=task, probe="ridge")
-    per_model("aux", "scale", "r2_full_ridge",
-              "Aux makes q as decodable as SCALE (within 0.01 R²)",
-              "held-out ridge R² of q from the full embedding", "SCALE", threshold=-0.01,
-              note="" if ref is None else f"SCALE: {ref:+.4f}",
-              ref="scale_full_decodability")  # fmt: skip
-    per_model("scale", "lewm", "var_top2", "SCALE moves variance into the top-2 PCs",
-              "variance share of the top-2 PCs", "SCALE",
-              paper_effect=_paper("scale_pca_variance_share", "scale", "lewm", 0.01,
-                                  task=task, k="2"), ref="scale_pca_variance_share")  # fmt: skip
-    per_model("scale", "lewm", "r2_top2", "SCALE's top-2 PCs carry q (LeWM's do not)",
-              "ridge R² of q from the top-2 PCs", "SCALE",
-              paper_effect=_paper("scale_topk_pc_probe_r2", "scale", "lewm", task=task,
-                                  k="2"), ref="scale_topk_pc_probe_r2")  # fmt: skip
-    per_model("scale", "aux", "r2_top2", "Decodability is not geometry: Aux's top-2 PCs do not "
-              "carry q as SCALE's do", "ridge R² of q from the top-2 PCs", "SCALE",
-              paper_effect=_paper("scale_topk_pc_probe_r2", "scale", "aux", task=task,
-                                  k="2"), ref="scale_topk_pc_probe_r2")  # fmt: skip
-    per_model("scale", "lewm", "ratio_p90_over_p10",
-              "SCALE makes latent distances closer to isometric in q",
-              "distance-ratio dispersion P90/P10 of ||dz||/||dq||", "SCALE", direction=-1,
-              paper_effect=_paper("scale_distance_ratio_dispersion", "scale", "lewm",
-                                  task=task), ref="scale_distance_ratio_dispersion")  # fmt: skip
+    per_model(
+        "aux",
+        "scale",
+        "r2_full_ridge",
+        "Aux makes q as decodable as SCALE (within 0.01 R²)",
+        "held-out ridge R² of q from the full embedding",
+        "SCALE",
+        threshold=-0.01,
+        note="" if ref is None else f"SCALE: {ref:+.4f}",
+        ref="scale_full_decodability",
+    )
+    per_model(
+        "scale",
+        "lewm",
+        "var_top2",
+        "SCALE moves variance into the top-2 PCs",
+        "variance share of the top-2 PCs",
+        "SCALE",
+        paper_effect=_paper("scale_pca_variance_share", "scale", "lewm", 0.01, task=task, k="2"),
+        ref="scale_pca_variance_share",
+    )
+    per_model(
+        "scale",
+        "lewm",
+        "r2_top2",
+        "SCALE's top-2 PCs carry q (LeWM's do not)",
+        "ridge R² of q from the top-2 PCs",
+        "SCALE",
+        paper_effect=_paper("scale_topk_pc_probe_r2", "scale", "lewm", task=task, k="2"),
+        ref="scale_topk_pc_probe_r2",
+    )
+    per_model(
+        "scale",
+        "aux",
+        "r2_top2",
+        "Decodability is not geometry: Aux's top-2 PCs do not carry q as SCALE's do",
+        "ridge R² of q from the top-2 PCs",
+        "SCALE",
+        paper_effect=_paper("scale_topk_pc_probe_r2", "scale", "aux", task=task, k="2"),
+        ref="scale_topk_pc_probe_r2",
+    )
+    per_model(
+        "scale",
+        "lewm",
+        "ratio_p90_over_p10",
+        "SCALE makes latent distances closer to isometric in q",
+        "distance-ratio dispersion P90/P10 of ||dz||/||dq||",
+        "SCALE",
+        direction=-1,
+        paper_effect=_paper("scale_distance_ratio_dispersion", "scale", "lewm", task=task),
+        ref="scale_distance_ratio_dispersion",
+    )
     rk = g.ranking[g.ranking["source"] == "gaussian"]
-    for col, channel, text in (("tau_geom", "geometry", "the geometry channel"),
-                               ("tau_pred", "predictor", "the predictor channel")):  # fmt: skip
-        per_unit(rk, "start", "scale", "lewm", col, f"SCALE improves {text} of the ranking",
-                 f"Kendall τ ({col}), 20 starts x 64 random candidates", "SCALE",
-                 paper_effect=_paper("scale_rollout_ranking", "scale", "lewm", task=task,
-                                     channel=channel), ref="scale_rollout_ranking",
-                 where=RANKING)  # fmt: skip
-    per_unit(rk, "start", "scale", "lewm", "rollout_error", "SCALE lowers the rollout error",
-             "rollout error / scale, 20 starts x 64 random candidates", "SCALE", direction=-1,
-             paper_effect=_paper("scale_rollout_error", "scale", "lewm", task=task),
-             ref="scale_rollout_error", where=RANKING)  # fmt: skip
+    for col, channel, text in (
+        ("tau_geom", "geometry", "the geometry channel"),
+        ("tau_pred", "predictor", "the predictor channel"),
+    ):
+        per_unit(
+            rk,
+            "start",
+            "scale",
+            "lewm",
+            col,
+            f"SCALE improves {text} of the ranking",
+            f"Kendall τ ({col}), 20 starts x 64 random candidates",
+            "SCALE",
+            paper_effect=_paper(
+                "scale_rollout_ranking", "scale", "lewm", task=task, channel=channel
+            ),
+            ref="scale_rollout_ranking",
+            where=RANKING,
+        )
+    per_unit(
+        rk,
+        "start",
+        "scale",
+        "lewm",
+        "rollout_error",
+        "SCALE lowers the rollout error",
+        "rollout error / scale, 20 starts x 64 random candidates",
+        "SCALE",
+        direction=-1,
+        paper_effect=_paper("scale_rollout_error", "scale", "lewm", task=task),
+        ref="scale_rollout_error",
+        where=RANKING,
+    )
 
     ref_an = _paper("aniso_success", "anisowm", "lewm", 0.01, task=task)
-    success("anisowm", "lewm", main_protocol, "cem", "AnisoWM plans better than LeWM (CEM)",
-            "AnisoWM", paper_effect=ref_an, budgets=["T1"], ref="aniso_success")  # fmt: skip
+    success(
+        "anisowm",
+        "lewm",
+        main_protocol,
+        "cem",
+        "AnisoWM plans better than LeWM (CEM)",
+        "AnisoWM",
+        paper_effect=ref_an,
+        budgets=["T1"],
+        ref="aniso_success",
+    )
     rd = g.ranking[g.ranking["source"] == "dataset"]
     for col, cost in (("agree_enc", "J_enc"), ("agree_pred", "J_pred")):
-        per_unit(rd, "start", "anisowm", "lewm", col,
-                 f"AnisoWM orders outcomes better by {cost}",
-                 f"cost-ordering agreement of {cost}, recorded action sequences", "AnisoWM",
-                 paper_effect=_paper("aniso_cost_ordering", "anisowm", "lewm", task=task,
-                                     cost=cost), ref="aniso_cost_ordering",
-                 where=RANKING)  # fmt: skip
-    per_unit(g.landscape, "goal_index", "anisowm", "lewm", "spearman",
-             "AnisoWM's cost follows physical distance more closely (Figure 4)",
-             "Spearman ρ(latent cost, distance) over the position grid, random goals",
-             "AnisoWM", note=_landscape_note(task), where=LANDSCAPE)  # fmt: skip
+        per_unit(
+            rd,
+            "start",
+            "anisowm",
+            "lewm",
+            col,
+            f"AnisoWM orders outcomes better by {cost}",
+            f"cost-ordering agreement of {cost}, recorded action sequences",
+            "AnisoWM",
+            paper_effect=_paper("aniso_cost_ordering", "anisowm", "lewm", task=task, cost=cost),
+            ref="aniso_cost_ordering",
+            where=RANKING,
+        )
+    per_unit(
+        g.landscape,
+        "goal_index",
+        "anisowm",
+        "lewm",
+        "spearman",
+        "AnisoWM's cost follows physical distance more closely (Figure 4)",
+        "Spearman ρ(latent cost, distance) over the position grid, random goals",
+        "AnisoWM",
+        note=_landscape_note(task),
+        where=LANDSCAPE,
+    )
     title = task_title(task)
     return [(replace(c, computed_in=c.computed_in.format(title=title)), e) for c, e in items]

@@ -128,9 +128,12 @@ def sample_transitions(
 
 def _mlp(d_in: int, hidden: int, d_out: int) -> nn.Sequential:
     return nn.Sequential(
-        nn.Linear(d_in, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
+        nn.Linear(d_in, hidden),
+        nn.GELU(),
+        nn.Linear(hidden, hidden),
+        nn.GELU(),
         nn.Linear(hidden, d_out),
-    )  # fmt: skip
+    )
 
 
 class ToyWorldModel(nn.Module):
@@ -504,13 +507,20 @@ def lambda_budget_runs(
     runs = []
     for name, change in LAMBDA_BUDGETS.items():
         cfg = dataclasses.replace(
-            base, regularizer="lambdareg", noise=float(noise),
+            base,
+            regularizer="lambdareg",
+            noise=float(noise),
             alpha_lr=change.get("alpha_lr", 1.0),
             steps=int(base.steps * change.get("steps_factor", 1.0)),
-        )  # fmt: skip
+        )
         runs += [(name, cfg, int(seed)) for seed in seeds]
-    rows = run_parallel(_run_row, [(c, s, tasks) for _, c, s in runs], max(workers, 1),
-                        "2-D toy ΛReg budgets", progress)  # fmt: skip
+    rows = run_parallel(
+        _run_row,
+        [(c, s, tasks) for _, c, s in runs],
+        max(workers, 1),
+        "2-D toy ΛReg budgets",
+        progress,
+    )
     out = pd.DataFrame(rows)
     out.insert(0, "arm", [name for name, _, _ in runs])
     return out

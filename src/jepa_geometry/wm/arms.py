@@ -27,8 +27,14 @@ LAMBDAREG_ARMS: tuple[str, ...] = ("anisowm", "scale+anisowm")
 SCALE_WEIGHT = {"tworoom": 0.1, "pusht": 0.1, "reacher": 0.15, "cube": 0.1, "pointmaze": 0.1}
 AUX_WEIGHT = {"tworoom": 0.1, "pusht": 0.3, "reacher": 0.4, "cube": 0.1, "pointmaze": 0.1}
 WEIGHT_NAMES: tuple[str, ...] = (
-    "sigreg", "scale", "aux", "kappa", "bound", "alpha_lr", "alpha_warmup",
-)  # fmt: skip
+    "sigreg",
+    "scale",
+    "aux",
+    "kappa",
+    "bound",
+    "alpha_lr",
+    "alpha_warmup",
+)
 LAMBDAREG_BOUNDS: tuple[str, ...] = ("clamp", "tanh", "project")
 """How ΛReg keeps cond Λ <= κ (:class:`~jepa_geometry.wm.losses.LambdaReg`); ``clamp`` is the
 published form, the others are our declared variants (book: rec-lambdareg-variants)."""

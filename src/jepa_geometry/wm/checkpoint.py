@@ -111,8 +111,11 @@ def save_model(path: Path, model: WorldModel | PatchWorldModel, meta: dict[str, 
     the state, so the model reloads without the encoder's source)."""
     blob = {"config": model.cfg.as_dict(), "state": model.state_dict(), "meta": meta}
     if isinstance(model, PatchWorldModel):
-        blob.update(encoder=dataclasses.asdict(model.encoder.cfg), image_size=model.image_size,
-                    token_grid=model.token_grid)  # fmt: skip
+        blob.update(
+            encoder=dataclasses.asdict(model.encoder.cfg),
+            image_size=model.image_size,
+            token_grid=model.token_grid,
+        )
     with atomic_path(Path(path)) as tmp:
         torch.save(blob, tmp)
 

@@ -156,9 +156,11 @@ class DinoViT(nn.Module):
         cls, grid = self.pos_embed[:, :1], self.pos_embed[:, 1:].float()
         off = self.cfg.interpolate_offset
         grid = F.interpolate(
-            grid.reshape(1, m, m, -1).permute(0, 3, 1, 2), mode="bicubic",
-            scale_factor=((h + off) / m, (w + off) / m), antialias=False,
-        )  # fmt: skip
+            grid.reshape(1, m, m, -1).permute(0, 3, 1, 2),
+            mode="bicubic",
+            scale_factor=((h + off) / m, (w + off) / m),
+            antialias=False,
+        )
         if grid.shape[-2:] != (h, w):
             raise ValueError(f"position grid {tuple(grid.shape[-2:])} != patch grid {(h, w)}")
         return torch.cat([cls, grid.permute(0, 2, 3, 1).reshape(1, h * w, -1)], dim=1)
@@ -185,16 +187,22 @@ class DinoViT(nn.Module):
         return self.tokens(self.preprocess(pixels))[:, 1:]
 
 
-def load_dinov2(path: str | Path | None, cfg: DinoConfig = DINOV2_VITS14,
-                remedy: str | None = None) -> DinoViT:  # fmt: skip
+def load_dinov2(
+    path: str | Path | None, cfg: DinoConfig = DINOV2_VITS14, remedy: str | None = None
+) -> DinoViT:
     """The frozen encoder of architecture ``cfg`` (DINOv2 ViT-S/14 by default) with the
     ``torch.hub``-layout state dict at ``path`` (eval mode, no gradients). A missing file, an
     unreadable one, or one that does not fit the architecture stops with one line naming the
     path, the architecture and ``remedy`` (by default: how to obtain DINOv2's weights)."""
-    how = remedy or (f"download {DINOV2_VITS14_URL} on a machine with internet (the file "
-                     f"torch.hub caches for dinov2_vits14) and give its path")  # fmt: skip
-    name = "DINOv2 ViT-S/14" if cfg == DINOV2_VITS14 else (
-        f"ViT (patch {cfg.patch_size}, {cfg.embed_dim} features, depth {cfg.depth})")  # fmt: skip
+    how = remedy or (
+        f"download {DINOV2_VITS14_URL} on a machine with internet (the file "
+        f"torch.hub caches for dinov2_vits14) and give its path"
+    )
+    name = (
+        "DINOv2 ViT-S/14"
+        if cfg == DINOV2_VITS14
+        else (f"ViT (patch {cfg.patch_size}, {cfg.embed_dim} features, depth {cfg.depth})")
+    )
     if path is None or not Path(path).is_file():
         where = repr(str(path)) if path is not None else "None"
         raise DinoWeightsError(f"{name} weights not found at {where}; {how}")
@@ -210,9 +218,14 @@ def load_dinov2(path: str | Path | None, cfg: DinoConfig = DINOV2_VITS14,
     extra = sorted(set(state) - set(expected))
     bad = [k for k in expected if k in state and tuple(state[k].shape) != tuple(expected[k].shape)]
     if missing or extra or bad:
-        what = (f"missing {missing[:3]}" if missing else f"unexpected {extra[:3]}" if extra
-                else f"shape of {bad[0]} {tuple(state[bad[0]].shape)} != "
-                f"{tuple(expected[bad[0]].shape)}")  # fmt: skip
+        what = (
+            f"missing {missing[:3]}"
+            if missing
+            else f"unexpected {extra[:3]}"
+            if extra
+            else f"shape of {bad[0]} {tuple(state[bad[0]].shape)} != "
+            f"{tuple(expected[bad[0]].shape)}"
+        )
         raise DinoWeightsError(f"{path} is not a {name} state dict: {what}; {how}")
     model.load_state_dict(state, strict=False)  # pixel_mean / pixel_std are ours
     model.eval()

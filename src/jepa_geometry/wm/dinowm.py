@@ -84,8 +84,9 @@ class _Block(nn.Module):
         self.qkv = nn.Linear(w, 3 * inner, bias=False)
         self.out = nn.Linear(inner, w)
         self.norm2 = nn.LayerNorm(w)
-        self.mlp = nn.Sequential(nn.Linear(w, cfg.mlp), nn.GELU(), nn.Dropout(cfg.dropout),
-                                 nn.Linear(cfg.mlp, w))  # fmt: skip
+        self.mlp = nn.Sequential(
+            nn.Linear(w, cfg.mlp), nn.GELU(), nn.Dropout(cfg.dropout), nn.Linear(cfg.mlp, w)
+        )
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         b, n, _ = x.shape
@@ -128,14 +129,17 @@ class PatchWorldModel(nn.Module):
     flattened tokens, so ``embed_dim`` = P * F.
     """
 
-    def __init__(self, encoder: nn.Module, cfg: PatchPredictorConfig, image_size: int,
-                 token_grid: int) -> None:  # fmt: skip
+    def __init__(
+        self, encoder: nn.Module, cfg: PatchPredictorConfig, image_size: int, token_grid: int
+    ) -> None:
         super().__init__()
         grid = encoder.cfg.grid
         if token_grid < 1 or grid % token_grid or cfg.patches != token_grid**2:
-            raise ValueError(f"token_grid {token_grid} must divide the encoder's {grid} x "
-                             f"{grid} patch grid and give the predictor's {cfg.patches} "
-                             "tokens")  # fmt: skip
+            raise ValueError(
+                f"token_grid {token_grid} must divide the encoder's {grid} x "
+                f"{grid} patch grid and give the predictor's {cfg.patches} "
+                "tokens"
+            )
         self.cfg, self.image_size, self.token_grid = cfg, image_size, token_grid
         self.encoder = encoder.eval()
         for prm in self.encoder.parameters():
@@ -158,13 +162,16 @@ class PatchWorldModel(nn.Module):
         """uint8 pixels (..., 3, H, W) -> flattened patch tokens (..., P * F)."""
         s = self.image_size
         if pixels.ndim < 4 or tuple(pixels.shape[-3:]) != (3, s, s):
-            raise ValueError(f"encode expects pixels of shape (..., 3, {s}, {s}), "
-                             f"got {tuple(pixels.shape)}")  # fmt: skip
+            raise ValueError(
+                f"encode expects pixels of shape (..., 3, {s}, {s}), got {tuple(pixels.shape)}"
+            )
         lead = pixels.shape[:-3]
         tokens = pool_tokens(self.encoder(pixels.reshape(-1, 3, s, s)), self.token_grid)
         if tokens.shape[1:] != (self.cfg.patches, self.cfg.features):
-            raise ValueError(f"the encoder gave tokens {tuple(tokens.shape[1:])}, expected "
-                             f"({self.cfg.patches}, {self.cfg.features})")  # fmt: skip
+            raise ValueError(
+                f"the encoder gave tokens {tuple(tokens.shape[1:])}, expected "
+                f"({self.cfg.patches}, {self.cfg.features})"
+            )
         return tokens.reshape(*lead, self.embed_dim)
 
     def predict(self, z: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
@@ -172,15 +179,21 @@ class PatchWorldModel(nn.Module):
         <= t and action blocks <= t) predicts z_{t+1}; z (B, T, P * F), T <= history."""
         b, t, d = z.shape
         if d != self.embed_dim or not 1 <= t <= self.history or actions.shape[:2] != (b, t):
-            raise ValueError(f"predict expects z (B, T <= {self.history}, {self.embed_dim}) and "
-                             f"actions (B, T, {self.action_block_dim}); got {tuple(z.shape)}, "
-                             f"{tuple(actions.shape)}")  # fmt: skip
+            raise ValueError(
+                f"predict expects z (B, T <= {self.history}, {self.embed_dim}) and "
+                f"actions (B, T, {self.action_block_dim}); got {tuple(z.shape)}, "
+                f"{tuple(actions.shape)}"
+            )
         tokens = z.reshape(b, t, self.cfg.patches, self.cfg.features)
         out = self.predictor(tokens, self.action_encoder(actions))
         return out.reshape(b, t, d)
 
-    def rollout(self, z_context: torch.Tensor, action_blocks: torch.Tensor,
-                context_actions: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
+    def rollout(
+        self,
+        z_context: torch.Tensor,
+        action_blocks: torch.Tensor,
+        context_actions: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """H imagined frames (B, H, P * F) from ``z_context`` (B, h, P * F), as
         ``WorldModel.rollout``: each step feeds the last ``history`` frames and their blocks and
         appends the last position's prediction."""
@@ -188,8 +201,10 @@ class PatchWorldModel(nn.Module):
         past = action_blocks.new_zeros(b, 0, action_blocks.shape[-1])
         if h > 1:
             if context_actions is None or tuple(context_actions.shape[:2]) != (b, h - 1):
-                raise ValueError(f"a context of {h} frames needs context_actions (B, {h - 1}, "
-                                 f"{self.action_block_dim})")  # fmt: skip
+                raise ValueError(
+                    f"a context of {h} frames needs context_actions (B, {h - 1}, "
+                    f"{self.action_block_dim})"
+                )
             past = context_actions
         acts = torch.cat([past, action_blocks], dim=1)
         zs, preds = z_context, []
@@ -203,8 +218,9 @@ class PatchWorldModel(nn.Module):
 
 
 @torch.no_grad()
-def frame_tokens(model: PatchWorldModel, pixels: Any, rows: np.ndarray,
-                 chunk: int = 256, progress: bool = True) -> torch.Tensor:  # fmt: skip
+def frame_tokens(
+    model: PatchWorldModel, pixels: Any, rows: np.ndarray, chunk: int = 256, progress: bool = True
+) -> torch.Tensor:
     """The flattened tokens (len(rows), D) of frames ``pixels[rows]`` (uint8, N x H x W x 3).
 
     DINO-WM's encoder is frozen, so every training frame is encoded once, before training,
@@ -213,8 +229,13 @@ def frame_tokens(model: PatchWorldModel, pixels: Any, rows: np.ndarray,
     over and over.
     """
     out = torch.empty(len(rows), model.embed_dim)
-    for lo in progress_bar(range(0, len(rows), chunk), progress=progress, desc="frozen tokens",
-                           unit="chunk", leave=False):  # fmt: skip
+    for lo in progress_bar(
+        range(0, len(rows), chunk),
+        progress=progress,
+        desc="frozen tokens",
+        unit="chunk",
+        leave=False,
+    ):
         px = torch.from_numpy(np.asarray(pixels[rows[lo : lo + chunk]])).permute(0, 3, 1, 2)
         out[lo : lo + chunk] = model.encode(px.contiguous()).float()
     return out
@@ -258,8 +279,10 @@ def encoder_identity(profile: Profile) -> dict[str, Any]:
     grid = encoder_config(profile).grid
     if grid % profile.dinowm.token_grid:
         valid = ", ".join(str(g) for g in range(1, grid + 1) if grid % g == 0)
-        raise ValueError(f"dinowm.token_grid {profile.dinowm.token_grid} does not divide the "
-                         f"encoder's {grid} x {grid} patch grid; valid: {valid}")  # fmt: skip
+        raise ValueError(
+            f"dinowm.token_grid {profile.dinowm.token_grid} does not divide the "
+            f"encoder's {grid} x {grid} patch grid; valid: {valid}"
+        )
     if profile.dinowm.encoder == "standin":
         return {"standin": standin_artifact(profile, standin_settings(profile)).key}
     path = profile.dinowm.dinov2_weights
@@ -287,11 +310,17 @@ def predictor_config(profile: Profile, action_dim: int) -> PatchPredictorConfig:
     """The predictor of ``profile``'s DINO-WM for a task with ``action_dim`` raw actions."""
     enc, d = encoder_config(profile), profile.dinowm
     return PatchPredictorConfig(
-        patches=d.token_grid**2, features=enc.embed_dim,
-        action_block_dim=profile.data.frameskip * action_dim, history=profile.data.history,
-        action_embed=d.action_embed, depth=d.depth, heads=d.heads, dim_head=d.dim_head,
-        mlp=d.mlp, dropout=profile.model.predictor_dropout,
-    )  # fmt: skip
+        patches=d.token_grid**2,
+        features=enc.embed_dim,
+        action_block_dim=profile.data.frameskip * action_dim,
+        history=profile.data.history,
+        action_embed=d.action_embed,
+        depth=d.depth,
+        heads=d.heads,
+        dim_head=d.dim_head,
+        mlp=d.mlp,
+        dropout=profile.model.predictor_dropout,
+    )
 
 
 def build_dinowm(profile: Profile, action_dim: int, seed: int = 0) -> PatchWorldModel:
@@ -299,8 +328,12 @@ def build_dinowm(profile: Profile, action_dim: int, seed: int = 0) -> PatchWorld
     encoder = patch_encoder(profile)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return PatchWorldModel(encoder, predictor_config(profile, action_dim),
-                               profile.data.image_size, profile.dinowm.token_grid)  # fmt: skip
+        return PatchWorldModel(
+            encoder,
+            predictor_config(profile, action_dim),
+            profile.data.image_size,
+            profile.dinowm.token_grid,
+        )
 
 
 def load_patch_model(blob: dict[str, Any]) -> PatchWorldModel:
@@ -308,8 +341,12 @@ def load_patch_model(blob: dict[str, Any]) -> PatchWorldModel:
     rebuilt around an encoder of the recorded architecture whose weights come from the file."""
     try:
         encoder = DinoViT(DinoConfig(**blob["encoder"]))
-        model = PatchWorldModel(encoder, PatchPredictorConfig(**blob["config"]),
-                                int(blob["image_size"]), int(blob["token_grid"]))  # fmt: skip
+        model = PatchWorldModel(
+            encoder,
+            PatchPredictorConfig(**blob["config"]),
+            int(blob["image_size"]),
+            int(blob["token_grid"]),
+        )
     except (KeyError, TypeError) as e:
         raise DinoWeightsError(f"not a saved DINO-WM model: {e}") from e
     model.load_state_dict(blob["state"])

@@ -270,11 +270,14 @@ class Predictor(nn.Module):
         self.c_in = nn.Identity() if w == d else nn.Linear(d, w)
         self.blocks = nn.ModuleList(
             AdaLNZeroBlock(
-                w, cfg.predictor_heads, cfg.predictor_dim_head, cfg.predictor_mlp,
+                w,
+                cfg.predictor_heads,
+                cfg.predictor_dim_head,
+                cfg.predictor_mlp,
                 cfg.predictor_dropout,
             )
             for _ in range(cfg.predictor_depth)
-        )  # fmt: skip
+        )
         self.norm = nn.LayerNorm(w)
         self.z_out = nn.Identity() if w == d else nn.Linear(w, d)
 

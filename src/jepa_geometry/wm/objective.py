@@ -121,8 +121,12 @@ class Objective(nn.Module):
 
 
 DIAGNOSTICS: tuple[str, ...] = (
-    "top2_share", "top8_share", "cond_lambda", "corr_v_var_z", "corr_v_rel_err",
-)  # fmt: skip
+    "top2_share",
+    "top8_share",
+    "cond_lambda",
+    "corr_v_var_z",
+    "corr_v_rel_err",
+)
 """The embedding diagnostics a training log row holds (the ΛReg ones only for ΛReg arms)."""
 
 

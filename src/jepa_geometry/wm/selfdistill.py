@@ -46,8 +46,9 @@ from jepa_geometry.jobs import job_threads, progress_bar
 from jepa_geometry.profiles import Profile, with_overrides
 from jepa_geometry.wm.dino import DinoConfig, DinoViT, load_dinov2
 
-STANDIN_VIT = DinoConfig(patch_size=8, embed_dim=96, depth=4, heads=3, pretrain_size=64,
-                         image_size=64)  # fmt: skip
+STANDIN_VIT = DinoConfig(
+    patch_size=8, embed_dim=96, depth=4, heads=3, pretrain_size=64, image_size=64
+)
 """The stand-in's architecture at laptop size: 8 x 8 = 64 patch tokens of 96 features."""
 
 
@@ -81,8 +82,13 @@ class DinoHead(nn.Module):
 
     def __init__(self, dim: int, hidden: int, bottleneck: int, prototypes: int) -> None:
         super().__init__()
-        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, hidden),
-                                 nn.GELU(), nn.Linear(hidden, bottleneck))  # fmt: skip
+        self.mlp = nn.Sequential(
+            nn.Linear(dim, hidden),
+            nn.GELU(),
+            nn.Linear(hidden, hidden),
+            nn.GELU(),
+            nn.Linear(hidden, bottleneck),
+        )
         self.prototypes = nn.Parameter(torch.randn(prototypes, bottleneck) / math.sqrt(bottleneck))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -102,8 +108,13 @@ class _Net(nn.Module):
         return self.head(self.encoder.tokens(x)[:, 0])
 
 
-def dino_loss(student: torch.Tensor, teacher: torch.Tensor, center: torch.Tensor,
-              student_temp: float, teacher_temp: float) -> torch.Tensor:  # fmt: skip
+def dino_loss(
+    student: torch.Tensor,
+    teacher: torch.Tensor,
+    center: torch.Tensor,
+    student_temp: float,
+    teacher_temp: float,
+) -> torch.Tensor:
     """DINO's loss for two views: ``student``, ``teacher`` are (2, B, K) logits of view 1 and
     view 2; each student view is scored against the *other* view's teacher distribution,
     ``-Σ_k P_t[k] log P_s[k]``, averaged over the batch and the two pairs."""
@@ -124,8 +135,9 @@ def teacher_momentum(step: int, steps: int, base: float) -> float:
     return 1.0 - (1.0 - base) * (math.cos(math.pi * step / steps) + 1.0) / 2.0
 
 
-def random_crops(frames: torch.Tensor, size: int, scale: tuple[float, float],
-                 generator: torch.Generator) -> torch.Tensor:  # fmt: skip
+def random_crops(
+    frames: torch.Tensor, size: int, scale: tuple[float, float], generator: torch.Generator
+) -> torch.Tensor:
     """One random resized crop per frame (area fraction uniform in ``scale``, aspect ratio
     log-uniform in [3/4, 4/3], as torchvision's RandomResizedCrop), resized to ``size`` and
     flipped horizontally with probability 1/2. ``frames`` float (B, 3, H, W)."""
@@ -144,12 +156,12 @@ def random_crops(frames: torch.Tensor, size: int, scale: tuple[float, float],
     theta[:, 1, 1] = ch
     theta[:, 1, 2] = 2 * cy + ch - 1
     grid = F.affine_grid(theta, (b, 3, size, size), align_corners=False)
-    return F.grid_sample(frames, grid, mode="bilinear", padding_mode="border",
-                         align_corners=False)  # fmt: skip
+    return F.grid_sample(frames, grid, mode="bilinear", padding_mode="border", align_corners=False)
 
 
-def distill(frames: np.ndarray, cfg: DinoConfig, s: DistillSettings, seed: int,
-            progress: bool = True) -> tuple[DinoViT, list[dict[str, float]]]:  # fmt: skip
+def distill(
+    frames: np.ndarray, cfg: DinoConfig, s: DistillSettings, seed: int, progress: bool = True
+) -> tuple[DinoViT, list[dict[str, float]]]:
     """Pretrain the stand-in encoder on uint8 ``frames`` (N, H, W, 3) by DINO; returns the
     teacher's encoder (DINO keeps the teacher) in eval mode, frozen, and the loss log."""
     g = torch.Generator().manual_seed(seed)
@@ -161,8 +173,13 @@ def distill(frames: np.ndarray, cfg: DinoConfig, s: DistillSettings, seed: int,
     center = torch.zeros(s.prototypes)
     opt = torch.optim.AdamW(student.parameters(), lr=s.lr, weight_decay=s.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda k: min(1.0, (k + 1) / max(s.warmup_steps, 1))
-        * 0.5 * (1 + math.cos(math.pi * min(k, s.steps) / s.steps)))  # fmt: skip
+        opt,
+        lambda k: (
+            min(1.0, (k + 1) / max(s.warmup_steps, 1))
+            * 0.5
+            * (1 + math.cos(math.pi * min(k, s.steps) / s.steps))
+        ),
+    )
     pool = torch.from_numpy(np.ascontiguousarray(frames)).permute(0, 3, 1, 2)
     mean, std = student.encoder.pixel_mean, student.encoder.pixel_std
     log = []
@@ -236,19 +253,29 @@ def source_profile(profile: Profile, cfg: DinoConfig = STANDIN_VIT) -> Profile:
     return with_overrides(profile, {"data.image_size": size})
 
 
-def standin_artifact(profile: Profile, settings: DistillSettings, seed: int = 0,
-                     cfg: DinoConfig = STANDIN_VIT) -> Artifact:  # fmt: skip
+def standin_artifact(
+    profile: Profile, settings: DistillSettings, seed: int = 0, cfg: DinoConfig = STANDIN_VIT
+) -> Artifact:
     """``checkpoints/dino-standin/<key>``: keyed by the five datasets (of
     :func:`source_profile`), the architecture, the recipe, the frames per task and the seed."""
     source = source_profile(profile, cfg)
-    spec = {"datasets": {t: dataset_artifact(t, source).key for t in TASKS},
-            "vit": asdict(cfg), "settings": settings.as_dict(), "frames_per_task":
-            FRAMES_PER_TASK, "seed": seed}  # fmt: skip
+    spec = {
+        "datasets": {t: dataset_artifact(t, source).key for t in TASKS},
+        "vit": asdict(cfg),
+        "settings": settings.as_dict(),
+        "frames_per_task": FRAMES_PER_TASK,
+        "seed": seed,
+    }
     return Artifact("checkpoints", "dino-standin", spec)
 
 
-def train_standin(profile: Profile, settings: DistillSettings | None = None, seed: int = 0,
-                  progress: bool = True, heavy: bool = False) -> Artifact:  # fmt: skip
+def train_standin(
+    profile: Profile,
+    settings: DistillSettings | None = None,
+    seed: int = 0,
+    progress: bool = True,
+    heavy: bool = False,
+) -> Artifact:
     """Pretrain (or find in the cache) the stand-in encoder, once for all tasks; its state dict
     is saved in DINOv2's layout, its loss log beside it. With ``heavy`` the caller will load
     the weights, so a cached artifact without them is pretrained again (bit-identical)."""
@@ -256,8 +283,9 @@ def train_standin(profile: Profile, settings: DistillSettings | None = None, see
     art = standin_artifact(profile, s, seed)
 
     def build(tmp: Path) -> dict[str, Any]:
-        frames = pooled_frames(source_profile(profile), FRAMES_PER_TASK, seed,
-                               STANDIN_VIT.image_size)  # fmt: skip
+        frames = pooled_frames(
+            source_profile(profile), FRAMES_PER_TASK, seed, STANDIN_VIT.image_size
+        )
         with job_threads():
             encoder, log = distill(frames, STANDIN_VIT, s, seed, progress)
         state = {k: v for k, v in encoder.state_dict().items() if not k.startswith("pixel_")}
@@ -271,11 +299,15 @@ def train_standin(profile: Profile, settings: DistillSettings | None = None, see
     return art
 
 
-def load_standin(profile: Profile, settings: DistillSettings | None = None,
-                 seed: int = 0) -> DinoViT:  # fmt: skip
+def load_standin(
+    profile: Profile, settings: DistillSettings | None = None, seed: int = 0
+) -> DinoViT:
     """The frozen stand-in encoder (pretrained first if it is not cached)."""
     art = train_standin(profile, settings, seed, heavy=True)  # weights verified
     folder = art.path
-    return load_dinov2(folder / ENCODER_FILE, STANDIN_VIT,
-                       remedy=f"it is the stand-in encoder this cache built; remove {folder} "
-                       "and rerun to pretrain it again")  # fmt: skip
+    return load_dinov2(
+        folder / ENCODER_FILE,
+        STANDIN_VIT,
+        remedy=f"it is the stand-in encoder this cache built; remove {folder} "
+        "and rerun to pretrain it again",
+    )

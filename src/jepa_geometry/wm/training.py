@@ -296,9 +296,12 @@ def world_model_artifact(
         added={"q": full_q, "device": "cpu"},
     )
     if arm_name(arm) == DINOWM:  # its own model: the predictor's size and the frozen encoder
-        spec["dinowm"] = {**profile.section("dinowm"), "dinov2_weights": None,
-                          "encoder": dataclasses.asdict(encoder_config(profile)),
-                          **encoder_identity(profile)}  # fmt: skip
+        spec["dinowm"] = {
+            **profile.section("dinowm"),
+            "dinov2_weights": None,
+            "encoder": dataclasses.asdict(encoder_config(profile)),
+            **encoder_identity(profile),
+        }
     return Artifact("checkpoints", f"{task}-{arm_name(arm)}", spec)
 
 
@@ -348,8 +351,9 @@ def frozen_token_table(
     """DINO-WM's frozen tokens of every frame of the training episodes, encoded once
     (:func:`~jepa_geometry.wm.dinowm.frame_tokens`): (row -> table position or -1, table)."""
     eps = dataset.episodes("train")
-    rows = np.concatenate([np.arange(dataset.starts[e], dataset.starts[e] + dataset.lengths[e])
-                           for e in eps])  # fmt: skip
+    rows = np.concatenate(
+        [np.arange(dataset.starts[e], dataset.starts[e] + dataset.lengths[e]) for e in eps]
+    )
     where = np.full(len(dataset.episode), -1, dtype=np.int64)
     where[rows] = np.arange(len(rows))
     return where, frame_tokens(model, dataset.pixels, rows, progress=progress)

@@ -84,8 +84,16 @@ def protocol_gate(
         raise ValueError(f"pairs must be 'evaluation' or 'validation', got {pairs!r}")
     if pairs == "validation":
         profile = with_eval_seed(profile, profile.seeds.eval + VALIDATION_SEED_OFFSET)
-    res = evaluate_arm(task, BASELINE, profile.seeds.train[0], profile, solver="cem",
-                       budget="T1", protocol=protocol, progress=progress)  # fmt: skip
+    res = evaluate_arm(
+        task,
+        BASELINE,
+        profile.seeds.train[0],
+        profile,
+        solver="cem",
+        budget="T1",
+        protocol=protocol,
+        progress=progress,
+    )
     ep, rnd = res.episodes, res.random
     lewm, floor = (
         stats.success_rate(ep["success"].to_numpy()),
@@ -97,18 +105,30 @@ def protocol_gate(
     window = f"[{low:.1%}, {GATE_HIGH:.0%}]" if low == low else "(no rate has the power)"
     in_window = low <= lewm.rate <= GATE_HIGH  # False when low is nan
     low_floor = floor.rate <= FLOOR_FRACTION * lewm.rate
-    outcome = ("keep" if in_window and low_floor else
-               "floor" if in_window else
-               "saturates" if lewm.rate > GATE_HIGH else "fails")  # fmt: skip
+    outcome = (
+        "keep"
+        if in_window and low_floor
+        else "floor"
+        if in_window
+        else "saturates"
+        if lewm.rate > GATE_HIGH
+        else "fails"
+    )
     if in_window and low_floor:
-        reason = (f"LeWM {lewm.rate:.1%} lies in {window} and the floor "
-                  f"{floor.rate:.1%} is at most half of it: keep {protocol}")  # fmt: skip
+        reason = (
+            f"LeWM {lewm.rate:.1%} lies in {window} and the floor "
+            f"{floor.rate:.1%} is at most half of it: keep {protocol}"
+        )
     elif not in_window:
-        reason = (f"LeWM {lewm.rate:.1%} is outside {window} (the "
-                  f"planner {outcome}): change the protocol or data for every arm")  # fmt: skip
+        reason = (
+            f"LeWM {lewm.rate:.1%} is outside {window} (the "
+            f"planner {outcome}): change the protocol or data for every arm"
+        )
     else:
-        reason = (f"the random floor {floor.rate:.1%} is more than half of LeWM's "
-                  f"{lewm.rate:.1%}: change the protocol or data for every arm")  # fmt: skip
+        reason = (
+            f"the random floor {floor.rate:.1%} is more than half of LeWM's "
+            f"{lewm.rate:.1%}: change the protocol or data for every arm"
+        )
     return {
         "task": task,
         "protocol": protocol,
@@ -168,16 +188,18 @@ def lever_choice(
         gate = protocol_gate(task, cfg, lever.protocol, "validation", progress)
         model = world_model_artifact(task, BASELINE, cfg.seeds.train[0], cfg)
         data = dataset_artifact(task, cfg).manifest()
-        rows.append({
-            "lever": lever.name,
-            "image (px)": cfg.data.image_size,
-            "steps": cfg.train.steps,
-            "episodes": "/".join(map(str, episode_counts(task, cfg))),
-            **gate,
-            "collect (min)": data["collect_seconds"] / 60,
-            "collect workers": data.get("workers"),
-            "train (min)": model.manifest()["summary"]["train_wall_s"] / 60,
-        })  # fmt: skip
+        rows.append(
+            {
+                "lever": lever.name,
+                "image (px)": cfg.data.image_size,
+                "steps": cfg.train.steps,
+                "episodes": "/".join(map(str, episode_counts(task, cfg))),
+                **gate,
+                "collect (min)": data["collect_seconds"] / 60,
+                "collect workers": data.get("workers"),
+                "train (min)": model.manifest()["summary"]["train_wall_s"] / 60,
+            }
+        )
         if gate["discriminates"]:
             chosen = lever
             break

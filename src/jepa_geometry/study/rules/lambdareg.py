@@ -153,11 +153,21 @@ def variant_planning(
         preload=SIMULATOR_PRELOAD,
     )
     jobs = [
-        ({"task": task, "arm": arm, "train_seed": s, "profile": profile, "solver": solver,
-          "budget": budget, "protocol": protocol, "weights": w},)
+        (
+            {
+                "task": task,
+                "arm": arm,
+                "train_seed": s,
+                "profile": profile,
+                "solver": solver,
+                "budget": budget,
+                "protocol": protocol,
+                "weights": w,
+            },
+        )
         for arm, w in runs.values()
         for s in seeds
-    ]  # fmt: skip
+    ]
     run_parallel(
         _plan,
         jobs,
@@ -170,25 +180,45 @@ def variant_planning(
     success = {}
     for name, (arm, w) in runs.items():
         tabs = [
-            evaluate_arm(task, arm, s, profile, solver=solver, budget=budget, protocol=protocol,
-                         weights=w, progress=False).episodes
+            evaluate_arm(
+                task,
+                arm,
+                s,
+                profile,
+                solver=solver,
+                budget=budget,
+                protocol=protocol,
+                weights=w,
+                progress=False,
+            ).episodes
             for s in seeds
-        ]  # fmt: skip
+        ]
         success[name] = stats.success_matrix(pd.concat(tabs, ignore_index=True))
     rows = []
     for arm in arms:
-        pairs = [(f"{arm} {variant}", "lewm"), (f"{arm} published", "lewm"),
-                 (f"{arm} {variant}", f"{arm} published")]  # fmt: skip
+        pairs = [
+            (f"{arm} {variant}", "lewm"),
+            (f"{arm} published", "lewm"),
+            (f"{arm} {variant}", f"{arm} published"),
+        ]
         for a, b in pairs:
             if a not in success or a == b:
                 continue
             m_a, m_b = success[a], success[b]
-            d = stats.paired_difference(m_a if len(m_a) > 1 else m_a[0],
-                                        m_b if len(m_b) > 1 else m_b[0])  # fmt: skip
-            rows.append({"comparison": f"{a} - {b.removeprefix(arm + ' ')}",
-                         "rate": float(m_a.mean()), "baseline rate": float(m_b.mean()),
-                         "diff": d.diff, "low": d.low, "high": d.high,
-                         "p_mcnemar": d.p_mcnemar})  # fmt: skip
+            d = stats.paired_difference(
+                m_a if len(m_a) > 1 else m_a[0], m_b if len(m_b) > 1 else m_b[0]
+            )
+            rows.append(
+                {
+                    "comparison": f"{a} - {b.removeprefix(arm + ' ')}",
+                    "rate": float(m_a.mean()),
+                    "baseline rate": float(m_b.mean()),
+                    "diff": d.diff,
+                    "low": d.low,
+                    "high": d.high,
+                    "p_mcnemar": d.p_mcnemar,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -198,13 +228,19 @@ def study_variant_planning(
     """:func:`variant_planning` of a study's own ΛReg arms in its main cell (CEM T1 under the
     main protocol); empty, with nothing trained, for a study that does not plan."""
     if not spec.plans:
-        return pd.DataFrame(columns=["comparison", "rate", "baseline rate", "diff", "low",
-                                     "high", "p_mcnemar"])  # fmt: skip
-    return variant_planning(spec.task, profile, variant, (spec.main_protocol, "cem", "T1"),
-                            spec.arms, workers, progress)  # fmt: skip
+        return pd.DataFrame(
+            columns=["comparison", "rate", "baseline rate", "diff", "low", "high", "p_mcnemar"]
+        )
+    return variant_planning(
+        spec.task, profile, variant, (spec.main_protocol, "cem", "T1"), spec.arms, workers, progress
+    )
 
 
 __all__ = [
-    "LAMBDAREG_VARIANTS", "LAST_ROWS", "choose_variant", "study_variant_planning",
-    "variant_planning", "variant_table",
-]  # fmt: skip
+    "LAMBDAREG_VARIANTS",
+    "LAST_ROWS",
+    "choose_variant",
+    "study_variant_planning",
+    "variant_planning",
+    "variant_table",
+]

@@ -46,16 +46,19 @@ def sigreg_strength(task: str, profile: Profile, last: int = 3) -> pd.DataFrame:
     rows = []
     for s in profile.seeds.train:
         log = _last_rows(task, BASELINE, s, profile, None, last)
-        rows.append({
-            "train_seed": s,
-            "SIGReg": float(log["sigreg"].mean()),
-            "Gaussian floor": floor,
-            "SIGReg / floor": float(log["sigreg"].mean()) / floor,
-            "top-2 share / isotropic": float(log["top2_share"].mean()) / iso2,
-            "top-8 share / isotropic": float(log["top8_share"].mean()) / iso8,
-            "λ_sig·B / LeWM's": profile.train.sigreg_weight * profile.train.batch_size
-            / (LEWM_SIGREG_WEIGHT * PAPER_SIGREG_BATCH),
-        })  # fmt: skip
+        rows.append(
+            {
+                "train_seed": s,
+                "SIGReg": float(log["sigreg"].mean()),
+                "Gaussian floor": floor,
+                "SIGReg / floor": float(log["sigreg"].mean()) / floor,
+                "top-2 share / isotropic": float(log["top2_share"].mean()) / iso2,
+                "top-8 share / isotropic": float(log["top8_share"].mean()) / iso8,
+                "λ_sig·B / LeWM's": profile.train.sigreg_weight
+                * profile.train.batch_size
+                / (LEWM_SIGREG_WEIGHT * PAPER_SIGREG_BATCH),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -93,7 +96,10 @@ def sigreg_strength_decision(
         f"at λ_sig = {weight:g} the top-8 share moves {moved:.0%} of the way towards the isotropic "
         f"batch value {iso8:.3f} (rule: at least 25 %) and the prediction loss changes by "
         f"{rise:+.0%} (rule: at most +20 %), so the rule "
-        + ("restores the paper's effective strength for every arm" if restore
-           else f"keeps λ_sig = {profile.train.sigreg_weight:g}")
-    )  # fmt: skip
+        + (
+            "restores the paper's effective strength for every arm"
+            if restore
+            else f"keeps λ_sig = {profile.train.sigreg_weight:g}"
+        )
+    )
     return table, decision

@@ -27,8 +27,9 @@ def weight_table(task: str, arms: Sequence[str]) -> pd.DataFrame:
 def gate_sentence(gate: pd.DataFrame, chosen: str, main_protocol: str, profile: str) -> str:
     """What the protocol gate (:func:`~jepa_geometry.study.rules.gate.protocol_choice`) decided, and
     whether the study file's main protocol is the one it picks."""
-    steps = "; then ".join(f"{r.protocol} on the {r.pairs} pairs: {r.reason}"
-                           for r in gate.itertuples())  # fmt: skip
+    steps = "; then ".join(
+        f"{r.protocol} on the {r.pairs} pairs: {r.reason}" for r in gate.itertuples()
+    )
     if chosen == main_protocol:
         tail = f"The study's main protocol, {main_protocol}, is the one the rule picks."
     elif profile == "laptop":
@@ -46,49 +47,65 @@ def gate_sentence(gate: pd.DataFrame, chosen: str, main_protocol: str, profile: 
     return f"{steps}. {tail}"
 
 
-def ladder_sentence(gate: pd.DataFrame, rung: str | None, spec_rung: str | None,
-                    profile: str, plans: bool = True) -> str:  # fmt: skip
+def ladder_sentence(
+    gate: pd.DataFrame, rung: str | None, spec_rung: str | None, profile: str, plans: bool = True
+) -> str:
     """What a task's ladder (:func:`~jepa_geometry.study.rules.gate.lever_choice`) found, and
     whether the study file runs at the rung it picks (``None``: no rung passed / the file
     names none for this profile). A study that does not plan (``plans`` false) follows the
     rule when no rung passes; it then trains its arms at the rung it names."""
     steps = "; then ".join(f"{r.lever}: {r.reason}" for r in gate.itertuples())
     if profile == "laptop" and rung is None and not plans:
-        tail = ("No rung passes within the budget, and the study file does not plan: it trains "
-                f"and measures the arms at {spec_rung or 'the profile as it stands'}, and no arm "
-                "is compared by planning on this task at this profile.")  # fmt: skip
+        tail = (
+            "No rung passes within the budget, and the study file does not plan: it trains "
+            f"and measures the arms at {spec_rung or 'the profile as it stands'}, and no arm "
+            "is compared by planning on this task at this profile."
+        )
     elif profile != "laptop":
-        tail = (f"At this profile the rule picks {rung or 'no rung'}; the study file runs "
-                f"{spec_rung or 'as profiled'} here (the ladder is defined at the laptop "
-                "profile).")  # fmt: skip
+        tail = (
+            f"At this profile the rule picks {rung or 'no rung'}; the study file runs "
+            f"{spec_rung or 'as profiled'} here (the ladder is defined at the laptop "
+            "profile)."
+        )
     elif rung is not None and rung == spec_rung:
         tail = f"The study runs at the rung the rule picks, {rung}."
     elif rung is None and spec_rung is None:
-        tail = ("No rung passes within the budget, yet the study file plans as profiled: the "
-                "rule says its arms should not be compared by planning, so read its results "
-                "with that in mind.")  # fmt: skip
+        tail = (
+            "No rung passes within the budget, yet the study file plans as profiled: the "
+            "rule says its arms should not be compared by planning, so read its results "
+            "with that in mind."
+        )
     else:
-        tail = (f"The study file's rung, {spec_rung or 'as profiled'}, is NOT the one the rule "
-                f"picks ({rung or 'none passes'}) "
-                "at the laptop profile, where the ladder is defined: read its results with "
-                "that in mind.")  # fmt: skip
+        tail = (
+            f"The study file's rung, {spec_rung or 'as profiled'}, is NOT the one the rule "
+            f"picks ({rung or 'none passes'}) "
+            "at the laptop profile, where the ladder is defined: read its results with "
+            "that in mind."
+        )
     return f"{steps}. {tail}"
 
 
-def choice_sentence(spec: Any, profile: str, chosen: str | None, rung: Any,
-                    gate: pd.DataFrame) -> str:  # fmt: skip
+def choice_sentence(
+    spec: Any, profile: str, chosen: str | None, rung: Any, gate: pd.DataFrame
+) -> str:
     """The gate's sentence for a study page: :func:`ladder_sentence` for a task with a
     ladder (a ``rung`` was sought), :func:`gate_sentence` for the others."""
     if "lever" in gate.columns:
-        return ladder_sentence(gate, rung.name if rung else None, spec.settings.get(profile),
-                               profile, plans=spec.plans)  # fmt: skip
+        return ladder_sentence(
+            gate, rung.name if rung else None, spec.settings.get(profile), profile, plans=spec.plans
+        )
     return gate_sentence(gate, str(chosen), spec.main_protocol, profile)
 
 
 def gate_style(gate: pd.DataFrame) -> Any:
     """The gate's table as shown on a page (task and sentence dropped, rates in percent)."""
-    formats = {"solved at start": "{:.1%}", "lewm hard": "{:.1%}", "random hard": "{:.1%}",
-               "train (min)": "{:.1f}", "collect (min)": "{:.1f}"}  # fmt: skip
+    formats = {
+        "solved at start": "{:.1%}",
+        "lewm hard": "{:.1%}",
+        "random hard": "{:.1%}",
+        "train (min)": "{:.1f}",
+        "collect (min)": "{:.1f}",
+    }
     shown = gate.drop(columns=["task", "reason", "gap"], errors="ignore")
     return shown.style.format({k: v for k, v in formats.items() if k in shown}).hide(axis="index")
 

@@ -73,10 +73,15 @@ def lambda_table(lambda_spectra: dict) -> pd.DataFrame:
     """One row per ΛReg model: coordinates above the mean target variance (AnisoWM's count),
     the embedding width D and the learned condition number ``cond Λ`` (bounded by κ)."""
     rows = [
-        {"arm": m, "train_seed": s, "above_mean": sp["above_mean"],
-         "D": len(sp["final_sorted"]), "cond": sp["cond"]}
+        {
+            "arm": m,
+            "train_seed": s,
+            "above_mean": sp["above_mean"],
+            "D": len(sp["final_sorted"]),
+            "cond": sp["cond"],
+        }
         for (m, s), sp in sorted(lambda_spectra.items())
-    ]  # fmt: skip
+    ]
     return pd.DataFrame(rows, columns=["arm", "train_seed", "above_mean", "D", "cond"])
 
 
@@ -103,9 +108,16 @@ def final_diagnostics(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
 
 
 PROBE_COLUMNS: tuple[str, ...] = (
-    "var_top2", "var_top4", "var_top8", "r2_top2", "r2_top4", "r2_top8",
-    "r2_full_ridge", "r2_full_mlp", "ratio_p90_over_p10",
-)  # fmt: skip
+    "var_top2",
+    "var_top4",
+    "var_top8",
+    "r2_top2",
+    "r2_top4",
+    "r2_top8",
+    "r2_full_ridge",
+    "r2_full_mlp",
+    "ratio_p90_over_p10",
+)
 
 
 def probe_summary(probes: pd.DataFrame, columns: Sequence[str] = PROBE_COLUMNS) -> pd.DataFrame:
@@ -113,10 +125,12 @@ def probe_summary(probes: pd.DataFrame, columns: Sequence[str] = PROBE_COLUMNS) 
     there are several, as text (rows in the book's arm order)."""
     agg = probes.groupby("arm")[list(columns)].agg(["mean", "std"])
     text = {
-        c: [f"{m:.3f}" + ("" if np.isnan(s) else f" ± {s:.3f}")
-            for m, s in zip(agg[(c, "mean")], agg[(c, "std")], strict=True)]
+        c: [
+            f"{m:.3f}" + ("" if np.isnan(s) else f" ± {s:.3f}")
+            for m, s in zip(agg[(c, "mean")], agg[(c, "std")], strict=True)
+        ]
         for c in columns
-    }  # fmt: skip
+    }
     return pd.DataFrame(text, index=agg.index).loc[arm_order(list(agg.index))]
 
 
@@ -132,11 +146,13 @@ def paper_ranking_table(task: str) -> pd.DataFrame:
     tau = reference_numbers(table="scale_rollout_ranking", task=task, allow_empty=True)
     err = reference_numbers(table="scale_rollout_error", task=task, allow_empty=True)
     order = reference_numbers(table="aniso_cost_ordering", task=task, allow_empty=True)
-    papers = pd.concat([
-        tau.assign(metric=tau.channel.map(_TAU_CHANNEL)),
-        err.assign(metric="rollout_error"),
-        order.assign(metric=order["cost"].map(_ORDERING_COST)),
-    ])  # fmt: skip
+    papers = pd.concat(
+        [
+            tau.assign(metric=tau.channel.map(_TAU_CHANNEL)),
+            err.assign(metric="rollout_error"),
+            order.assign(metric=order["cost"].map(_ORDERING_COST)),
+        ]
+    )
     return papers.pivot_table(index=["paper", "arm"], columns="metric", values="value")
 
 
@@ -159,8 +175,11 @@ def dashboard(items: Sequence[tuple[str, Any, Any]]) -> pd.DataFrame:
     table = verdict_table([(claim, ev) for _, claim, ev in items])
     sources = []
     for task, claim, _ in items:
-        ref = (reference_numbers(table=claim.reference, task=task, allow_empty=True)
-               if claim.reference else pd.DataFrame())  # fmt: skip
+        ref = (
+            reference_numbers(table=claim.reference, task=task, allow_empty=True)
+            if claim.reference
+            else pd.DataFrame()
+        )
         if len(ref):
             sources.append(f"{ref['paper'].iloc[0]}: {ref['source'].iloc[0]}")
         elif claim.reference:
@@ -170,9 +189,21 @@ def dashboard(items: Sequence[tuple[str, Any, Any]]) -> pd.DataFrame:
     table.insert(0, "task", [task_title(task) for task, _, _ in items])
     table["paper's source"] = sources
     table["computed in"] = [claim.computed_in for _, claim, _ in items]
-    cols = ["task", "paper", "claim", "measure", "paper's effect", "paper's source",
-            "our effect [95% CI]", "min effect", "p (Holm)", "units", "requires", "verdict",
-            "computed in"]  # fmt: skip
+    cols = [
+        "task",
+        "paper",
+        "claim",
+        "measure",
+        "paper's effect",
+        "paper's source",
+        "our effect [95% CI]",
+        "min effect",
+        "p (Holm)",
+        "units",
+        "requires",
+        "verdict",
+        "computed in",
+    ]
     return table[cols]
 
 
@@ -215,9 +246,11 @@ def dinowm_geometry_sentence(probes: pd.DataFrame, ranking: pd.DataFrame) -> str
     dw, base = r.loc["dinowm"], r.loc[BASELINE]
     predictor = dw.tau_pred < base.tau_pred and dw.rollout_error > base.rollout_error
     if features and predictor:
-        text += (" Features that carry the state with a predictor that ranks worse and rolls "
-                 "out further off point at the predictor, not the features: it does not follow "
-                 "how actions move the frozen tokens.")  # fmt: skip
+        text += (
+            " Features that carry the state with a predictor that ranks worse and rolls "
+            "out further off point at the predictor, not the features: it does not follow "
+            "how actions move the frozen tokens."
+        )
     return text
 
 

@@ -98,8 +98,11 @@ def latent_probe_table(
     data = dataset_artifact(task, profile).key
     out = {}
     for arm in arms:
-        spec = {"model": world_model_artifact(task, arm, seed, profile).key, "dataset": data,
-                "max_frames": max_frames}  # fmt: skip
+        spec = {
+            "model": world_model_artifact(task, arm, seed, profile).key,
+            "dataset": data,
+            "max_frames": max_frames,
+        }
 
         def probe(a: str = arm) -> float:
             model = load_world_model(task, a, seed, profile)
@@ -118,8 +121,9 @@ def pair_difficulty_table(tasks: Sequence[str], profile: Profile, goal_offset: i
 
         def compute(t: str = task) -> dict[str, float]:
             data = {t: load_dataset(t, profile, progress=False)}
-            table = tabulate_tasks(data, profile.data.image_size,
-                                   lambda env, d: pair_difficulty(env, d, goal_offset))  # fmt: skip
+            table = tabulate_tasks(
+                data, profile.data.image_size, lambda env, d: pair_difficulty(env, d, goal_offset)
+            )
             return table.to_dict(orient="index")[t]  # an integer column stays an integer
 
         spec = {"dataset": dataset_artifact(task, profile).key, "goal_offset": goal_offset}

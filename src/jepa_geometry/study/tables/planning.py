@@ -46,9 +46,11 @@ def timing_summary(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 # The papers' success tables and the cell of our grid each one is comparable with.
-PROTOCOL_SLUGS: dict[str, str] = {"goal25_budget50": "code_protocol",
-                                  "goal100_budget150": "lewm_protocol",
-                                  "goal50_budget100": "goal50_protocol"}  # fmt: skip
+PROTOCOL_SLUGS: dict[str, str] = {
+    "goal25_budget50": "code_protocol",
+    "goal100_budget150": "lewm_protocol",
+    "goal50_budget100": "goal50_protocol",
+}
 PROTOCOL_WORDS: dict[str, str] = {
     "goal25_budget50": "SCALE's protocol, goal 25 env steps ahead with a budget of 50",
     "goal100_budget150": "LeWM's Two-Room protocol, goal 100 env steps ahead with a budget of 150",
@@ -99,10 +101,16 @@ def beside_papers(table: pd.DataFrame, task: str, arms: Sequence[str]) -> pd.Dat
                 continue
             o = ours.loc[key]
             rows.append(
-                {"paper": r["paper"], "protocol": protocol, "solver": key[1], "budget": key[2],
-                 "arm": r["arm"], "paper value (%)": r["value"],
-                 "ours (%)": format_rate(o["rate"], o["low"], o["high"])}
-            )  # fmt: skip
+                {
+                    "paper": r["paper"],
+                    "protocol": protocol,
+                    "solver": key[1],
+                    "budget": key[2],
+                    "arm": r["arm"],
+                    "paper value (%)": r["value"],
+                    "ours (%)": format_rate(o["rate"], o["low"], o["high"]),
+                }
+            )
     columns = ["paper", "protocol", "solver", "budget", "arm", "paper value (%)", "ours (%)"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -138,8 +146,13 @@ def headroom(
         f"{'inside' if inside else 'OUTSIDE'} the {100 * window[0]:.0f}-{100 * window[1]:.0f} "
         "% window"
     )
-    return {"rate": float(r.rate), "low": float(r.low), "high": float(r.high),
-            "inside": inside, "text": text}  # fmt: skip
+    return {
+        "rate": float(r.rate),
+        "low": float(r.low),
+        "high": float(r.high),
+        "inside": inside,
+        "text": text,
+    }
 
 
 def tier_spread(
@@ -233,8 +246,12 @@ def temperature_choice(sweep: pd.DataFrame, chosen: float, scaled_paper: float) 
 def paired_cell(paired: pd.DataFrame, protocol: str, solver: str, budget: str, arm: str):
     """One row of :func:`~jepa_geometry.study.grid.paired_table` (an arm minus the baseline in
     one cell); a one-line error naming the cell when it was not planned."""
-    rows = paired[(paired.protocol == protocol) & (paired.solver == solver)
-                  & (paired.budget == budget) & (paired.arm == arm)]  # fmt: skip
+    rows = paired[
+        (paired.protocol == protocol)
+        & (paired.solver == solver)
+        & (paired.budget == budget)
+        & (paired.arm == arm)
+    ]
     if len(rows) != 1:
         raise ValueError(f"no paired row for {arm} in {protocol}/{solver}/{budget}")
     return rows.iloc[0]
@@ -247,8 +264,10 @@ def code_protocol_sentence(
     baseline (when the study has ``scale``) and the size of the hard subset, in words."""
     t1 = _cell(table, protocol, "cem", "T1")
     ours = {m: format_rate(*t1.loc[m, ["rate", "low", "high"]]) for m in (BASELINE, "random")}
-    text = (f"at CEM T1, {BASELINE} succeeds on {ours[BASELINE]} % of the pairs and the random "
-            f"policy on {ours['random']} %")  # fmt: skip
+    text = (
+        f"at CEM T1, {BASELINE} succeeds on {ours[BASELINE]} % of the pairs and the random "
+        f"policy on {ours['random']} %"
+    )
     if "scale" in set(paired.arm):
         d = paired_cell(paired, protocol, "cem", "T1", "scale")
         text += f"; scale − {BASELINE} = {format_rate(d['diff'], d.low, d.high)} percentage points"
@@ -256,8 +275,10 @@ def code_protocol_sentence(
 
 
 HALF_Q_CONTRASTS: tuple[tuple[str, str], ...] = (
-    ("scale", "lewm"), ("scale-halfq", "lewm"), ("scale-halfq", "scale"),
-)  # fmt: skip
+    ("scale", "lewm"),
+    ("scale-halfq", "lewm"),
+    ("scale-halfq", "scale"),
+)
 """SCALE's half-q ablation: full and half q against LeWM, and half against full."""
 
 
@@ -274,8 +295,11 @@ def half_q_table(
     when the study trained no half-q arm.
     """
     arms = set(episodes["arm"])
-    cell = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == solver)
-                    & (episodes["budget"] == budget)]  # fmt: skip
+    cell = episodes[
+        (episodes["protocol"] == protocol)
+        & (episodes["solver"] == solver)
+        & (episodes["budget"] == budget)
+    ]
     ref = reference_numbers(allow_empty=True, table="scale_success_20cell_difference", task=task)
     paper = {(r.arm, r.versus): r.value for r in ref.itertuples()}  # its reported contrasts
     name = {"scale-halfq": "scale_half_q"}  # the reference file's spelling
@@ -285,13 +309,17 @@ def half_q_table(
             continue
         d = paired_table(cell[cell["arm"].isin([a, b])], baseline=b).iloc[0]
         reported = paper.get((name.get(a, a), b))
-        rows.append({
-            "contrast": f"{a} − {b}",
-            "ours (pp)": format_rate(d["diff"], d["low"], d["high"]),
-            "McNemar p": float(d["p_mcnemar"]),
-            "seeds": int(d["seeds"]),
-            "SCALE (pp)": "" if reported is None or reported != reported else f"{reported:+.2f}",
-        })  # fmt: skip
+        rows.append(
+            {
+                "contrast": f"{a} − {b}",
+                "ours (pp)": format_rate(d["diff"], d["low"], d["high"]),
+                "McNemar p": float(d["p_mcnemar"]),
+                "seeds": int(d["seeds"]),
+                "SCALE (pp)": ""
+                if reported is None or reported != reported
+                else f"{reported:+.2f}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -328,8 +356,10 @@ def plan_cost_table(episodes: pd.DataFrame, baseline: str = BASELINE) -> pd.Data
     base = per[per["arm"] == baseline].set_index(CELL_KEYS)["s_per_plan"]
     if base.empty:
         raise ValueError(f"no cell of the baseline {baseline!r}; arms: {sorted(set(per.arm))}")
-    per["ratio"] = per["s_per_plan"].to_numpy() / base.reindex(
-        pd.MultiIndex.from_frame(per[CELL_KEYS])).to_numpy()  # fmt: skip
+    per["ratio"] = (
+        per["s_per_plan"].to_numpy()
+        / base.reindex(pd.MultiIndex.from_frame(per[CELL_KEYS])).to_numpy()
+    )
     return per
 
 
@@ -352,37 +382,54 @@ def dinowm_table(
     """
     if "dinowm" not in set(episodes["arm"]):
         return pd.DataFrame()
-    cell = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == "cem")
-                    & (episodes["budget"] == "T1")]  # fmt: skip
-    tier = reference_numbers(allow_empty=True, table="scale_success_per_tier", task=task,
-                             solver="cem", tier="T1")  # fmt: skip
+    cell = episodes[
+        (episodes["protocol"] == protocol)
+        & (episodes["solver"] == "cem")
+        & (episodes["budget"] == "T1")
+    ]
+    tier = reference_numbers(
+        allow_empty=True, table="scale_success_per_tier", task=task, solver="cem", tier="T1"
+    )
     paper = dict(zip(tier["arm"], tier["value"], strict=True))
     rows = []
     for versus in DINOWM_CONTRASTS:
         if versus not in set(cell["arm"]):
             continue
         d = paired_table(cell[cell["arm"].isin(["dinowm", versus])], baseline=versus).iloc[0]
-        theirs = (f"{paper['dinowm'] - paper[versus]:+.1f} pp"
-                  if {"dinowm", versus} <= set(paper) else "")  # fmt: skip
-        rows.append({"quantity": f"dinowm − {versus}, success at CEM T1",
-                     "ours": f"{format_rate(d['diff'], d['low'], d['high'])} pp "
-                             f"(McNemar p = {d['p_mcnemar']:.3g}, {int(d['seeds'])} seeds)",
-                     "SCALE": theirs})  # fmt: skip
+        theirs = (
+            f"{paper['dinowm'] - paper[versus]:+.1f} pp" if {"dinowm", versus} <= set(paper) else ""
+        )
+        rows.append(
+            {
+                "quantity": f"dinowm − {versus}, success at CEM T1",
+                "ours": f"{format_rate(d['diff'], d['low'], d['high'])} pp "
+                f"(McNemar p = {d['p_mcnemar']:.3g}, {int(d['seeds'])} seeds)",
+                "SCALE": theirs,
+            }
+        )
     cost = reference_numbers(table="scale_dinowm_cost").set_index("quantity")["value"]
     model_s = trained.assign(s=trained["train_seconds"] + trained["token_seconds"])
     per_model = model_s.groupby("arm")["s"].median()
-    rows.append({"quantity": "training cost, seconds per model / LeWM's",
-                 "ours": f"{per_model['dinowm'] / per_model[BASELINE]:.2f}x "
-                         f"({per_model['dinowm']:.0f} s / {per_model[BASELINE]:.0f} s)",
-                 "SCALE": f"about {cost['training']:g}x"})  # fmt: skip
+    rows.append(
+        {
+            "quantity": "training cost, seconds per model / LeWM's",
+            "ours": f"{per_model['dinowm'] / per_model[BASELINE]:.2f}x "
+            f"({per_model['dinowm']:.0f} s / {per_model[BASELINE]:.0f} s)",
+            "SCALE": f"about {cost['training']:g}x",
+        }
+    )
     plans = plan_cost_table(episodes)
     dw = plans[plans["arm"] == "dinowm"]
     t1 = dw[(dw["protocol"] == protocol) & (dw["solver"] == "cem") & (dw["budget"] == "T1")]
     ms = 1e3 * t1["s_per_plan"].iloc[0]
-    rows.append({"quantity": "planning cost, seconds per plan / LeWM's",
-                 "ours": f"{t1['ratio'].iloc[0]:.1f}x at CEM T1 ({ms:.0f} ms per plan); "
-                         f"median over its {len(dw)} cells {dw['ratio'].median():.1f}x",
-                 "SCALE": f"about {cost['planning']:g}x"})  # fmt: skip
+    rows.append(
+        {
+            "quantity": "planning cost, seconds per plan / LeWM's",
+            "ours": f"{t1['ratio'].iloc[0]:.1f}x at CEM T1 ({ms:.0f} ms per plan); "
+            f"median over its {len(dw)} cells {dw['ratio'].median():.1f}x",
+            "SCALE": f"about {cost['planning']:g}x",
+        }
+    )
     return pd.DataFrame(rows)
 
 
@@ -390,9 +437,11 @@ def dinowm_markdown(table: pd.DataFrame, task: str) -> str:
     """:func:`dinowm_table` as a markdown table with what its columns are, or the sentence
     saying why there is none."""
     if table.empty:
-        return (f"This study has no DINO-WM arm: the {task_title(task)} study file does not "
-                "list `dinowm` (it runs on Two-Room and Push-T, SCALE's two ends of the "
-                "claim).")  # fmt: skip
+        return (
+            f"This study has no DINO-WM arm: the {task_title(task)} study file does not "
+            "list `dinowm` (it runs on Two-Room and Push-T, SCALE's two ends of the "
+            "claim)."
+        )
     return (
         table.to_markdown(index=False) + "\n\nOurs: the stand-in DINO-WM of this profile (a "
         "frozen encoder pretrained by self-distillation on the five tasks' frames, not DINOv2; "
@@ -409,15 +458,21 @@ def dinowm_sentence(episodes: pd.DataFrame, task: str, protocol: str) -> str:
     does that agree with the sign SCALE reports for the task (CEM, T1)."""
     if "dinowm" not in set(episodes["arm"]):
         return "this study has no DINO-WM arm"
-    cell = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == "cem")
-                    & (episodes["budget"] == "T1")]  # fmt: skip
+    cell = episodes[
+        (episodes["protocol"] == protocol)
+        & (episodes["solver"] == "cem")
+        & (episodes["budget"] == "T1")
+    ]
     d = paired_table(cell[cell["arm"].isin(["dinowm", BASELINE])]).iloc[0]
     ours = 1 if d["low"] > 0 else -1 if d["high"] < 0 else 0
     word = {1: "better than", -1: "worse than", 0: "not distinguishably from"}[ours]
-    text = (f"the stand-in DINO-WM plans {word} {BASELINE} at CEM T1 "
-            f"({format_rate(d['diff'], d['low'], d['high'])} pp)")  # fmt: skip
-    tier = reference_numbers(allow_empty=True, table="scale_success_per_tier", task=task,
-                             solver="cem", tier="T1").set_index("arm")["value"]  # fmt: skip
+    text = (
+        f"the stand-in DINO-WM plans {word} {BASELINE} at CEM T1 "
+        f"({format_rate(d['diff'], d['low'], d['high'])} pp)"
+    )
+    tier = reference_numbers(
+        allow_empty=True, table="scale_success_per_tier", task=task, solver="cem", tier="T1"
+    ).set_index("arm")["value"]
     if not {"dinowm", BASELINE} <= set(tier.index):
         return text + "; SCALE reports no DINO-WM number for this task"
     theirs = float(np.sign(tier["dinowm"] - tier[BASELINE]))
@@ -450,5 +505,14 @@ def paper_gap(profile: Profile, paper: Profile, task: str, action_dim: int) -> p
         }
 
     ours, theirs = numbers(profile), numbers(paper)
-    return pd.DataFrame([{"quantity": k, "this profile": ours[k], "paper profile": theirs[k],
-                          "ratio": theirs[k] / ours[k]} for k in ours])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "quantity": k,
+                "this profile": ours[k],
+                "paper profile": theirs[k],
+                "ratio": theirs[k] / ours[k],
+            }
+            for k in ours
+        ]
+    )

@@ -17,10 +17,16 @@ def arm_order(arms: Sequence[str]) -> list[str]:
 
 
 VERDICT_COLOURS: dict[str, str] = {
-    "reproduced": "#c7e9c0", "contradicted": "#fcbba1", "not detected at this scale": "#e0e0e0",
-    "not detected": "#e0e0e0", "inconclusive": "#ffffff", "reinforce": "#c7e9c0",
-    "add up": "#deebf7", "fight": "#fcbba1", "unclear": "#ffffff",
-}  # fmt: skip
+    "reproduced": "#c7e9c0",
+    "contradicted": "#fcbba1",
+    "not detected at this scale": "#e0e0e0",
+    "not detected": "#e0e0e0",
+    "inconclusive": "#ffffff",
+    "reinforce": "#c7e9c0",
+    "add up": "#deebf7",
+    "fight": "#fcbba1",
+    "unclear": "#ffffff",
+}
 """Cell colours of verdicts and cross-lens readings (colour-blind safe greens, reds, greys)."""
 
 

@@ -55,5 +55,6 @@ def lambda_budget_sentence(table: pd.DataFrame, kappa: float, reference: float) 
         f"[{r['normalized_regret_lo']:.3f}, {r['normalized_regret_hi']:.3f}]"
         for _, r in table.iterrows()
     ]
-    return (f"against κ = {kappa:g} and the Σ⁻¹ reference regret {reference:.3f}: "
-            + "; ".join(parts))  # fmt: skip
+    return f"against κ = {kappa:g} and the Σ⁻¹ reference regret {reference:.3f}: " + "; ".join(
+        parts
+    )
