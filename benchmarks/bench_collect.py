@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from jepa_geometry.envs import clips
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs import dataset as D
 from jepa_geometry.profiles import PROFILES, load_profile
@@ -34,7 +35,7 @@ from jepa_geometry.profiles import load_profile
 t0 = time.perf_counter()
 d = D.load_dataset(sys.argv[1], load_profile(sys.argv[2]), progress=False)
 load_s = time.perf_counter() - t0
-batch = next(D.ClipSampler(d, batch_size=64))
+batch = next(clips.ClipSampler(d, batch_size=64))
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
 print(json.dumps({"load_s": load_s, "peak_rss_mb": rss, "pixels_mb": d.pixels.nbytes / 2**20}))
 """

@@ -50,7 +50,9 @@ from jepa_geometry.book.pipeline import (
     run_experiment,
 )
 from jepa_geometry.envs import TASKS
-from jepa_geometry.envs.dataset import FILENAME, build_dataset, dataset_artifact
+from jepa_geometry.envs.collect import build_dataset
+from jepa_geometry.envs.dataset import dataset_artifact
+from jepa_geometry.envs.episodes import FILENAME
 from jepa_geometry.jobs import default_workers
 from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm, summary_text
 from jepa_geometry.planning.solver import SOLVERS, TIERS

@@ -9,6 +9,8 @@ import h5py
 import numpy as np
 import pytest
 
+from jepa_geometry.envs import clips
+from jepa_geometry.envs import collect
 from jepa_geometry.envs import TASKS, make_task
 from jepa_geometry.envs import dataset as D
 from jepa_geometry.profiles import ProfileError, load_profile
@@ -111,7 +113,7 @@ def test_clip_sampler_layout(datasets):
     """Frames frameskip apart, action block k = the k-th frameskip actions after the clip
     start (z-scored), standardized q, episode ids; built here by explicit indexing."""
     d = datasets["cube"]
-    s = D.ClipSampler(d, "train", history=3, frameskip=5, batch_size=8, seed=0)
+    s = clips.ClipSampler(d, "train", history=3, frameskip=5, batch_size=8, seed=0)
     assert len(s) == STEPS - 20 + 1  # starts 0..STEPS-20 of the one training episode
     batch = s.sample(np.array([0, 3]))
     assert tuple(batch["pixels"].shape) == (2, 4, 3, d.pixels.shape[1], d.pixels.shape[2])
@@ -131,14 +133,14 @@ def test_clip_sampler_layout(datasets):
     assert batch["episode"].tolist() == [0, 0]
     b = next(iter(s))
     assert b["pixels"].dtype.is_floating_point is False and not b["actions"].isnan().any()
-    half = D.ClipSampler(d, "heldout", batch_size=4, q_variant="half")
+    half = clips.ClipSampler(d, "heldout", batch_size=4, q_variant="half")
     assert tuple(next(half)["q"].shape) == (4, 4, 5)
 
 
 def test_clip_starts_never_cross_episodes(datasets):
     d = datasets["tworoom"]
     for split in ("train", "heldout"):
-        s = D.ClipSampler(d, split, history=3, frameskip=5, batch_size=2)
+        s = clips.ClipSampler(d, split, history=3, frameskip=5, batch_size=2)
         last = s.starts + 4 * 5 - 1  # last action row a clip uses
         assert (d.episode[s.starts] == d.episode[last]).all()
         assert not np.isnan(d.action[last]).any()
@@ -158,11 +160,11 @@ def test_action_zscore_round_trip_on_blocks(datasets):
 def test_clip_sampler_bad_input(datasets):
     d = datasets["reacher"]
     with pytest.raises(ValueError, match="no episode has the 40 steps"):
-        D.ClipSampler(d, history=3, frameskip=10)
+        clips.ClipSampler(d, history=3, frameskip=10)
     with pytest.raises(ValueError, match="unknown split 'val'; valid: train, heldout"):
-        D.ClipSampler(d, split="val")
+        clips.ClipSampler(d, split="val")
     with pytest.raises(ValueError, match="valid: full, half"):
-        D.ClipSampler(d, q_variant="third")
+        clips.ClipSampler(d, q_variant="third")
 
 
 def _copy(src: Path, dst: Path) -> Path:
@@ -217,12 +219,12 @@ def test_damaged_cache_is_reported_not_overwritten(tiny, data_root):
 
 def test_per_task_episode_counts():
     laptop = load_profile("laptop")
-    assert D.episode_counts("cube", laptop) == laptop.data.task_episodes["cube"]
+    assert collect.episode_counts("cube", laptop) == laptop.data.task_episodes["cube"]
     smoke = load_profile("smoke", {"data.task_episodes": {}})
-    assert D.episode_counts("cube", smoke) == (smoke.data.episodes, smoke.data.heldout_episodes)
+    assert collect.episode_counts("cube", smoke) == (smoke.data.episodes, smoke.data.heldout_episodes)
     bad = load_profile("smoke", {"data.task_episodes": {"cubes": [1, 1]}})
     with pytest.raises(ValueError, match=r"unknown task\(s\) 'cubes'; valid: tworoom"):
-        D.episode_counts("pusht", bad)
+        collect.episode_counts("pusht", bad)
     with pytest.raises(ProfileError, match="expected 2 items"):
         load_profile("smoke", {"data.task_episodes": {"cube": [1, 2, 3]}})
     # the key depends on this task's sizes only

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from jepa_geometry.envs import make_task, q_names
-from jepa_geometry.envs.dataset import episode_counts, load_dataset
+from jepa_geometry.envs.collect import episode_counts
+from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.planning.protocol import (
     draw_episode_set,
     episode_set_spec,

@@ -146,11 +146,11 @@ def simulate_candidates(
 ) -> Outcomes:
     """Execute ``n_candidates`` action sequences from each of the first ``n_starts`` starts.
 
-    ``task`` is a :class:`~jepa_geometry.envs.Task` at the model's image size, ``data`` the
-    task's :class:`~jepa_geometry.envs.dataset.EpisodeData` (action statistics; recorded actions for
+    ``task`` is a :class:`~jepa_geometry.envs.Task` at the model's image size, ``data`` the task's
+    :class:`~jepa_geometry.envs.episodes.EpisodeData` (action statistics; recorded actions for
     ``source="dataset"``), ``episodes`` an :class:`~jepa_geometry.planning.protocol.EpisodeSet`.
-    Each candidate runs ``horizon·frameskip`` env steps from the restored start state; the
-    terminal frame, state and c_phys are recorded. Deterministic in ``seed``.
+    Each candidate runs ``horizon·frameskip`` env steps from the restored start state; the terminal
+    frame, state and c_phys are recorded. Deterministic in ``seed``.
     """
     if source not in SOURCES:
         raise ValueError(f"unknown candidate source {source!r}; valid: {', '.join(SOURCES)}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jepa_geometry.envs.dataset import episode_counts
+from jepa_geometry.envs.collect import episode_counts
 from jepa_geometry.planning.protocol import PROTOCOLS, SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile, with_overrides
 

@@ -37,7 +37,9 @@ from jepa_geometry.artifacts import (
     write_verified,
 )
 from jepa_geometry.envs import TASKS, q_indices, q_names
-from jepa_geometry.envs.dataset import ClipSampler, dataset_spec, load_dataset
+from jepa_geometry.envs.clips import ClipSampler
+from jepa_geometry.envs.collect import dataset_spec
+from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.jobs import JOB_THREADS, job_threads, progress_bar
 from jepa_geometry.profiles import Profile, TrainSettings
 from jepa_geometry.wm.arms import (
@@ -458,7 +460,7 @@ def training_log(task: str, arm: str, seed: int, profile: Profile, weights=None)
 
 
 # --------------------------------------------------------------------------------------
-# Tables over arms (the book's chapter on the objectives)
+# Reading the training logs
 # --------------------------------------------------------------------------------------
 
 

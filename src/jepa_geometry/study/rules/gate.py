@@ -29,7 +29,8 @@ import pandas as pd
 
 from jepa_geometry import stats
 from jepa_geometry.analysis.measurements import coordinate_probes
-from jepa_geometry.envs.dataset import dataset_artifact, episode_counts
+from jepa_geometry.envs.collect import episode_counts
+from jepa_geometry.envs.dataset import dataset_artifact
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL, evaluate_arm
 from jepa_geometry.profiles import Profile, with_overrides
 from jepa_geometry.stats import format_rate

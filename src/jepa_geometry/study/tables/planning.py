@@ -1,4 +1,5 @@
-"""The tables the chapters show: our measurements reshaped, and the papers' numbers beside them.
+"""Chapter 6's planning pages: success grids, paired differences, the pre-registered checks,
+the papers' success numbers beside ours, and the read-outs the takeaways quote.
 
 Chapters call these instead of reshaping data frames themselves, so every table of the book
 is a named, tested function.
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.envs import task_class, task_title
-from jepa_geometry.envs.dataset import episode_counts
+from jepa_geometry.envs.collect import episode_counts
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
@@ -23,8 +24,6 @@ from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables.shared import arm_order
 from jepa_geometry.wm.model import build_world_model
-
-# --- success and planning tables (chapter 6) ---------------------------------------------
 
 
 def success_grid(table: pd.DataFrame, protocol: str) -> pd.DataFrame:
@@ -217,12 +216,6 @@ def previous_build_sentence(check: pd.DataFrame) -> str:
         for _, r in out.iterrows()
     )
     return f"{head}; outside: {named}. By the criterion fixed in advance, the results changed."
-
-
-# --- geometry tables (chapter 7) ------------------------------------------------------------
-
-
-# --- the reproducibility dashboard -----------------------------------------------------------
 
 
 # --- small read-outs the chapters' takeaways quote -------------------------------------------

@@ -1,0 +1,307 @@
+"""Collecting a task's dataset with the papers' behaviour policies, one process per core.
+
+Why not ``stable_worldmodel.World.collect``: it renders through each env's default path
+(224 px then resize; dm_control's shadowed, multisampled render costs 24 ms per frame
+here), records swm's info columns rather than a restorable simulator state (Cube needs
+controls and the mocap target too), steps its env pool sequentially in one process, and
+appends to existing files. This collector keeps swm's environments and, where swm has
+them, its policies, but renders with the fast renderer, records ``Task.get_state``, runs
+one process per core and writes each file once, atomically.
+
+Determinism: episode ``i`` of task ``t`` is seeded by ``SeedSequence([seed, t, i])`` alone,
+so the dataset does not depend on the number of worker processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jepa_geometry.envs import (
+    SIMULATOR_PRELOAD,
+    TASKS,
+    check_task,
+    make_task,
+    task_class,
+)
+from jepa_geometry.envs.episodes import (
+    COLUMNS,
+    FILENAME,
+    SCHEMA_VERSION,
+    DatasetError,
+)
+from jepa_geometry.jobs import pool_context, progress_bar, start_job_process
+from jepa_geometry.profiles import Profile
+
+COLLECTOR_VERSION = 1  # bump when a behaviour policy or the recording changes
+
+
+_PACKAGES = (
+    "jepa-geometry",
+    "stable-worldmodel",
+    "mujoco",
+    "dm-control",
+    "ogbench",
+    "pymunk",
+    "pygame",
+    "gymnasium",
+    "numpy",
+    "h5py",
+)
+
+
+def episode_counts(task: str, profile: Profile) -> tuple[int, int]:
+    """(training, held-out) episodes of ``task`` under ``profile`` (per-task override first)."""
+    check_task(task)
+    per_task = profile.data.task_episodes
+    unknown = sorted(set(per_task) - set(TASKS))
+    if unknown:
+        raise ValueError(
+            f"profile {profile.name!r}: data.task_episodes has unknown task(s) "
+            f"{', '.join(map(repr, unknown))}; valid: {', '.join(TASKS)}"
+        )
+    n_train, n_held = per_task.get(task, (profile.data.episodes, profile.data.heldout_episodes))
+    if n_train < 1 or n_held < 1:
+        raise ValueError(
+            f"profile {profile.name!r}: {task} needs >= 1 training and >= 1 held-out "
+            f"episode, got {n_train} and {n_held}"
+        )
+    return n_train, n_held
+
+
+def dataset_spec(task: str, profile: Profile) -> dict[str, Any]:
+    """Everything the dataset's content depends on (and nothing else: e.g. not frameskip)."""
+    n_train, n_held = episode_counts(task, profile)
+    return {
+        "task": task,
+        "schema": SCHEMA_VERSION,
+        "collector": COLLECTOR_VERSION,
+        "image_size": profile.data.image_size,
+        "max_episode_steps": profile.data.max_episode_steps,
+        "train_episodes": n_train,
+        "heldout_episodes": n_held,
+        "seed": profile.seeds.data,
+    }
+
+
+def episode_seed(seed: int, task: str, episode: int) -> int:
+    """The seed of one episode: independent of the order and process it is collected in."""
+    ss = np.random.SeedSequence([int(seed), TASKS.index(task), int(episode)])
+    return int(ss.generate_state(1)[0])
+
+
+def collect_episode(task_obj: Any, seed: int, steps: int) -> dict[str, np.ndarray]:
+    """Run the behaviour policy for ``steps`` steps from ``reset(seed)``.
+
+    Returns ``steps + 1`` rows (the reset frame included); ``action[t]`` leads from frame
+    ``t`` to ``t + 1`` and the last row's action is NaN.
+    """
+    task_obj.reset(seed)
+    rng = np.random.default_rng(seed)
+    frames = [task_obj.render()]
+    states = [task_obj.get_state()]
+    success = [task_obj.behaviour_success()]
+    actions = []
+    for _ in range(steps):
+        a = task_obj.behaviour_action(rng)
+        task_obj.step(a)
+        actions.append(a)
+        frames.append(task_obj.render())
+        states.append(task_obj.get_state())
+        success.append(task_obj.behaviour_success())
+    actions.append(np.full(task_obj.action_dim, np.nan, dtype=np.float32))
+    state = np.asarray(states, dtype=np.float64)
+    return {
+        "pixels": np.asarray(frames, dtype=np.uint8),
+        "action": np.asarray(actions, dtype=np.float32),
+        "state": state,
+        "q": task_obj.q_batch(state),
+        "behaviour_success": np.asarray(success, dtype=bool),
+    }
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(task: str, image_size: int, seed: int, steps: int) -> None:
+    import torch
+
+    torch.set_num_threads(1)  # one process per core; Two-Room renders with torch
+
+    _WORKER.update(task=make_task(task, image_size, seed), name=task, seed=seed, steps=steps)
+
+
+def _worker_episode(episode: int) -> dict[str, np.ndarray]:
+    s = episode_seed(_WORKER["seed"], _WORKER["name"], episode)
+    return collect_episode(_WORKER["task"], s, _WORKER["steps"])
+
+
+def _episodes(
+    task: str, image_size: int, seed: int, steps: int, n_episodes: int, workers: int
+) -> Iterator[dict[str, np.ndarray]]:
+    """Collected episodes in episode order, from ``workers`` processes (1: in this one)."""
+    if workers <= 1:
+        import torch
+
+        threads = torch.get_num_threads()  # _worker_init pins 1 thread: restore it afterwards
+        _worker_init(task, image_size, seed, steps)
+        try:
+            for i in range(n_episodes):
+                yield _worker_episode(i)
+        finally:
+            _WORKER.pop("task").close()
+            torch.set_num_threads(threads)
+        return
+    # forked from a fresh server process (jepa_geometry.jobs): no inherited GL or torch state
+    ctx = pool_context((__name__, *SIMULATOR_PRELOAD))
+    init = (dict(os.environ), _worker_init, (task, image_size, seed, steps))
+    with ctx.Pool(workers, start_job_process, init) as pool:
+        yield from pool.imap(_worker_episode, range(n_episodes), chunksize=1)
+
+
+def default_workers(frames: int | None = None) -> int:
+    """One collector process per CPU core (at most 8); one (this process) for small datasets
+    of under 5,000 frames, where starting a process (its imports, a new simulator) costs more
+    than it saves."""
+    if frames is not None and frames < 5000:
+        return 1
+    return max(1, min(8, len(os.sched_getaffinity(0))))
+
+
+def write_dataset(
+    path: Path,
+    task: str,
+    episodes: Iterator[dict[str, np.ndarray]],
+    n_train: int,
+    n_heldout: int,
+    attrs: dict[str, Any],
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Stream episodes into a new HDF5 file, then add the split and training statistics."""
+    import h5py
+    import hdf5plugin
+
+    n_total = n_train + n_heldout
+    t0 = time.perf_counter()
+    with h5py.File(path, "w") as f:
+        dsets: dict[str, Any] = {}
+        n = 0
+        bar = progress_bar(total=n_total, desc=f"collect {task}", unit="ep", progress=progress)
+        for ep, rows in enumerate(episodes):
+            length = len(rows["pixels"])
+            rows = {**rows, "episode": np.full(length, ep), "step": np.arange(length)}
+            if not dsets:
+                dsets = _create_columns(f, rows, h5py, hdf5plugin)
+            for name, ds in dsets.items():
+                ds.resize(n + length, axis=0)
+                ds[n : n + length] = rows[name]
+            n += length
+            bar.update(1)
+            bar.set_postfix(frames=n, fps=f"{n / (time.perf_counter() - t0):.0f}")
+        bar.close()
+        seconds = time.perf_counter() - t0
+        train = np.arange(n_train)
+        held = np.arange(n_train, n_total)
+        f.create_dataset("split/train_episodes", data=train)
+        f.create_dataset("split/heldout_episodes", data=held)
+        in_train = f["episode"][:] < n_train
+        q = f["q"][:][in_train].astype(np.float64)
+        act = f["action"][:][in_train].astype(np.float64)
+        act = act[~np.isnan(act).any(axis=1)]
+        for name, x in (("q", q), ("action", act)):
+            f.create_dataset(f"stats/{name}_mean", data=x.mean(axis=0).astype(np.float32))
+            f.create_dataset(f"stats/{name}_std", data=_safe_std(x).astype(np.float32))
+        for k, v in attrs.items():
+            f.attrs[k] = v if isinstance(v, str | int | float) else json.dumps(v)
+    return {"episodes": n_total, "frames": n, "collect_seconds": round(seconds, 2)}
+
+
+def _safe_std(x: np.ndarray) -> np.ndarray:
+    """Population std per column; constant columns get 1 so z-scoring leaves them at 0."""
+    s = x.std(axis=0)
+    return np.where(s < 1e-8, 1.0, s)
+
+
+def _create_columns(f: Any, rows: dict[str, np.ndarray], h5py: Any, hdf5plugin: Any) -> dict:
+    dsets = {}
+    for name in COLUMNS:
+        x = rows[name]
+        row_bytes = max(1, x[0].nbytes)
+        chunk = (max(1, min(1024, (1 << 22) // row_bytes)), *x.shape[1:])
+        comp = (
+            hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE)
+            if name == "pixels"
+            else {"compression": "gzip", "compression_opts": 4}
+        )
+        dtype = np.int64 if name in ("episode", "step") else x.dtype
+        dsets[name] = f.create_dataset(
+            name,
+            shape=(0, *x.shape[1:]),
+            maxshape=(None, *x.shape[1:]),
+            dtype=dtype,
+            chunks=chunk,
+            **comp,
+        )
+    return dsets
+
+
+def package_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for p in _PACKAGES:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            out[p] = None
+    return out
+
+
+def build_dataset(
+    task: str, profile: Profile, out_dir: Path, workers: int | None = None, progress: bool = True
+) -> dict[str, Any]:
+    """Collect ``task``'s dataset for ``profile`` into ``out_dir/episodes.h5``."""
+
+    spec = dataset_spec(task, profile)
+    cls = task_class(task)
+    n_train, n_held = spec["train_episodes"], spec["heldout_episodes"]
+    n_total = n_train + n_held
+    frames = n_total * (profile.data.max_episode_steps + 1)
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise DatasetError(
+            f"workers must be an integer >= 1 (or None: one per core), got {workers!r}"
+        )
+    workers = default_workers(frames) if workers is None else workers
+    workers = max(1, min(workers, n_total))
+    attrs = {
+        "schema_version": SCHEMA_VERSION,
+        "task": task,
+        "env_id": cls.env_id,
+        "profile": profile.name,
+        "image_size": profile.data.image_size,
+        "max_episode_steps": profile.data.max_episode_steps,
+        "seed": profile.seeds.data,
+        "behaviour_policy": cls.behaviour_policy,
+        "success_rule": cls.success_rule,
+        "q_names": list(cls.q_names),
+        "packages": package_versions(),
+    }  # wall time and worker count go to the manifest: the file's bytes depend on inputs only
+    episodes = _episodes(
+        task,
+        profile.data.image_size,
+        profile.seeds.data,
+        profile.data.max_episode_steps,
+        n_total,
+        workers,
+    )
+    info = write_dataset(out_dir / FILENAME, task, episodes, n_train, n_held, attrs, progress)
+    info["frames_per_second"] = round(info["frames"] / max(info["collect_seconds"], 1e-9), 1)
+    info["workers"] = workers
+    return info
