@@ -23,7 +23,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from jepa_geometry.envs import clips
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs import dataset as D
 from jepa_geometry.profiles import PROFILES, load_profile

@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     from jepa_geometry.artifacts import data_root
     from jepa_geometry.envs.dataset import dataset_artifact
-    from jepa_geometry.planning.protocol import evaluate_arm
+    from jepa_geometry.planning.evaluator import evaluate_arm
     from jepa_geometry.profiles import load_profile, with_overrides
     from jepa_geometry.wm.dinowm import patch_encoder
     from jepa_geometry.wm.training import train_world_model

@@ -23,7 +23,7 @@ from functools import partial
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from jepa_geometry.planning.protocol import EPISODE_BATCH
+from jepa_geometry.planning.evaluator import EPISODE_BATCH
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.wm.losses import sigreg

@@ -29,7 +29,8 @@ import numpy as np
 import torch
 
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
-from jepa_geometry.planning.protocol import EPISODE_BATCH, evaluate_arm, make_protocol
+from jepa_geometry.planning.evaluator import EPISODE_BATCH, evaluate_arm
+from jepa_geometry.planning.protocol import make_protocol
 from jepa_geometry.planning.solver import SOLVERS, Planner, solver_spec
 from jepa_geometry.profiles import PROFILES, load_profile
 from jepa_geometry.wm.arms import ARMS

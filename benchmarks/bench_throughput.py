@@ -36,12 +36,8 @@ from bench_limits import seconds, train_step
 from jepa_geometry.envs import make_task
 from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.jobs import JOB_THREADS, run_parallel
-from jepa_geometry.planning.protocol import (
-    EPISODE_BATCH,
-    draw_episode_set,
-    evaluate_planner,
-    make_protocol,
-)
+from jepa_geometry.planning.evaluator import EPISODE_BATCH, evaluate_planner
+from jepa_geometry.planning.protocol import draw_episode_set, make_protocol
 from jepa_geometry.planning.solver import budget_tiers, solver_spec
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.wm.arms import arm_weights

@@ -32,7 +32,7 @@ from jepa_geometry.artifacts import ArtifactError, get_or_build
 from jepa_geometry.book.pipeline import resolve_page
 from jepa_geometry.cli import main
 from jepa_geometry.envs import dataset as D
-from jepa_geometry.planning.protocol import evaluate_arm
+from jepa_geometry.planning.evaluator import evaluate_arm
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.wm.checkpoint import MODEL_FILE
 from jepa_geometry.wm.training import train_world_model

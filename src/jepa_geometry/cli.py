@@ -54,7 +54,8 @@ from jepa_geometry.envs.collect import build_dataset
 from jepa_geometry.envs.dataset import dataset_artifact
 from jepa_geometry.envs.episodes import FILENAME
 from jepa_geometry.jobs import default_workers
-from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm, summary_text
+from jepa_geometry.planning.evaluator import evaluate_arm, summary_text
+from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.planning.solver import SOLVERS, TIERS
 from jepa_geometry.profiles import (
     DEFAULT_PROFILE,

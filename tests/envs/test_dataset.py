@@ -9,9 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
-from jepa_geometry.envs import clips
-from jepa_geometry.envs import collect
-from jepa_geometry.envs import TASKS, make_task
+from jepa_geometry.envs import TASKS, clips, collect, make_task
 from jepa_geometry.envs import dataset as D
 from jepa_geometry.profiles import ProfileError, load_profile
 from jepa_geometry.study import tables
@@ -221,7 +219,10 @@ def test_per_task_episode_counts():
     laptop = load_profile("laptop")
     assert collect.episode_counts("cube", laptop) == laptop.data.task_episodes["cube"]
     smoke = load_profile("smoke", {"data.task_episodes": {}})
-    assert collect.episode_counts("cube", smoke) == (smoke.data.episodes, smoke.data.heldout_episodes)
+    assert collect.episode_counts("cube", smoke) == (
+        smoke.data.episodes,
+        smoke.data.heldout_episodes,
+    )
     bad = load_profile("smoke", {"data.task_episodes": {"cubes": [1, 1]}})
     with pytest.raises(ValueError, match=r"unknown task\(s\) 'cubes'; valid: tworoom"):
         collect.episode_counts("pusht", bad)

@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch import nn
 
+from jepa_geometry.planning import evaluator
 from jepa_geometry.planning import protocol as ev
 from jepa_geometry.planning.solver import PlanningError, SolverSpec, n_elites
 from jepa_geometry.profiles import load_profile
@@ -165,7 +166,7 @@ def test_runner_counts_success_at_any_step_and_freezes(toy) -> None:
         eps.goal_pixels[:1],
     )
     one.pairs.loc[0, "start_distance"] = 0.4
-    runner = ev._Runner(task, one, seed=0)
+    runner = evaluator._Runner(task, one, seed=0)
     # pass through the goal at step 2 (x = 0.4) and beyond: success fires, episode frozen
     runner.execute(np.ones((1, 5, 2), np.float32) * [[1.0, 0.0]])
     t = runner.table()
@@ -178,8 +179,10 @@ def test_runner_counts_success_at_any_step_and_freezes(toy) -> None:
 @pytest.mark.parametrize("solver", ["cem", "icem", "mppi"])
 def test_planner_solves_toy_task_far_above_random(toy, solver) -> None:
     task, data, eps = toy
-    res = ev.evaluate_planner(task, ExactModel(), data, eps, _spec(solver), seed=0, progress=False)
-    rnd = ev.evaluate_random(task, eps, seed=0)
+    res = evaluator.evaluate_planner(
+        task, ExactModel(), data, eps, _spec(solver), seed=0, progress=False
+    )
+    rnd = evaluator.evaluate_random(task, eps, seed=0)
     assert res.success.mean() >= 0.9, res[["start_distance", "final_distance", "success"]]
     assert rnd.success.mean() <= 0.3
     assert res.success[eps.pairs.hard].mean() >= 0.9  # the hard pairs too
@@ -190,20 +193,26 @@ def test_planner_solves_toy_task_far_above_random(toy, solver) -> None:
 
 def test_methods_are_paired_and_deterministic(toy) -> None:
     task, data, eps = toy
-    good = ev.evaluate_planner(task, ExactModel(), data, eps, _spec(), seed=0, progress=False)
-    again = ev.evaluate_planner(task, ExactModel(), data, eps, _spec(), seed=0, progress=False)
-    bad = ev.evaluate_planner(task, ExactModel(0.3), data, eps, _spec(), seed=0, progress=False)
+    good = evaluator.evaluate_planner(
+        task, ExactModel(), data, eps, _spec(), seed=0, progress=False
+    )
+    again = evaluator.evaluate_planner(
+        task, ExactModel(), data, eps, _spec(), seed=0, progress=False
+    )
+    bad = evaluator.evaluate_planner(
+        task, ExactModel(0.3), data, eps, _spec(), seed=0, progress=False
+    )
     cols = ["success", "steps", "final_distance", "min_distance", "plans"]
     pd.testing.assert_frame_equal(good[cols], again[cols])
     keys = ["episode", "data_episode", "start_step", "goal_row"]
     pd.testing.assert_frame_equal(good[keys], bad[keys])
-    d = ev.compare(good, bad, n_boot=500)
+    d = evaluator.compare(good, bad, n_boot=500)
     assert d.diff == pytest.approx(good.success.mean() - bad.success.mean())
     assert d.diff > 0.3 and d.p_mcnemar < 0.01
     other = ev.draw_episode_set(task, data, PROTO, n=24, seed=9, hard=3.0)
-    moved = ev.evaluate_random(task, other, seed=0)
+    moved = evaluator.evaluate_random(task, other, seed=0)
     with pytest.raises(ev.EvaluationError, match="same episode set"):
-        ev.compare(good, moved)
+        evaluator.compare(good, moved)
 
 
 def test_chunks_are_seeded_independently(toy) -> None:
@@ -216,8 +225,8 @@ def test_chunks_are_seeded_independently(toy) -> None:
     )
     kw = dict(seed=0, episode_batch=4, progress=False)
     spec = _spec(samples=20, iterations=3)
-    full = ev.evaluate_planner(task, ExactModel(0.7), data, eps, spec, **kw)
-    part = ev.evaluate_planner(task, ExactModel(0.7), data, head, spec, **kw)
+    full = evaluator.evaluate_planner(task, ExactModel(0.7), data, eps, spec, **kw)
+    part = evaluator.evaluate_planner(task, ExactModel(0.7), data, head, spec, **kw)
     cols = ["success", "steps", "final_distance", "plans"]
     pd.testing.assert_frame_equal(full[cols].iloc[:8], part[cols])
     assert not full.success.all()  # some chunks still planning in round 2
@@ -242,7 +251,7 @@ def test_protocols_and_bad_input(toy) -> None:
         action_block_dim = 15
 
     with pytest.raises(PlanningError, match="action block dim 15 != frameskip 5 x task action"):
-        ev.evaluate_planner(task, WrongModel(), data, eps, _spec(), seed=0, progress=False)
+        evaluator.evaluate_planner(task, WrongModel(), data, eps, _spec(), seed=0, progress=False)
 
 
 # --------------------------------------------------------------------------------------
@@ -255,8 +264,8 @@ def test_smoke_end_to_end_two_methods_paired(capsys: pytest.CaptureFixture[str])
 
     smoke = load_profile("smoke")
     kw = dict(solver="icem", budget="T5", progress=False)
-    a = ev.evaluate_arm("tworoom", "lewm", 0, smoke, **kw)
-    b = ev.evaluate_arm("tworoom", "scale", 0, smoke, **kw)
+    a = evaluator.evaluate_arm("tworoom", "lewm", 0, smoke, **kw)
+    b = evaluator.evaluate_arm("tworoom", "scale", 0, smoke, **kw)
     n, budget = smoke.eval.episodes, smoke.eval.budget
     assert len(a.episodes) == len(a.random) == n
     keys = ["episode", "data_episode", "start_step", "goal_row"]
@@ -266,8 +275,8 @@ def test_smoke_end_to_end_two_methods_paired(capsys: pytest.CaptureFixture[str])
         # protocol semantics with the real success test: 16 px on Two-Room
         assert (t.final_distance[t.success] < 16.0).all()
         assert (t.steps[~t.success] == budget).all() and (t.steps <= budget).all()
-    assert ev.compare(a, b, n_boot=200).n == n
-    again = ev.evaluate_arm("tworoom", "lewm", 0, smoke, **kw)  # cached: identical
+    assert evaluator.compare(a, b, n_boot=200).n == n
+    again = evaluator.evaluate_arm("tworoom", "lewm", 0, smoke, **kw)  # cached: identical
     pd.testing.assert_frame_equal(a.episodes, again.episodes)
     capsys.readouterr()
     cli = ["plan", "--task", "tworoom", "--arm", "lewm", "--profile", "smoke"]
@@ -309,8 +318,10 @@ def test_skipping_finished_episodes_changes_no_result(toy) -> None:
     task, data, eps = toy
     kw = dict(seed=0, episode_batch=8, progress=False)
     spec = _spec(samples=20, iterations=3)
-    fast = ev.evaluate_planner(task, ExactModel(0.7), data, eps, spec, **kw)
-    slow = ev.evaluate_planner(task, ExactModel(0.7), data, eps, spec, skip_finished=False, **kw)
+    fast = evaluator.evaluate_planner(task, ExactModel(0.7), data, eps, spec, **kw)
+    slow = evaluator.evaluate_planner(
+        task, ExactModel(0.7), data, eps, spec, skip_finished=False, **kw
+    )
     cols = [c for c in fast if c != "plan_seconds"]
     pd.testing.assert_frame_equal(fast[cols], slow[cols])
     assert 0 < fast.success.mean() < 1 and (fast.plans > 1).any()  # some finish early, some not

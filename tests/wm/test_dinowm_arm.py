@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from jepa_geometry.envs.dataset import load_dataset
-from jepa_geometry.planning.protocol import evaluate_arm
+from jepa_geometry.planning.evaluator import evaluate_arm
 from jepa_geometry.profiles import load_profile, with_overrides
 from jepa_geometry.study.grid import arm_temperature
 from jepa_geometry.wm import dinowm, selfdistill

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from jepa_geometry.envs import Task
 from jepa_geometry.envs.reacher import ELBOW_LIMIT
 from jepa_geometry.jobs import progress_bar
 
@@ -98,7 +99,7 @@ PUSHT_ANGLE = np.pi / 4  # the block's angle: that of the env's goal T
 PUSHT_WINDOW = (120.0, 390.0)  # block xy: the range of the expert's goal positions
 
 
-def _coords(task: Any, state: np.ndarray) -> np.ndarray:
+def _coords(task: Task, state: np.ndarray) -> np.ndarray:
     """The two coordinates a grid spans, read from a simulator state."""
     state = np.asarray(state)
     if task.name == "pusht":
@@ -108,7 +109,7 @@ def _coords(task: Any, state: np.ndarray) -> np.ndarray:
     return state[:2]  # the agent, the point, Reacher's two joint angles
 
 
-def _holds(task: Any, state: np.ndarray) -> bool:
+def _holds(task: Task, state: np.ndarray) -> bool:
     """Whether the simulator can hold ``task`` at ``state``: one env step with a zero action
     leaves its position there (within 1e-3). Setting a state accepts anything, but a step runs
     the contact or collision code, which moves a position the task cannot hold: Two-Room's
@@ -120,7 +121,7 @@ def _holds(task: Any, state: np.ndarray) -> bool:
     return bool(np.allclose(_coords(task, task.get_state()), _coords(task, state), atol=1e-3))
 
 
-def _axes(task: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _axes(task: Task, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The grid's x and y coordinates for ``task`` (:data:`GRID_WORDS`)."""
     if task.name == "tworoom":  # the border clamp of the env's collision code
         env = task.env
@@ -144,7 +145,7 @@ def _axes(task: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.linspace(lo[0], hi[0], n), np.linspace(lo[1], hi[1], n)
 
 
-def _state(task: Any, x: float, y: float, template: np.ndarray) -> np.ndarray:
+def _state(task: Task, x: float, y: float, template: np.ndarray) -> np.ndarray:
     """The simulator state of grid point (x, y): Two-Room's xy; Reacher and PointMaze at
     rest; Push-T's block at (x, y) (:data:`PUSHT_ANGLE`, pusher at :data:`PUSHT_PARK`);
     Cube's ``template`` (the state after a seeded reset) with the cube moved to (x, y)."""
@@ -160,7 +161,7 @@ def _state(task: Any, x: float, y: float, template: np.ndarray) -> np.ndarray:
     return np.array([x, y, 0.0, 0.0])
 
 
-def position_grid(task: Any, n: int = 32, progress: bool = True) -> Grid:
+def position_grid(task: Task, n: int = 32, progress: bool = True) -> Grid:
     """The task rendered on an n × n grid (:data:`GRID_WORDS`), cells it cannot hold dropped.
 
     Two-Room: the interior is [BORDER_SIZE + r, 224 − BORDER_SIZE − r]² (r the agent radius:

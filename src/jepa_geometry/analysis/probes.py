@@ -16,11 +16,10 @@ Where we fill in or depart from the papers' protocols, the book's *Reconstructio
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
 
+from jepa_geometry.envs.episodes import EpisodeData
 from jepa_geometry.wm.arms import LAMBDAREG_ARMS
 from jepa_geometry.wm.model import WorldModel, encode_frames
 
@@ -89,7 +88,7 @@ def ridge_probe_r2(
 
 
 def latent_probe_r2(
-    model: WorldModel, dataset: Any, max_frames: int = 6000, seed: int = 0
+    model: WorldModel, dataset: EpisodeData, max_frames: int = 6000, seed: int = 0
 ) -> float:
     """Held-out R² of a linear (ridge) probe from z to standardized q: is the state decodable?
 

@@ -52,6 +52,8 @@ import torch
 from scipy.stats import kendalltau
 
 from jepa_geometry import stats
+from jepa_geometry.envs import Task
+from jepa_geometry.envs.episodes import EpisodeData
 from jepa_geometry.jobs import progress_bar
 from jepa_geometry.wm.model import encode_frames
 
@@ -103,7 +105,7 @@ class Outcomes:
 
 
 def _gaussian_candidates(
-    data: Any, k: int, horizon: int, frameskip: int, action_dim: int, seed: int
+    data: EpisodeData, k: int, horizon: int, frameskip: int, action_dim: int, seed: int
 ) -> np.ndarray:
     """SCALE: z-scored N(0, 1) blocks (K, H, frameskip·A) -> raw actions (K, H·frameskip, A)."""
     z = np.random.default_rng(seed).standard_normal((k, horizon, frameskip * action_dim))
@@ -111,7 +113,7 @@ def _gaussian_candidates(
     return raw.reshape(k, horizon * frameskip, action_dim)  # blocks are time-major
 
 
-def _window_starts(data: Any, length: int) -> np.ndarray:
+def _window_starts(data: EpisodeData, length: int) -> np.ndarray:
     """Training rows r whose actions r .. r+length-1 are recorded (same episode, not NaN)."""
     episode = np.asarray(data.episode)
     train = np.isin(episode, np.asarray(data.train_episodes))
@@ -125,7 +127,7 @@ def _window_starts(data: Any, length: int) -> np.ndarray:
 
 
 def _dataset_candidates(
-    data: Any, rng: np.random.Generator, k: int, length: int, starts: np.ndarray
+    data: EpisodeData, rng: np.random.Generator, k: int, length: int, starts: np.ndarray
 ) -> np.ndarray:
     """AnisoWM (reconstruction): K random recorded windows of ``length`` raw actions."""
     pick = rng.choice(starts, size=k, replace=len(starts) < k)
@@ -133,8 +135,8 @@ def _dataset_candidates(
 
 
 def simulate_candidates(
-    task: Any,
-    data: Any,
+    task: Task,
+    data: EpisodeData,
     episodes: Any,
     n_starts: int = 20,
     n_candidates: int = 64,

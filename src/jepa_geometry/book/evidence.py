@@ -48,7 +48,7 @@ from jepa_geometry.artifacts import (
 )
 from jepa_geometry.book.pipeline import EXECUTED_DIR, READS_KEY, book_pages
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
-from jepa_geometry.planning.protocol import cell_artifacts, evaluate_arm
+from jepa_geometry.planning.evaluator import cell_artifacts, evaluate_arm
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study.build import cell_jobs
 from jepa_geometry.study.spec import load_study

@@ -27,7 +27,7 @@ import pandas as pd
 from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, run_parallel
-from jepa_geometry.planning.protocol import cell_artifacts, cell_unbuilt, evaluate_arm
+from jepa_geometry.planning.evaluator import cell_artifacts, cell_unbuilt, evaluate_arm
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.grid import (

@@ -50,7 +50,8 @@ from jepa_geometry.artifacts import Artifact, NotCached, cache_only
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, default_workers, job_threads, progress_bar
-from jepa_geometry.planning.protocol import cell_artifacts, evaluate_arm, make_protocol
+from jepa_geometry.planning.evaluator import cell_artifacts, evaluate_arm
+from jepa_geometry.planning.protocol import make_protocol
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.build import cell_jobs

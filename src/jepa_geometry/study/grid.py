@@ -12,7 +12,7 @@ The grid of every task's study (chapters 6 and 7, executed once per task):
   ``eval_results/RESULTS_mppi_temp.md``; book: ``book/reconstructions.md``, section
   rec-mppi-temperature), then used for every arm; the evaluation pairs never see the sweep.
 
-Every cell is one cached :func:`~jepa_geometry.planning.protocol.evaluate_arm` call, so the
+Every cell is one cached :func:`~jepa_geometry.planning.evaluator.evaluate_arm` call, so the
 whole grid resumes where an interrupted run stopped, and every arm plans the same pairs with
 the same solver noise: differences against the baseline are paired (:func:`paired_table`),
 pooled over training seeds with the two-stage bootstrap of :mod:`jepa_geometry.stats`.
@@ -29,7 +29,8 @@ import pandas as pd
 
 from jepa_geometry import stats
 from jepa_geometry.jobs import progress_bar
-from jepa_geometry.planning.protocol import PROTOCOLS, evaluate_arm
+from jepa_geometry.planning.evaluator import evaluate_arm
+from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.planning.solver import MPPI_T_STAR_DIM, budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.spec import BASELINE, StudySpec
@@ -148,7 +149,7 @@ def mppi_sweep_jobs(
     episodes: int | None = None,
     temperatures: Sequence[float] | None = None,
 ) -> list[dict]:
-    """The :func:`~jepa_geometry.planning.protocol.evaluate_arm` calls of the MPPI sweep (one
+    """The :func:`~jepa_geometry.planning.evaluator.evaluate_arm` calls of the MPPI sweep (one
     keyword dict per temperature x budget), in the order :func:`select_mppi_temperature`
     tabulates them; ``build_study`` runs the same calls in parallel."""
     sweep = with_eval_seed(profile, profile.seeds.eval + SWEEP_SEED_OFFSET)

@@ -40,6 +40,7 @@ from jepa_geometry.envs import TASKS, q_indices, q_names
 from jepa_geometry.envs.clips import ClipSampler
 from jepa_geometry.envs.collect import dataset_spec
 from jepa_geometry.envs.dataset import load_dataset
+from jepa_geometry.envs.episodes import EpisodeData
 from jepa_geometry.jobs import JOB_THREADS, job_threads, progress_bar
 from jepa_geometry.profiles import Profile, TrainSettings
 from jepa_geometry.wm.arms import (
@@ -308,7 +309,7 @@ def world_model_artifact(
 
 
 def clip_batches(
-    dataset: Any,
+    dataset: EpisodeData,
     profile: Profile,
     seed: int,
     q: str = "full",
@@ -348,7 +349,7 @@ def clip_batches(
 
 
 def frozen_token_table(
-    model: PatchWorldModel, dataset: Any, progress: bool = True
+    model: PatchWorldModel, dataset: EpisodeData, progress: bool = True
 ) -> tuple[np.ndarray, torch.Tensor]:
     """DINO-WM's frozen tokens of every frame of the training episodes, encoded once
     (:func:`~jepa_geometry.wm.dinowm.frame_tokens`): (row -> table position or -1, table)."""

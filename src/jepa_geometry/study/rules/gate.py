@@ -31,7 +31,8 @@ from jepa_geometry import stats
 from jepa_geometry.analysis.measurements import coordinate_probes
 from jepa_geometry.envs.collect import episode_counts
 from jepa_geometry.envs.dataset import dataset_artifact
-from jepa_geometry.planning.protocol import SCALE_PROTOCOL, evaluate_arm
+from jepa_geometry.planning.evaluator import evaluate_arm
+from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile, with_overrides
 from jepa_geometry.stats import format_rate
 from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed

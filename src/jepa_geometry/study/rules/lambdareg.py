@@ -25,7 +25,7 @@ import pandas as pd
 from jepa_geometry import stats
 from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.jobs import run_parallel
-from jepa_geometry.planning.protocol import cell_unbuilt, evaluate_arm
+from jepa_geometry.planning.evaluator import cell_unbuilt, evaluate_arm
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.spec import StudySpec
 from jepa_geometry.wm.arms import LAMBDAREG_ARMS, parse_arm
