@@ -42,10 +42,11 @@ $(STAMP): pyproject.toml requirements.lock
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
 
-## lock: re-resolve pyproject.toml into requirements.lock (then `make` reinstalls from it)
+## lock: resolve pyproject.toml into requirements.lock, keeping every pinned version (UPGRADE=1:
+## re-resolve everything); then `make` reinstalls from it
 lock:
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) scripts/lock_environment.py
+	$(PY) scripts/lock_environment.py $(if $(UPGRADE),--upgrade,)
 
 ## book: execute every chapter with PROFILE (default laptop), build the HTML, version data/
 book: $(STAMP)

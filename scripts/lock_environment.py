@@ -1,10 +1,14 @@
 """Resolve the whole environment of pyproject.toml into ``requirements.lock``, with hashes.
 
-    .venv/bin/python scripts/lock_environment.py        # or: make lock
+    .venv/bin/python scripts/lock_environment.py            # or: make lock
+    .venv/bin/python scripts/lock_environment.py --upgrade  # or: make lock UPGRADE=1
 
 pyproject.toml keeps the direct requirements; this asks pip itself to resolve them (``pip
 install --dry-run --report``: no install, the same resolver and indexes ``make`` uses) and
-writes every package of the result as ``name==version --hash=sha256:...``. ``make`` then
+writes every package of the result as ``name==version --hash=sha256:...``. Every package the
+current lock pins keeps its version (the lock is passed to the resolver as constraints), so a
+new requirement adds packages and changes no number of the book; ``--upgrade`` re-resolves
+from pyproject.toml alone. ``make`` then
 installs with ``--require-hashes``, so a fresh machine gets exactly these files, and every
 artifact's manifest records the lock's sha256 (``artifacts.provenance``). The lock is for the
 machine kind the book is built on (CPython 3.11, Linux x86_64). Why not pip-tools: pip's own
@@ -30,9 +34,21 @@ def pyproject_digest(root: Path = ROOT) -> str:
     return hashlib.sha256((root / "pyproject.toml").read_bytes()).hexdigest()
 
 
-def main() -> int:
+def pinned_versions(lock: Path = LOCK) -> list[str]:
+    """The ``name==version`` lines of a lock, without their hashes (pip's constraints format)."""
+    if not lock.is_file():
+        return []
+    return [line.split()[0] for line in lock.read_text().splitlines() if "==" in line.split(" ")[0]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args not in ([], ["--upgrade"]):
+        raise SystemExit(f"unknown arguments {args}; valid: none, or --upgrade")
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
+        constraints = Path(tmp) / "constraints.txt"
+        constraints.write_text("\n".join([] if args else pinned_versions()) + "\n")
         cmd = [
             sys.executable,
             "-m",
@@ -43,6 +59,8 @@ def main() -> int:
             "--quiet",
             "--report",
             str(report),
+            "--constraint",
+            str(constraints),
             f"{ROOT}[{EXTRAS}]",
         ]
         subprocess.run(cmd, check=True)

@@ -26,8 +26,9 @@ LABEL = re.compile(r"(?:tbl|fig)-ch\d\d-[a-z0-9-]+")
 
 
 def _labels(nb) -> set[str]:
-    """Every label a notebook defines: glue-figure names and MyST-NB figure names."""
-    out = set(re.findall(r":name: (\S+)", "\n".join(c.source for c in nb.cells)))
+    """Every label a notebook defines: glue-figure names, exercise labels and MyST-NB figure
+    names."""
+    out = set(re.findall(r":(?:name|label): (\S+)", "\n".join(c.source for c in nb.cells)))
     for c in nb.cells:
         name = c.metadata.get("mystnb", {}).get("figure", {}).get("name")
         if name:
@@ -76,6 +77,8 @@ def test_localised_page_has_its_own_labels_title_links_and_commands():
     assert nb.cells[0].source.startswith(f"# {task_title('reacher')} end to end (I)")
     assert "ch07_reacher_geometry" in text and "ch07_tworoom_geometry" not in text
     assert "--task tworoom" not in text and "--task reacher" in text
+    solutions = set(re.findall(r":::\{solution\} (\S+)", text))
+    assert solutions and solutions <= own  # every solution names its page's own exercise
     refs = set(re.findall(r"\{numref\}`([^`]+)`", text))
     assert refs <= own | {r for r in refs if not r.startswith(("tbl-ch06", "fig-ch06"))}
     # code is never rewritten: the page's task comes from its parameter

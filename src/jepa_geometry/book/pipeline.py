@@ -163,7 +163,7 @@ def resolve_chapter(name: str | Path, root: Path | None = None) -> Path:
     return resolve_page(name, root).source
 
 
-_LABEL = r"\b((?:tbl|fig|eq|sec)-{ch}-)"
+_LABEL = r"\b((?:tbl|fig|eq|sec|ex)-{ch}-)"
 
 
 def localise(
@@ -171,17 +171,16 @@ def localise(
 ) -> None:
     """Make a task page of a task chapter its own page, in place (before it executes).
 
-    ``family`` lists the chapter prefixes (``ch06``, ``ch07``) whose sources are task chapters:
-    in every markdown cell and in the cells' metadata (MyST-NB figure names), their labels
-    ``tbl-ch06-…`` become ``tbl-ch06-<task>-…`` and their page names
-    ``ch06_<default>_…`` become ``ch06_<task>_…``; the first heading names the task
-    (``Two-Room`` becomes ``Reacher``); and in markdown, the commands and calls of the
-    exercises name the page's task (``--task tworoom`` and ``"tworoom"`` become ``--task
-    reacher`` and ``"reacher"``). Labels of other chapters are left alone. The default task's
-    page is never localised, so its labels and links stay those of the chapter. A sibling page
-    name that ``pages`` (the book's pages) does not hold becomes the task's one page with that
-    prefix, if it has exactly one (Cube's chapter-6 page is ``ch06_cube_gate``, not
-    ``ch06_cube_planning``).
+    ``family`` lists the chapter prefixes (``ch06``, ``ch07``) whose sources are task chapters: in
+    every markdown cell and in the cells' metadata (MyST-NB figure names), their labels
+    ``tbl-ch06-…`` (figures, tables, equations, sections, exercises) become ``tbl-ch06-<task>-…``
+    and their page names ``ch06_<default>_…`` become ``ch06_<task>_…``; the first heading names the
+    task (``Two-Room`` becomes ``Reacher``); and in markdown, the commands and calls of the
+    exercises name the page's task (``--task tworoom`` and ``"tworoom"`` become ``--task reacher``
+    and ``"reacher"``). Labels of other chapters are left alone. The default task's page is never
+    localised, so its labels and links stay those of the chapter. A sibling page name that ``pages``
+    (the book's pages) does not hold becomes the task's one page with that prefix, if it has exactly
+    one (Cube's chapter-6 page is ``ch06_cube_gate``, not ``ch06_cube_planning``).
     """
     task = page.task
     if task is None or task == default_task:
