@@ -51,7 +51,7 @@ EXPORTS: dict[str, str] = {
     "measure_arms": "jepa_geometry.analysis.measurements",
     # a task's study and its verdict
     "planning_grid": "jepa_geometry.study.grid",
-    "paper_claims": "jepa_geometry.study.verdict",
+    "paper_claims": "jepa_geometry.study.claims",
     "verdict_table": "jepa_geometry.study.verdict",
     "reference_numbers": "jepa_geometry.study.reference",
     # infrastructure

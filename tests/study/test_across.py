@@ -12,6 +12,7 @@ from jepa_geometry.analysis.measurements import Geometry
 from jepa_geometry.artifacts import Artifact, NotCached, cache_only, get_or_build
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import across
+from jepa_geometry.study.claims import INTERACTION_ARM, interaction_table
 from jepa_geometry.study.grid import PlanningGrid
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.study.verdict import Evidence, family_interval, paired_unit_evidence
@@ -132,8 +133,8 @@ def test_interaction_contrast_is_the_departure_from_additivity():
     table = pd.concat(
         [pd.DataFrame({"arm": arm, "v": v}, index=units).reset_index() for arm, v in values.items()]
     )
-    inter = across.interaction_table(table, "v", ["train_seed", "start"])
-    ev = paired_unit_evidence(inter, across.INTERACTION, "a + b", "v", "start")
+    inter = interaction_table(table, "v", ["train_seed", "start"])
+    ev = paired_unit_evidence(inter, INTERACTION_ARM, "a + b", "v", "start")
     assert ev.effect == pytest.approx(delta.mean())
     assert across.additivity(ev, min_effect=0.01, m=1) == "reinforce"
 

@@ -8,6 +8,8 @@ import pytest
 from scipy import stats as sps
 
 from jepa_geometry.study import verdict as V
+from jepa_geometry.study.claims import PaperNumber, paper_claims, paper_value
+from jepa_geometry.study.reference import reference_numbers
 
 
 def _claim(**kw):
@@ -136,7 +138,7 @@ def test_paired_unit_evidence_binary_uses_mcnemar():
     assert ev.low < ev.effect < ev.high
 
 
-def test_tier_mean_success_and_paper_difference():
+def test_tier_mean_success_and_paper_value():
     eps = pd.DataFrame(
         {
             "protocol": "goal25_budget50",
@@ -153,11 +155,10 @@ def test_tier_mean_success_and_paper_difference():
     with pytest.raises(ValueError, match="not every arm"):
         V.tier_mean_success(eps.iloc[:3], "goal25_budget50", "cem", ["T1", "T2"])
     # SCALE's per-solver table is the mean of its per-tier table: two independent entries agree.
-    per_tier = V.paper_difference(
-        "scale_success_per_tier", "scale", "lewm", task="tworoom", solver="cem"
-    )
-    per_solver = V.paper_difference(
-        "scale_success_per_solver", "scale", "lewm", task="tworoom", solver="cem"
+    cem = (("solver", "cem"),)
+    per_tier = paper_value(PaperNumber("scale_success_per_tier", cem), "tworoom", "scale", "lewm")
+    per_solver = paper_value(
+        PaperNumber("scale_success_per_solver", cem), "tworoom", "scale", "lewm"
     )
     assert per_tier == pytest.approx(per_solver, abs=0.05)
 
@@ -188,12 +189,12 @@ def test_dinowm_claims_take_scale_s_direction_for_the_task(task, sign):
         ranking=pd.DataFrame(columns=["arm", "source"]),
         landscape=pd.DataFrame(columns=["arm"]),
     )
-    claims = V.paper_claims(task, eps, empty, "goal25_budget50", "goal25_budget50")
+    claims = paper_claims(task, eps, empty, "goal25_budget50", "goal25_budget50")
     dino = [c for c, _ in claims if c.a == "dinowm"]
     assert sorted(c.b for c in dino) == ["lewm", "scale"]
     per_solver = {
         r.arm: r.value
-        for r in V.reference_numbers(
+        for r in reference_numbers(
             table="scale_success_per_solver", task=task, solver="cem"
         ).itertuples()
     }

@@ -19,6 +19,7 @@ import torch
 
 from jepa_geometry import stats
 from jepa_geometry.study import verdict as V
+from jepa_geometry.study.claims import paper_claims
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.wm.losses import sample_pairs
 
@@ -179,7 +180,7 @@ def test_every_claim_of_the_winning_arm_is_reproduced_and_no_other():
     """A flipped direction in any claim turns its verdict to 'contradicted' here."""
     for winner, paper in (("scale", "SCALE"), ("anisowm", "AnisoWM")):
         episodes, geo = synthetic_study(winner)
-        items = V.paper_claims("tworoom", episodes, geo)
+        items = paper_claims("tworoom", episodes, geo)
         ours = [(c, e) for c, e in items if c.a == winner and c.b == "lewm"]
         assert len(ours) >= (9 if winner == "scale" else 4)
         for claim, ev in ours:
@@ -189,7 +190,7 @@ def test_every_claim_of_the_winning_arm_is_reproduced_and_no_other():
 
 def test_claims_about_the_wrong_winner_are_not_reproduced():
     episodes, geo = synthetic_study("lewm")  # the baseline wins everywhere
-    items = V.paper_claims("tworoom", episodes, geo)
+    items = paper_claims("tworoom", episodes, geo)
     verdicts = {V.verdict(c, e) for c, e in items if c.b == "lewm"}
     assert verdicts == {"contradicted"}
 
@@ -200,7 +201,7 @@ def test_aux_decodability_claim_is_a_margin_not_a_difference():
     episodes, geo = synthetic_study("scale")
     ((claim, ev),) = [
         (c, e)
-        for c, e in V.paper_claims("tworoom", episodes, geo)
+        for c, e in paper_claims("tworoom", episodes, geo)
         if c.measure.startswith("held-out ridge R²")
     ]
     assert (claim.a, claim.b, claim.threshold, claim.direction) == ("aux", "scale", -0.01, 1)
@@ -208,7 +209,7 @@ def test_aux_decodability_claim_is_a_margin_not_a_difference():
     geo.probes.loc[geo.probes.arm == "aux", "r2_full_ridge"] -= 0.05
     ((claim, ev),) = [
         (c, e)
-        for c, e in V.paper_claims("tworoom", episodes, geo)
+        for c, e in paper_claims("tworoom", episodes, geo)
         if c.measure.startswith("held-out ridge R²")
     ]
     assert V.verdict(claim, ev) == "contradicted"
@@ -216,7 +217,7 @@ def test_aux_decodability_claim_is_a_margin_not_a_difference():
 
 def test_paper_effects_are_the_reference_values_in_our_units():
     episodes, geo = synthetic_study("scale")
-    items = {(c.statement, c.measure): c for c, _ in V.paper_claims("tworoom", episodes, geo)}
+    items = {(c.statement, c.measure): c for c, _ in paper_claims("tworoom", episodes, geo)}
     ref = reference_numbers(table="scale_success_per_solver", task="tworoom", solver="cem")
     want = (ref[ref.arm == "scale"].value.mean() - ref[ref.arm == "lewm"].value.mean()) / 100
     code = [
@@ -260,7 +261,7 @@ def test_a_study_whose_main_protocol_is_scale_s_states_each_claim_once():
     """Reacher plans only SCALE's protocol: the CEM claim appears once, with SCALE's effect."""
     episodes, geo = synthetic_study("scale")
     episodes = episodes[episodes.protocol == "goal25_budget50"]
-    items = V.paper_claims("reacher", episodes, geo, main_protocol="goal25_budget50")
+    items = paper_claims("reacher", episodes, geo, main_protocol="goal25_budget50")
     statements = [(c.statement, c.measure) for c, _ in items]
     assert len(statements) == len(set(statements))
     cem = [c for c, _ in items if c.statement == "SCALE plans better than LeWM (CEM)"]

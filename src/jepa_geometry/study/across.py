@@ -42,7 +42,8 @@ from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval, format_rate
-from jepa_geometry.study import tables, verdict
+from jepa_geometry.study import claims, tables, verdict
+from jepa_geometry.study.claims import INTERACTION_ARM
 from jepa_geometry.study.grid import PlanningGrid, planning_grid, success_table
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE, StudySpec, available_studies, load_study
@@ -60,8 +61,6 @@ CONTRAST_ARMS: tuple[str, ...] = (
 )
 SCALE_GRID_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "dinowm")
 """The arms of SCALE's 4-arm grid (its tables' columns), in its order."""
-COMBINED = "scale+anisowm"
-INTERACTION = "both + base"  # the left side of an interaction contrast (interaction_table)
 
 
 # --------------------------------------------------------------------------------------------
@@ -581,175 +580,20 @@ def lambda_spectra_by_task(studies: Studies, arm: str = "anisowm") -> pd.DataFra
 # Each method under the other paper's lens
 # --------------------------------------------------------------------------------------------
 
-LENS = "ours (cross-lens)"
 
-
-def interaction_table(
-    table: pd.DataFrame,
-    value: str,
-    keys: Sequence[str],
-    both: str = COMBINED,
-    a: str = "scale",
-    b: str = "anisowm",
-    base: str = BASELINE,
-) -> pd.DataFrame:
-    """Does the combination add up? Per unit of ``keys`` the two sides of the interaction
-    contrast ``(both - base) - [(a - base) + (b - base)] = (both + base) - (a + b)``: rows with
-    arm :data:`INTERACTION` and ``"a + b"``, so a paired comparison of the two is the
-    interaction (zero when the effects add, negative when they fight)."""
-    wide = table[table["arm"].isin([both, a, b, base])].pivot(
-        index=list(keys), columns="arm", values=value
+def _measurements(task: str, st: TaskStudy) -> claims.Measurements:
+    return claims.Measurements(
+        task, st.episodes, st.geometry, st.spec.main_protocol, SCALE_PROTOCOL
     )
-    wide = wide.dropna()
-    left = (wide[both] + wide[base]).rename(value).reset_index().assign(arm=INTERACTION)
-    right = (wide[a] + wide[b]).rename(value).reset_index().assign(arm="a + b")
-    return pd.concat([left, right], ignore_index=True)
 
 
 def lens_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evidence]]:
-    """Our cross-lens questions per task, each as a claim with our evidence (no paper effect):
-
-    * SCALE under AnisoWM's lens: does ``scale`` raise the cost-ordering agreement of J_enc and
-      J_pred and the landscape ρ over ``lewm``?
-    * ΛReg under SCALE's lens: does ``anisowm`` raise the top-2 variance share, the top-2 probe
-      R² and the τ channels over ``lewm``?
-    * The combination: does ``scale+anisowm`` beat ``scale``, and is its effect the sum of the
-      two (interaction contrast on success, τ_geom and landscape ρ, read by
-      :func:`additivity`)?
-    """
-    items: list[tuple[str, verdict.Claim, verdict.Evidence]] = []
-    mins = verdict.MIN_EFFECTS
-
-    def add(
-        task: str,
-        statement: str,
-        measure: str,
-        a: str,
-        b: str,
-        col: str,
-        ev: verdict.Evidence,
-        where: str,
-    ) -> None:
-        items.append(
-            (
-                task,
-                verdict.Claim(
-                    LENS,
-                    statement,
-                    measure,
-                    a,
-                    b,
-                    min_effect=mins.get(col, 0.0),
-                    computed_in=where,
-                    unit="pp" if col == "success" else "",
-                    display_scale=100.0 if col == "success" else 1.0,
-                    requires=verdict.claim_requires(a),
-                ),
-                ev,
-            )
-        )
-
-    for task, st in studies.studies.items():
-        g = st.geometry
-        arms = set(g.probes["arm"])
-        rd = g.ranking[g.ranking.source == "dataset"]
-        rk = g.ranking[g.ranking.source == "gaussian"]
-        where = f"{task_title(task)}, chapter 7"
-        if {"scale", BASELINE} <= arms:
-            for col, cost in (("agree_enc", "J_enc"), ("agree_pred", "J_pred")):
-                ev = verdict.paired_unit_evidence(
-                    rd.dropna(subset=[col]), "scale", BASELINE, col, "start"
-                )
-                add(
-                    task,
-                    f"SCALE orders outcomes better by {cost} (AnisoWM's measure)",
-                    f"cost-ordering agreement of {cost}",
-                    "scale",
-                    BASELINE,
-                    col,
-                    ev,
-                    where,
-                )
-            ev = verdict.paired_unit_evidence(
-                g.landscape, "scale", BASELINE, "spearman", "goal_index"
-            )
-            add(
-                task,
-                "SCALE's cost follows physical distance more closely (AnisoWM Fig. 4)",
-                "landscape Spearman ρ",
-                "scale",
-                BASELINE,
-                "spearman",
-                ev,
-                where,
-            )
-        if {"anisowm", BASELINE} <= arms:
-            for col, text in (
-                ("var_top2", "moves variance into the top-2 PCs"),
-                ("r2_top2", "puts q in the top-2 PCs"),
-            ):
-                ev = verdict.seed_level_evidence(g.probes, "anisowm", BASELINE, col)
-                add(
-                    task, f"ΛReg {text} (SCALE's measure)", col, "anisowm", BASELINE, col, ev, where
-                )
-            for col in ("tau_geom", "tau_pred"):
-                ev = verdict.paired_unit_evidence(
-                    rk.dropna(subset=[col]), "anisowm", BASELINE, col, "start"
-                )
-                add(
-                    task,
-                    f"ΛReg raises SCALE's {col.replace('tau_', 'τ ')} channel",
-                    col,
-                    "anisowm",
-                    BASELINE,
-                    col,
-                    ev,
-                    where,
-                )
-        if not {COMBINED, "scale", "anisowm", BASELINE} <= arms:
-            continue
-        if st.spec.plans:
-            protocol = st.spec.main_protocol
-            tm = verdict.tier_mean_success(
-                st.episodes, protocol, "cem", sorted(set(st.episodes.budget))
-            )
-            ev = verdict.paired_unit_evidence(tm, COMBINED, "scale", "success", "episode")
-            add(
-                task,
-                "scale+anisowm plans better than scale alone",
-                f"success, {protocol}, CEM (mean over tiers)",
-                COMBINED,
-                "scale",
-                "success",
-                ev,
-                f"{task_title(task)}, chapter 6",
-            )
-            inter = interaction_table(tm, "success", ["train_seed", "episode"])
-            ev = verdict.paired_unit_evidence(inter, INTERACTION, "a + b", "success", "episode")
-            add(
-                task,
-                "SCALE's and ΛReg's effects on success: do they add up?",
-                f"interaction contrast of success, {protocol}, CEM",
-                INTERACTION,
-                "a + b",
-                "success",
-                ev,
-                f"{task_title(task)}, chapter 6",
-            )
-        for tab, col, unit in ((rk, "tau_geom", "start"), (g.landscape, "spearman", "goal_index")):
-            inter = interaction_table(tab.dropna(subset=[col]), col, ["train_seed", unit])
-            ev = verdict.paired_unit_evidence(inter, INTERACTION, "a + b", col, unit)
-            add(
-                task,
-                f"SCALE's and ΛReg's effects on {col}: do they add up?",
-                f"interaction contrast of {col}",
-                INTERACTION,
-                "a + b",
-                col,
-                ev,
-                where,
-            )
-    return items
+    """Our cross-lens questions per task (:data:`~jepa_geometry.study.claims.LENS_CLAIMS`), each
+    as a claim with our evidence and no paper effect: SCALE under AnisoWM's measures, ΛReg under
+    SCALE's, and whether ``scale+anisowm`` adds up (read by :func:`additivity`)."""
+    return claims.lens_claims_by_task(
+        {task: _measurements(task, st) for task, st in studies.studies.items()}
+    )
 
 
 ADDITIVITY: tuple[str, ...] = ("reinforce", "add up", "fight", "unclear")
@@ -781,7 +625,7 @@ def lens_table(items: Sequence[tuple[str, verdict.Claim, verdict.Evidence]]) -> 
     table = verdict.verdict_table([(c, e) for _, c, e in items])
     m = len(items)
     table["verdict"] = [
-        additivity(e, c.min_effect, m) if c.a == INTERACTION else v
+        additivity(e, c.min_effect, m) if c.a == INTERACTION_ARM else v
         for (_, c, e), v in zip(items, table["verdict"], strict=True)
     ]
     table.insert(0, "task", [task_title(t) for t, _, _ in items])
@@ -794,17 +638,15 @@ def lens_table(items: Sequence[tuple[str, verdict.Claim, verdict.Evidence]]) -> 
 
 
 def book_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evidence]]:
-    """Every claim of both papers on every task with a study (:func:`verdict.paper_claims`
-    with the study's main protocol and SCALE's), tagged with its task. Where a task's main
-    protocol is not SCALE's, the claims planned under SCALE's protocol say so in their
-    statement, so each statement names one claim across the tasks."""
+    """Every claim of both papers on every task with a study
+    (:func:`~jepa_geometry.study.claims.paper_claims` with the study's main protocol and SCALE's),
+    tagged with its task. Where a task's main protocol is not SCALE's, the claims planned under
+    SCALE's protocol say so in their statement, so each statement names one claim across the
+    tasks."""
     items = []
     for task, st in studies.studies.items():
         main = st.spec.main_protocol
-        claims = verdict.paper_claims(
-            task, st.episodes, st.geometry, main_protocol=main, code_protocol=SCALE_PROTOCOL
-        )
-        for c, e in claims:
+        for c, e in claims.evaluate_all(claims.PAPER_CLAIMS, _measurements(task, st)):
             if main != SCALE_PROTOCOL and f"{SCALE_PROTOCOL} protocol" in c.measure:
                 c = replace(c, statement=f"{c.statement}, SCALE's protocol")
             items.append((task, c, e))

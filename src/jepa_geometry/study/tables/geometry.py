@@ -169,7 +169,7 @@ def dashboard(items: Sequence[tuple[str, Any, Any]]) -> pd.DataFrame:
     it; one family (Holm's correction across every row).
 
     ``items`` are ``(task, claim, evidence)``, the claims of
-    :func:`~jepa_geometry.study.verdict.paper_claims` tagged with their task. The paper's
+    :func:`~jepa_geometry.study.claims.paper_claims` tagged with their task. The paper's
     source is read from the reference file (the table the claim cites), never typed here.
     """
     table = verdict_table([(claim, ev) for _, claim, ev in items])

@@ -1,0 +1,762 @@
+"""The claims the book tests, as data: the two papers' (:data:`PAPER_CLAIMS`) and our cross-lens
+questions (:data:`LENS_CLAIMS`), each a :class:`ClaimSpec` evaluated by one function per kind of
+evidence.
+
+A record says which paper makes the claim, its statement, the two arms, the direction, the
+measure and where our evidence for it is computed, and where the paper's number sits in the
+reference file (:class:`PaperNumber`). :func:`evaluate` turns a record into a
+:class:`~jepa_geometry.study.verdict.Claim` with its
+:class:`~jepa_geometry.study.verdict.Evidence` for one task, or into nothing when the task's
+study did not run the arms or cells the claim needs; the verdict itself is the rule of
+:mod:`jepa_geometry.study.verdict`.
+
+Kinds of evidence:
+
+* :data:`SUCCESS`: planning success, paired over (training seed, pair), averaged over the
+  budget tiers of the cell (SCALE's per-solver mean) or at the tiers the record names;
+* :data:`PER_MODEL`: one number per trained model (probes, spectra), paired by training seed;
+* :data:`PER_UNIT`: one number per (model, start or goal) (rank channels, cost landscapes),
+  paired over seeds and units;
+* :data:`INTERACTION` (ours): whether ``scale+anisowm`` adds SCALE's and ΛReg's effects, an
+  interaction contrast on success or on a per-unit measure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from jepa_geometry.envs import task_title
+from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.study.spec import BASELINE
+from jepa_geometry.study.verdict import (
+    MIN_EFFECTS,
+    Claim,
+    Evidence,
+    claim_requires,
+    paired_unit_evidence,
+    seed_level_evidence,
+    tier_mean_success,
+)
+
+SUCCESS, PER_MODEL, PER_UNIT, INTERACTION = "success", "per_model", "per_unit", "interaction"
+KINDS: tuple[str, ...] = (SUCCESS, PER_MODEL, PER_UNIT, INTERACTION)
+MAIN, CODE, MAIN_IF_NOT_CODE = "main", "code", "main_if_not_code"
+"""Protocols of a success claim: the study's main one, SCALE's code protocol, or the main one
+only where it differs from the code protocol (else the code-protocol claim is the same one)."""
+SOURCES: tuple[str, ...] = ("probes", "ranking:gaussian", "ranking:dataset", "landscape")
+"""Where a per-model or per-unit measure is read: the probes, the rank channels of random
+(``gaussian``) or recorded (``dataset``) candidates, the cost landscapes."""
+COMBINED = "scale+anisowm"
+INTERACTION_ARM = "both + base"  # the left side of an interaction contrast (interaction_table)
+LENS = "ours (cross-lens)"
+SOLVER_NAMES = {"cem": "CEM", "icem": "iCEM", "mppi": "MPPI"}
+
+# Where each kind of evidence is measured in the book (chapter, section).
+PLANNING = "chapter 6 ({title} planning), section 'Planning every cell'"
+PROBES = "chapter 7 ({title} geometry), section 'Where the variance sits, and what it carries'"
+RANKING = "chapter 7 ({title} geometry), section 'Do imagined costs rank plans like reality?'"
+LANDSCAPE = "chapter 7 ({title} geometry), section 'The shape of the cost around a goal'"
+
+
+@dataclass(frozen=True)
+class PaperNumber:
+    """Where a claim's number sits in the reference file, and whether it is comparable.
+
+    ``value(a) - value(b)`` of ``table`` (the mean over the rows matching the task and
+    ``filters``), times ``scale`` (0.01 turns the papers' percent into our fractions); ``a`` and
+    ``b`` default to the claim's arms (the reference file spells SCALE's half-q arm
+    ``scale_half_q``). A ``comparable`` number is set beside ours as the paper's effect;
+    otherwise ``note`` shows it (``{pp}``: the difference in points, ``{value}``: in claim
+    units; ``{<arm>}``: an arm's own value when ``per_arm``), and ``missing`` is the note where
+    the file has no such rows. ``cite``: the claim names the table as its source.
+    """
+
+    table: str
+    filters: tuple[tuple[str, str], ...] = ()
+    scale: float = 1.0
+    a: str = ""
+    b: str = ""
+    comparable: bool = True
+    note: str = ""
+    missing: str = ""
+    per_arm: bool = False
+    cite: bool = True
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """One claim as data: who states it, what it says, and how our evidence is measured.
+
+    ``direction`` +1 claims ``m(a) > m(b)``, -1 ``m(a) < m(b)``; 0 takes the sign of the
+    paper's own difference on the task (a claim the paper makes per task; left out where the
+    paper reports none or no difference), and ``{better}`` in the statement reads "better" or
+    "worse" accordingly. ``threshold`` shifts the claim to ``direction (m(a) - m(b)) >
+    threshold``. ``column`` is the measure (a key of
+    :data:`~jepa_geometry.study.verdict.MIN_EFFECTS`, which fixes the smallest effect that
+    matters); success claims name their ``protocol``, ``solver`` and ``budgets`` (empty: every
+    tier the cell planned); the others their ``source`` (:data:`SOURCES`) and, per unit, their
+    ``unit``. ``where`` names the chapter section holding the evidence; ``needs`` lists arms
+    the study must have measured besides ``a`` and ``b`` (an interaction needs all four).
+    """
+
+    paper: str
+    statement: str
+    kind: str
+    a: str
+    b: str
+    column: str = "success"
+    measure: str = ""
+    direction: int = 1
+    threshold: float = 0.0
+    protocol: str = MAIN
+    solver: str = "cem"
+    budgets: tuple[str, ...] = ()
+    source: str = ""
+    unit: str = ""
+    number: PaperNumber | None = None
+    where: str = ""
+    needs: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.direction not in (1, -1, 0):
+            raise ValueError(f"direction must be +1, -1 or 0, got {self.direction!r}")
+        if self.column not in MIN_EFFECTS:
+            raise ValueError(f"column must be one of {', '.join(MIN_EFFECTS)}, got {self.column!r}")
+        if self.kind in (PER_MODEL, PER_UNIT) and self.source not in SOURCES:
+            raise ValueError(f"source must be one of {', '.join(SOURCES)}, got {self.source!r}")
+        if self.kind == SUCCESS and self.protocol not in (MAIN, CODE, MAIN_IF_NOT_CODE):
+            raise ValueError(f"protocol must be main, code or main_if_not_code: {self.protocol!r}")
+
+
+def _cem(protocol: str = MAIN) -> dict[str, Any]:
+    return {"kind": SUCCESS, "protocol": protocol, "where": PLANNING}
+
+
+def _per_solver(solver: str = "cem") -> tuple[tuple[str, str], ...]:
+    return (("solver", solver),)
+
+
+PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
+    # SCALE, Section 5: success of SCALE against LeWM per solver (mean over T1-T5)
+    ClaimSpec(
+        "SCALE",
+        "SCALE plans better than LeWM (CEM)",
+        a="scale",
+        b="lewm",
+        **_cem(MAIN_IF_NOT_CODE),
+        number=PaperNumber(
+            "scale_success_per_solver",
+            _per_solver(),
+            0.01,
+            comparable=False,
+            note="SCALE: {pp:+.1f} pp in the code protocol",
+        ),
+    ),
+    ClaimSpec(
+        "SCALE",
+        "SCALE plans better than LeWM (CEM)",
+        a="scale",
+        b="lewm",
+        **_cem(CODE),
+        number=PaperNumber("scale_success_per_solver", _per_solver(), 0.01),
+    ),
+    ClaimSpec(
+        "SCALE",
+        "SCALE plans better than LeWM (iCEM)",
+        a="scale",
+        b="lewm",
+        **_cem(),
+        solver="icem",
+        number=PaperNumber(
+            "scale_success_per_tier",
+            _per_solver("icem"),
+            0.01,
+            comparable=False,
+            note="SCALE: {pp:+.1f} pp, code protocol, mean over T1-T5",
+        ),
+    ),
+    ClaimSpec(
+        "SCALE",
+        "SCALE plans better than LeWM (MPPI at T*)",
+        a="scale",
+        b="lewm",
+        **_cem(),
+        solver="mppi",
+        number=PaperNumber(
+            "scale_success_mppi_tuned",
+            scale=0.01,
+            comparable=False,
+            note="SCALE: {pp:+.1f} pp, code protocol",
+        ),
+    ),
+    ClaimSpec(
+        "SCALE",
+        "Aux does not plan as well as SCALE (CEM)",
+        a="scale",
+        b="aux",
+        **_cem(),
+        number=PaperNumber(
+            "scale_success_per_solver",
+            _per_solver(),
+            0.01,
+            comparable=False,
+            note="SCALE: {pp:+.1f} pp, code protocol",
+        ),
+    ),
+    ClaimSpec(
+        "SCALE",
+        "SCALE on half of q still plans better than LeWM (CEM)",
+        a="scale-halfq",
+        b="lewm",
+        **_cem(),
+        number=PaperNumber(
+            "scale_success_20cell",
+            scale=0.01,
+            a="scale_half_q",
+            comparable=False,
+            note="SCALE: {pp:+.1f} pp, mean over its 20 solver cells",
+        ),
+    ),
+    # DINO-WM, SCALE's pretrained-features reference: strong on the navigation tasks, weak on
+    # Push-T. Each claim's direction is the sign SCALE reports for the task (CEM, mean over
+    # T1-T5, code protocol), so the claim is SCALE's own statement about this task.
+    ClaimSpec(
+        "SCALE",
+        "DINO-WM plans {better} than LeWM (CEM)",
+        a="dinowm",
+        b="lewm",
+        **_cem(CODE),
+        direction=0,
+        number=PaperNumber("scale_success_per_solver", _per_solver(), 0.01),
+    ),
+    ClaimSpec(
+        "SCALE",
+        "DINO-WM plans {better} than SCALE (CEM)",
+        a="dinowm",
+        b="scale",
+        **_cem(CODE),
+        direction=0,
+        number=PaperNumber("scale_success_per_solver", _per_solver(), 0.01),
+    ),
+    # SCALE, Section 6: the geometry of the embeddings
+    ClaimSpec(
+        "SCALE",
+        "Aux makes q as decodable as SCALE (within 0.01 R²)",
+        PER_MODEL,
+        "aux",
+        "scale",
+        "r2_full_ridge",
+        "held-out ridge R² of q from the full embedding",
+        threshold=-0.01,
+        source="probes",
+        number=PaperNumber(
+            "scale_full_decodability",
+            (("probe", "ridge"),),
+            comparable=False,
+            note="SCALE: {value:+.4f}",
+        ),
+        where=PROBES,
+    ),
+    ClaimSpec(
+        "SCALE",
+        "SCALE moves variance into the top-2 PCs",
+        PER_MODEL,
+        "scale",
+        "lewm",
+        "var_top2",
+        "variance share of the top-2 PCs",
+        source="probes",
+        number=PaperNumber("scale_pca_variance_share", (("k", "2"),), 0.01),
+        where=PROBES,
+    ),
+    ClaimSpec(
+        "SCALE",
+        "SCALE's top-2 PCs carry q (LeWM's do not)",
+        PER_MODEL,
+        "scale",
+        "lewm",
+        "r2_top2",
+        "ridge R² of q from the top-2 PCs",
+        source="probes",
+        number=PaperNumber("scale_topk_pc_probe_r2", (("k", "2"),)),
+        where=PROBES,
+    ),
+    ClaimSpec(
+        "SCALE",
+        "Decodability is not geometry: Aux's top-2 PCs do not carry q as SCALE's do",
+        PER_MODEL,
+        "scale",
+        "aux",
+        "r2_top2",
+        "ridge R² of q from the top-2 PCs",
+        source="probes",
+        number=PaperNumber("scale_topk_pc_probe_r2", (("k", "2"),)),
+        where=PROBES,
+    ),
+    ClaimSpec(
+        "SCALE",
+        "SCALE makes latent distances closer to isometric in q",
+        PER_MODEL,
+        "scale",
+        "lewm",
+        "ratio_p90_over_p10",
+        "distance-ratio dispersion P90/P10 of ||dz||/||dq||",
+        direction=-1,
+        source="probes",
+        number=PaperNumber("scale_distance_ratio_dispersion"),
+        where=PROBES,
+    ),
+    ClaimSpec(
+        "SCALE",
+        "SCALE improves the geometry channel of the ranking",
+        PER_UNIT,
+        "scale",
+        "lewm",
+        "tau_geom",
+        "Kendall τ (tau_geom), 20 starts x 64 random candidates",
+        source="ranking:gaussian",
+        unit="start",
+        number=PaperNumber("scale_rollout_ranking", (("channel", "geometry"),)),
+        where=RANKING,
+    ),
+    ClaimSpec(
+        "SCALE",
+        "SCALE improves the predictor channel of the ranking",
+        PER_UNIT,
+        "scale",
+        "lewm",
+        "tau_pred",
+        "Kendall τ (tau_pred), 20 starts x 64 random candidates",
+        source="ranking:gaussian",
+        unit="start",
+        number=PaperNumber("scale_rollout_ranking", (("channel", "predictor"),)),
+        where=RANKING,
+    ),
+    ClaimSpec(
+        "SCALE",
+        "SCALE lowers the rollout error",
+        PER_UNIT,
+        "scale",
+        "lewm",
+        "rollout_error",
+        "rollout error / scale, 20 starts x 64 random candidates",
+        direction=-1,
+        source="ranking:gaussian",
+        unit="start",
+        number=PaperNumber("scale_rollout_error"),
+        where=RANKING,
+    ),
+    # AnisoWM, Figure 3 (success), Table 3 (cost ordering) and Figure 4 (landscapes)
+    ClaimSpec(
+        "AnisoWM",
+        "AnisoWM plans better than LeWM (CEM)",
+        a="anisowm",
+        b="lewm",
+        **_cem(),
+        budgets=("T1",),
+        number=PaperNumber("aniso_success", scale=0.01),
+    ),
+    ClaimSpec(
+        "AnisoWM",
+        "AnisoWM orders outcomes better by J_enc",
+        PER_UNIT,
+        "anisowm",
+        "lewm",
+        "agree_enc",
+        "cost-ordering agreement of J_enc, recorded action sequences",
+        source="ranking:dataset",
+        unit="start",
+        number=PaperNumber("aniso_cost_ordering", (("cost", "J_enc"),)),
+        where=RANKING,
+    ),
+    ClaimSpec(
+        "AnisoWM",
+        "AnisoWM orders outcomes better by J_pred",
+        PER_UNIT,
+        "anisowm",
+        "lewm",
+        "agree_pred",
+        "cost-ordering agreement of J_pred, recorded action sequences",
+        source="ranking:dataset",
+        unit="start",
+        number=PaperNumber("aniso_cost_ordering", (("cost", "J_pred"),)),
+        where=RANKING,
+    ),
+    ClaimSpec(
+        "AnisoWM",
+        "AnisoWM's cost follows physical distance more closely (Figure 4)",
+        PER_UNIT,
+        "anisowm",
+        "lewm",
+        "spearman",
+        "Spearman ρ(latent cost, distance) over the position grid, random goals",
+        source="landscape",
+        unit="goal_index",
+        number=PaperNumber(
+            "anisowm_landscape_spearman",
+            comparable=False,
+            per_arm=True,
+            cite=False,
+            note="AnisoWM (hand-picked goals; quoted by a summary, unverified): "
+            "ρ {lewm:.2f} → {anisowm:.2f}",
+            missing="figure only, no number",
+        ),
+        where=LANDSCAPE,
+    ),
+)
+"""Every claim of the two papers the book tests, in the order of the verdict tables."""
+
+_CH7, _CH6 = "{title}, chapter 7", "{title}, chapter 6"
+_ALL_FOUR = (COMBINED, "scale", "anisowm", BASELINE)
+LENS_CLAIMS: tuple[ClaimSpec, ...] = (
+    # SCALE under AnisoWM's lens
+    ClaimSpec(
+        LENS,
+        "SCALE orders outcomes better by J_enc (AnisoWM's measure)",
+        PER_UNIT,
+        "scale",
+        BASELINE,
+        "agree_enc",
+        "cost-ordering agreement of J_enc",
+        source="ranking:dataset",
+        unit="start",
+        where=_CH7,
+    ),
+    ClaimSpec(
+        LENS,
+        "SCALE orders outcomes better by J_pred (AnisoWM's measure)",
+        PER_UNIT,
+        "scale",
+        BASELINE,
+        "agree_pred",
+        "cost-ordering agreement of J_pred",
+        source="ranking:dataset",
+        unit="start",
+        where=_CH7,
+    ),
+    ClaimSpec(
+        LENS,
+        "SCALE's cost follows physical distance more closely (AnisoWM Fig. 4)",
+        PER_UNIT,
+        "scale",
+        BASELINE,
+        "spearman",
+        "landscape Spearman ρ",
+        source="landscape",
+        unit="goal_index",
+        where=_CH7,
+    ),
+    # ΛReg under SCALE's lens
+    ClaimSpec(
+        LENS,
+        "ΛReg moves variance into the top-2 PCs (SCALE's measure)",
+        PER_MODEL,
+        "anisowm",
+        BASELINE,
+        "var_top2",
+        "var_top2",
+        source="probes",
+        where=_CH7,
+    ),
+    ClaimSpec(
+        LENS,
+        "ΛReg puts q in the top-2 PCs (SCALE's measure)",
+        PER_MODEL,
+        "anisowm",
+        BASELINE,
+        "r2_top2",
+        "r2_top2",
+        source="probes",
+        where=_CH7,
+    ),
+    ClaimSpec(
+        LENS,
+        "ΛReg raises SCALE's τ geom channel",
+        PER_UNIT,
+        "anisowm",
+        BASELINE,
+        "tau_geom",
+        "tau_geom",
+        source="ranking:gaussian",
+        unit="start",
+        where=_CH7,
+    ),
+    ClaimSpec(
+        LENS,
+        "ΛReg raises SCALE's τ pred channel",
+        PER_UNIT,
+        "anisowm",
+        BASELINE,
+        "tau_pred",
+        "tau_pred",
+        source="ranking:gaussian",
+        unit="start",
+        where=_CH7,
+    ),
+    # the combination: does scale+anisowm beat scale, and do the two effects add up?
+    ClaimSpec(
+        LENS,
+        "scale+anisowm plans better than scale alone",
+        SUCCESS,
+        COMBINED,
+        "scale",
+        where=_CH6,
+        needs=_ALL_FOUR,
+    ),
+    ClaimSpec(
+        LENS,
+        "SCALE's and ΛReg's effects on success: do they add up?",
+        INTERACTION,
+        INTERACTION_ARM,
+        "a + b",
+        where=_CH6,
+        needs=_ALL_FOUR,
+    ),
+    ClaimSpec(
+        LENS,
+        "SCALE's and ΛReg's effects on tau_geom: do they add up?",
+        INTERACTION,
+        INTERACTION_ARM,
+        "a + b",
+        "tau_geom",
+        "interaction contrast of tau_geom",
+        source="ranking:gaussian",
+        unit="start",
+        where=_CH7,
+        needs=_ALL_FOUR,
+    ),
+    ClaimSpec(
+        LENS,
+        "SCALE's and ΛReg's effects on spearman: do they add up?",
+        INTERACTION,
+        INTERACTION_ARM,
+        "a + b",
+        "spearman",
+        "interaction contrast of spearman",
+        source="landscape",
+        unit="goal_index",
+        where=_CH7,
+        needs=_ALL_FOUR,
+    ),
+)
+"""Our questions across the two papers (not their claims), tested with the same rule as a family
+of their own: SCALE by AnisoWM's measures, ΛReg by SCALE's, and whether the combination adds up
+(:func:`interaction_table`); the combination's rows need all four arms."""
+
+
+def interaction_table(
+    table: pd.DataFrame,
+    value: str,
+    keys: Sequence[str],
+    both: str = COMBINED,
+    a: str = "scale",
+    b: str = "anisowm",
+    base: str = BASELINE,
+) -> pd.DataFrame:
+    """Does the combination add up? Per unit of ``keys`` the two sides of the interaction
+    contrast ``(both - base) - [(a - base) + (b - base)] = (both + base) - (a + b)``: rows with
+    arm :data:`INTERACTION_ARM` and ``"a + b"``, so a paired comparison of the two is the
+    interaction (zero when the effects add, negative when they fight)."""
+    wide = table[table["arm"].isin([both, a, b, base])].pivot(
+        index=list(keys), columns="arm", values=value
+    )
+    wide = wide.dropna()
+    left = (wide[both] + wide[base]).rename(value).reset_index().assign(arm=INTERACTION_ARM)
+    right = (wide[a] + wide[b]).rename(value).reset_index().assign(arm="a + b")
+    return pd.concat([left, right], ignore_index=True)
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """What one task's study measured, as the evaluators read it: the planning episodes (empty
+    when the study does not plan), the geometry (:class:`~jepa_geometry.analysis.measurements.
+    Geometry`), and the protocols its success claims name."""
+
+    task: str
+    episodes: pd.DataFrame
+    geometry: Any
+    main_protocol: str
+    code_protocol: str
+
+    def table(self, source: str) -> pd.DataFrame:
+        """The per-model or per-unit table of a :data:`SOURCES` entry."""
+        g = self.geometry
+        if source == "probes":
+            return g.probes
+        if source == "landscape":
+            return g.landscape
+        return g.ranking[g.ranking["source"] == source.split(":")[1]]
+
+    def protocol(self, spec: ClaimSpec) -> str | None:
+        """The protocol a success claim is measured under here (None: not on this task)."""
+        if spec.protocol == CODE:
+            return self.code_protocol
+        if spec.protocol == MAIN_IF_NOT_CODE and self.main_protocol == self.code_protocol:
+            return None
+        return self.main_protocol
+
+
+def paper_value(number: PaperNumber, task: str, a: str, b: str) -> float | None:
+    """``scale * (value(a) - value(b))`` of the reference table on ``task`` (means over the
+    matching rows), or None where the file has no such rows."""
+    ref = reference_numbers(allow_empty=True, table=number.table, task=task, **dict(number.filters))
+    va = ref[ref["arm"] == (number.a or a)]["value"]
+    vb = ref[ref["arm"] == (number.b or b)]["value"]
+    if va.empty or vb.empty:
+        return None
+    return float(number.scale * (va.mean() - vb.mean()))
+
+
+def _paper_side(spec: ClaimSpec, task: str) -> tuple[float | None, str, float | None]:
+    """``(paper's effect, note, raw difference)`` of a claim on ``task``."""
+    number = spec.number
+    if number is None:
+        return None, "", None
+    if number.per_arm:
+        ref = reference_numbers(allow_empty=True, table=number.table, task=task)
+        values = dict(zip(ref["arm"], ref["value"], strict=True))
+        arms = {spec.a, spec.b}
+        return None, number.note.format(**values) if arms <= set(values) else number.missing, None
+    value = paper_value(number, task, spec.a, spec.b)
+    if number.comparable:
+        return value, "", value
+    note = number.missing if value is None else number.note.format(value=value, pp=100 * value)
+    return None, note, value
+
+
+def _evidence(spec: ClaimSpec, m: Measurements) -> tuple[str, Evidence] | None:
+    """``(measure in words, evidence)`` of a claim on one task, or None where the study lacks
+    the arms or the cell it needs."""
+    if spec.needs and set(spec.needs) - set(m.geometry.probes["arm"]):
+        return None
+    eps = m.episodes
+    if spec.column == "success":
+        protocol = m.protocol(spec)
+        arms = set(eps["arm"]) if "arm" in eps else set()
+        if protocol is None or (spec.kind == SUCCESS and {spec.a, spec.b} - arms):
+            return None
+        cell = eps[(eps["protocol"] == protocol) & (eps["solver"] == spec.solver)]
+        if cell.empty:
+            return None
+        budgets = list(spec.budgets or sorted(set(cell["budget"])))
+        t = tier_mean_success(eps, protocol, spec.solver, budgets)
+        name = SOLVER_NAMES.get(spec.solver, spec.solver)
+        if spec.kind == INTERACTION:
+            inter = interaction_table(t, "success", ["train_seed", "episode"])
+            ev = paired_unit_evidence(inter, spec.a, spec.b, "success", "episode")
+            return f"interaction contrast of success, {protocol}, {name}", ev
+        if spec.paper == LENS:
+            measure = f"success, {protocol}, {name} (mean over tiers)"
+        else:
+            measure = f"success, {protocol} protocol, {name} at {'/'.join(budgets)}"
+            measure += " (mean over tiers)" if len(budgets) > 1 else ""
+        return measure, paired_unit_evidence(t, spec.a, spec.b, "success", "episode")
+    tab = m.table(spec.source)
+    if spec.kind == INTERACTION:
+        tab = tab.dropna(subset=[spec.column])
+        inter = interaction_table(tab, spec.column, ["train_seed", spec.unit])
+        return spec.measure, paired_unit_evidence(inter, spec.a, spec.b, spec.column, spec.unit)
+    if {spec.a, spec.b} - set(tab["arm"]):
+        return None
+    if spec.kind == PER_MODEL:
+        return spec.measure, seed_level_evidence(tab, spec.a, spec.b, spec.column)
+    tab = tab.dropna(subset=[spec.column])
+    return spec.measure, paired_unit_evidence(tab, spec.a, spec.b, spec.column, spec.unit)
+
+
+def evaluate(spec: ClaimSpec, m: Measurements) -> tuple[Claim, Evidence] | None:
+    """The claim of ``spec`` on ``m``'s task with our evidence, or None where the study did not
+    run what it needs (or, for a claim whose direction is the paper's, where the paper reports
+    no difference on the task)."""
+    paper_effect, note, value = _paper_side(spec, m.task)
+    direction, statement = spec.direction, spec.statement
+    if direction == 0:
+        if not value:  # None or exactly zero: the paper states nothing on this task
+            return None
+        direction = 1 if value > 0 else -1
+        statement = statement.format(better="better" if direction > 0 else "worse")
+    found = _evidence(spec, m)
+    if found is None:
+        return None
+    measure, ev = found
+    success = spec.column == "success"
+    claim = Claim(
+        spec.paper,
+        statement,
+        measure,
+        spec.a,
+        spec.b,
+        direction,
+        spec.threshold,
+        paper_effect,
+        note,
+        unit="pp" if success else "",
+        display_scale=100.0 if success else 1.0,
+        reference=spec.number.table if spec.number is not None and spec.number.cite else "",
+        computed_in=spec.where.format(title=task_title(m.task)),
+        min_effect=MIN_EFFECTS[spec.column],
+        requires=claim_requires(spec.a),
+    )
+    return claim, ev
+
+
+def evaluate_all(specs: Sequence[ClaimSpec], m: Measurements) -> list[tuple[Claim, Evidence]]:
+    """:func:`evaluate` of every record that applies to ``m``'s task, in the records' order."""
+    return [item for spec in specs if (item := evaluate(spec, m)) is not None]
+
+
+def paper_claims(
+    task: str,
+    episodes: pd.DataFrame,
+    geometry: Any,
+    main_protocol: str = "goal100_budget150",
+    code_protocol: str = "goal25_budget50",
+) -> list[tuple[Claim, Evidence]]:
+    """The two papers' claims about ``task`` (:data:`PAPER_CLAIMS`), each with our evidence.
+
+    ``episodes`` is :func:`jepa_geometry.study.grid.evaluate_arms` output, ``geometry`` a
+    :class:`jepa_geometry.analysis.measurements.Geometry`. A claim whose arms or cells were not
+    run is left out. The papers' effects are attached only where the setting is comparable (same
+    protocol and measure); otherwise the note says what the paper reported.
+    """
+    m = Measurements(task, episodes, geometry, main_protocol, code_protocol)
+    return evaluate_all(PAPER_CLAIMS, m)
+
+
+def lens_claims_by_task(
+    studies: Mapping[str, Measurements],
+) -> list[tuple[str, Claim, Evidence]]:
+    """:data:`LENS_CLAIMS` on every task's measurements, tagged with the task."""
+    return [(task, c, e) for task, m in studies.items() for c, e in evaluate_all(LENS_CLAIMS, m)]
+
+
+__all__ = [
+    "CODE",
+    "COMBINED",
+    "INTERACTION",
+    "INTERACTION_ARM",
+    "KINDS",
+    "LENS",
+    "LENS_CLAIMS",
+    "MAIN",
+    "MAIN_IF_NOT_CODE",
+    "PAPER_CLAIMS",
+    "PER_MODEL",
+    "PER_UNIT",
+    "SUCCESS",
+    "ClaimSpec",
+    "Measurements",
+    "PaperNumber",
+    "evaluate",
+    "evaluate_all",
+    "interaction_table",
+    "lens_claims_by_task",
+    "paper_claims",
+    "paper_value",
+]
