@@ -1,5 +1,7 @@
 """The chapters' tables (jepa_geometry.study.tables), checked against independent computations."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -569,3 +571,14 @@ def test_dinowm_sentences_read_the_interval_and_scale_s_sign():
     good = ranking.assign(tau_pred=[0.5, 0.95, 0.95, np.nan])  # a predictor that ranks well
     assert "point at the predictor" not in tables.geometry.dinowm_geometry_sentence(probes, good)
     assert tables.geometry.dinowm_geometry_sentence(probes[probes.arm == "lewm"], ranking) == ""
+
+
+def test_headroom_and_floor_in_words_name_the_side_and_the_window():
+    inside = {"rate": 0.5, "inside": True}
+    assert tables.planning.headroom_side(inside, 0.3, 0.85).startswith("inside the window")
+    low = tables.planning.headroom_side({"rate": 0.1, "inside": False}, 0.112, 0.85)
+    assert low.startswith("below the 11-85 % window")
+    high = tables.planning.headroom_side({"rate": 0.9, "inside": False}, 0.3, 0.85)
+    assert high.startswith("above the 30-85 % window")
+    assert "excludes 0" in tables.planning.floor_side(SimpleNamespace(low=0.01))
+    assert "includes 0" in tables.planning.floor_side(SimpleNamespace(low=0.0))

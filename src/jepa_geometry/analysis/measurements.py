@@ -22,6 +22,7 @@ built once per run, and only when some model's measurements are missing from the
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -345,3 +346,33 @@ def load_z_grid(
         return np.load(measure_model(task, arm, seed, profile, ctx)["z_grid_path"])
     finally:
         ctx.close()
+
+
+@dataclass(frozen=True)
+class LandscapeExamples:
+    """AnisoWM's Figure 4 on trained models: the position grid, goal cells drawn at random, and
+    the grid's embeddings under the first training seed's model of each arm shown."""
+
+    grid: landscape.Grid
+    goals: list[int]
+    seed: int
+    z_grids: dict[str, np.ndarray]
+
+
+LANDSCAPE_ARMS: tuple[str, ...] = ("lewm", "anisowm", "scale")
+"""The arms Figure 4's examples show, in this order (those the study trained)."""
+
+
+def landscape_examples(
+    task: str, arms: Sequence[str], profile: Profile, settings: GeometrySettings, count: int
+) -> LandscapeExamples:
+    """``count`` goal cells drawn without replacement from the grid (seed ``landscape_seed + 1``,
+    apart from the random goals of the landscape measure) and the embeddings of the grid under
+    the first training seed's model of each of :data:`LANDSCAPE_ARMS` in ``arms``. AnisoWM
+    shows hand-picked goals; random ones cannot be chosen to flatter an arm."""
+    grid = landscape_grid(task, profile, settings)
+    rng = np.random.default_rng(settings.landscape_seed + 1)
+    goals = [int(g) for g in rng.choice(len(grid.positions), size=count, replace=False)]
+    seed = profile.seeds.train[0]
+    z = {m: load_z_grid(task, m, seed, profile, settings) for m in LANDSCAPE_ARMS if m in arms}
+    return LandscapeExamples(grid, goals, seed, z)

@@ -154,6 +154,26 @@ def headroom(
     }
 
 
+def headroom_side(room: dict[str, Any], low: float, high: float) -> str:
+    """Where :func:`headroom`'s baseline rate sits against the window ``[low, high]``, and what
+    that means for the comparison, in words."""
+    if room["inside"]:
+        return "inside the window, so the arms have room to differ both ways"
+    side = "below" if room["rate"] < low else "above"
+    return (
+        f"{side} the {100 * low:.0f}-{100 * high:.0f} % window, so the arms have little room "
+        "to differ"
+    )
+
+
+def floor_side(floor: Any) -> str:
+    """Whether the planner beats the random policy (:func:`~jepa_geometry.study.grid.
+    floor_check`'s interval excludes 0), in words."""
+    if floor.low > 0:
+        return "works: the interval excludes 0"
+    return "does not beat the random policy here: the interval includes 0"
+
+
 def tier_spread(
     table: pd.DataFrame, protocol: str, arms: Sequence[str], first: str = "T1", last: str = "T5"
 ) -> pd.DataFrame:
