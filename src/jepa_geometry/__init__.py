@@ -42,6 +42,7 @@ EXPORTS: dict[str, str] = {
     "LatentGoalCost": "jepa_geometry.planning.solver",
     "budget_tiers": "jepa_geometry.planning.solver",
     "evaluate_arm": "jepa_geometry.planning.evaluator",
+    "PlanningCell": "jepa_geometry.planning.evaluator",
     "make_protocol": "jepa_geometry.planning.protocol",
     # analysis and theory
     "pca": "jepa_geometry.analysis.probes",

@@ -165,15 +165,15 @@ def test_cell_jobs_list_every_cell_of_the_grid_longest_first():
     # independent count: 6 arms (DINO-WM included) x (CEM 5 tiers x 3 seeds + iCEM/MPPI 2 tiers
     # x 1 seed under the main protocol, all 9 cells x 1 seed under the secondary one)
     assert len(plain) + len(mppi) == 6 * (5 * 3 + 4 + 9) == 168
-    assert {j["solver"] for j in mppi} == {"mppi"}
+    assert {j.solver for j in mppi} == {"mppi"}
     # every arm at the study's T*, except DINO-WM at its own 0.5 on the mean cost (0.5 D)
     d = prof.dinowm.token_grid**2 * 96  # the stand-in's 96 features per token
-    assert all(j["temperature"] == (0.5 * d if j["arm"] == "dinowm" else 5.0) for j in mppi)
-    assert all(j["temperature"] is None and j["solver"] != "mppi" for j in plain)
+    assert all(j.temperature == (0.5 * d if j.arm == "dinowm" else 5.0) for j in mppi)
+    assert all(j.temperature is None and j.solver != "mppi" for j in plain)
     tiers = budget_tiers(prof)
-    cost = [tiers[j["budget"]][0] * tiers[j["budget"]][1] for j in plain]
+    cost = [tiers[j.budget][0] * tiers[j.budget][1] for j in plain]
     assert cost == sorted(cost, reverse=True)
-    keys = {(j["arm"], j["train_seed"], j["protocol"], j["solver"], j["budget"]) for j in plain}
+    keys = {(j.arm, j.train_seed, j.protocol, j.solver, j.budget) for j in plain}
     assert len(keys) == len(plain)  # no cell twice
 
 

@@ -200,7 +200,8 @@ def test_landscape_summary_averages_goals_then_seeds():
 
 
 def test_dashboard_cites_the_reference_file_and_the_measuring_section():
-    from jepa_geometry.study.verdict import PROBES, Claim, Evidence, holm, one_sided_p
+    from jepa_geometry.study.claims import PROBES
+    from jepa_geometry.study.verdict import Claim, Evidence, holm, one_sided_p
 
     c1 = Claim(
         "SCALE", "s", "m", "scale", "lewm", reference="scale_pca_variance_share", computed_in=PROBES

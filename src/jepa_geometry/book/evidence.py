@@ -48,7 +48,6 @@ from jepa_geometry.artifacts import (
 )
 from jepa_geometry.book.pipeline import EXECUTED_DIR, READS_KEY, book_pages
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
-from jepa_geometry.planning.evaluator import cell_artifacts, evaluate_arm
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study.build import cell_jobs
 from jepa_geometry.study.spec import load_study
@@ -337,12 +336,11 @@ def sample_check(
     """
     evidence = root / EVIDENCE_DIR / profile_name
     profile = load_profile(profile_name)
-    job = [j for j in cell_jobs(load_study(task), profile, None) if j["arm"] == "lewm"][-1]
-    cell = {k: v for k, v in job.items() if k not in ("task", "arm", "train_seed", "profile")}
+    job = [j for j in cell_jobs(load_study(task), profile, None) if j.arm == "lewm"][-1]
     arts: list[Artifact] = [
         dataset_artifact(task, profile),
-        world_model_artifact(task, job["arm"], job["train_seed"], profile),
-        *cell_artifacts(task, job["arm"], job["train_seed"], profile, **cell),
+        world_model_artifact(task, job.arm, job.train_seed, profile),
+        *job.artifacts(),
     ]
     committed = {}
     for art in arts:
@@ -355,10 +353,8 @@ def sample_check(
         environ({DATA_ENV: tmp, READ_ONLY_ENV: ""}),
     ):
         load_dataset(task, profile, progress=progress)
-        train_world_model(
-            task, job["arm"], job["train_seed"], profile, progress=progress, heavy=True
-        )
-        evaluate_arm(**job, progress=progress)
+        train_world_model(task, job.arm, job.train_seed, profile, progress=progress, heavy=True)
+        job.evaluate(progress=progress)
         out = []
         for art in arts:
             ref = f"{art.kind}/{art.name}/{art.key}"

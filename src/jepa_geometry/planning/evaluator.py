@@ -48,7 +48,7 @@ from jepa_geometry.planning.protocol import (
     episode_set_spec,
     make_protocol,
 )
-from jepa_geometry.planning.solver import Planner, SolverSpec, plan_seed, solver_spec
+from jepa_geometry.planning.solver import Planner, SolverSpec, budget_tiers, plan_seed, solver_spec
 from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.training import load_world_model, world_model_artifact
 
@@ -247,74 +247,81 @@ class EvalResult:
     eval_seconds: float  # wall time of the planner's episode loop when it was built
 
 
-def _cell(
-    task: str,
-    arm: str,
-    train_seed: int,
-    profile: Profile,
-    solver: str,
-    budget: str,
-    protocol: str,
-    temperature: float | None,
-    episodes: int | None,
-    weights: dict[str, float] | None,
-) -> tuple[Protocol, int, SolverSpec, Artifact, Artifact]:
-    """Protocol, pair count, solver spec and the two cached artifacts of one planning cell."""
-    proto = make_protocol(profile, protocol)
-    n = profile.eval.episodes if episodes is None else episodes
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise EvaluationError(
-            f"episodes must be an integer >= 1 (or None: the profile's), got {n!r}"
+@dataclass(frozen=True)
+class PlanningCell:
+    """One planning cell of one trained model: everything its cached results depend on.
+
+    The model is (``task``, ``arm``, ``train_seed``, ``profile``, ``weights``: the arm's weight
+    overrides, None for the papers' defaults); the cell is the ``solver`` at a ``budget`` tier
+    under a ``protocol`` ("profile": ``profile.eval``), MPPI's ``temperature`` (None: the
+    profile's), and ``episodes`` pairs (None: the profile's count). A record is a job: pools
+    and the cluster pass it whole, and :meth:`evaluate` plans it (or reads it from the cache).
+    """
+
+    task: str
+    arm: str
+    train_seed: int
+    profile: Profile
+    solver: str = "cem"
+    budget: str = "T1"
+    protocol: str = "profile"
+    temperature: float | None = None
+    episodes: int | None = None
+    weights: dict[str, float] | None = None
+
+    def plan(self) -> tuple[Protocol, int, SolverSpec, Artifact, Artifact]:
+        """Protocol, pair count, solver spec and the two cached artifacts of the cell."""
+        profile = self.profile
+        proto = make_protocol(profile, self.protocol)
+        n = profile.eval.episodes if self.episodes is None else self.episodes
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise EvaluationError(
+                f"episodes must be an integer >= 1 (or None: the profile's), got {n!r}"
+            )
+        spec = solver_spec(
+            self.solver, self.budget, profile, temperature=self.temperature, task=self.task
         )
-    spec = solver_spec(solver, budget, profile, temperature=temperature, task=task)
-    set_spec = episode_set_spec(task, profile, proto, n, profile.seeds.eval)
-    ckpt = world_model_artifact(task, arm, train_seed, profile, weights)
-    plan_art = Artifact(
-        "results",
-        f"plan-{task}",
-        stable_spec(
-            {
-                **set_spec,
-                "arm": arm,
-                "train_seed": train_seed,
-                "weights": weights,
-                "checkpoint": ckpt.key,
-                "solver": spec.as_dict(),
-                "episode_batch": EPISODE_BATCH,
-                "torch_threads": JOB_THREADS,
-                "device": profile.cluster.device,  # a GPU's plans are its own
-            },
-            added={"device": "cpu"},
-        ),
-    )
-    rand_art = Artifact("results", f"random-{task}", {**set_spec, "policy": "uniform"})
-    return proto, n, spec, plan_art, rand_art
+        set_spec = episode_set_spec(self.task, profile, proto, n, profile.seeds.eval)
+        ckpt = world_model_artifact(self.task, self.arm, self.train_seed, profile, self.weights)
+        plan_art = Artifact(
+            "results",
+            f"plan-{self.task}",
+            stable_spec(
+                {
+                    **set_spec,
+                    "arm": self.arm,
+                    "train_seed": self.train_seed,
+                    "weights": self.weights,
+                    "checkpoint": ckpt.key,
+                    "solver": spec.as_dict(),
+                    "episode_batch": EPISODE_BATCH,
+                    "torch_threads": JOB_THREADS,
+                    "device": profile.cluster.device,  # a GPU's plans are its own
+                },
+                added={"device": "cpu"},
+            ),
+        )
+        rand_art = Artifact("results", f"random-{self.task}", {**set_spec, "policy": "uniform"})
+        return proto, n, spec, plan_art, rand_art
 
+    def artifacts(self) -> tuple[Artifact, Artifact]:
+        """The cell's two cached results (built or not): the arm's per-episode table and the
+        random floor of the same pairs."""
+        return self.plan()[3:]
 
-def cell_artifacts(
-    task: str,
-    arm: str,
-    train_seed: int,
-    profile: Profile,
-    *,
-    solver: str = "cem",
-    budget: str = "T1",
-    protocol: str = "profile",
-    temperature: float | None = None,
-    episodes: int | None = None,
-    weights: dict[str, float] | None = None,
-) -> tuple[Artifact, Artifact]:
-    """The two cached results of :func:`evaluate_arm` with the same arguments (built or not):
-    the arm's per-episode table and the random floor of the same pairs."""
-    return _cell(
-        task, arm, train_seed, profile, solver, budget, protocol, temperature, episodes, weights
-    )[3:]
+    def unbuilt(self) -> bool:
+        """Whether the cell still has to plan: the ``pending`` test of a pool of cells (built
+        cells run without a pool)."""
+        return not all(a.exists() for a in self.artifacts())
 
+    def rollouts(self) -> int:
+        """Rollouts per replan at the cell's budget tier (samples x iterations)."""
+        samples, iterations = budget_tiers(self.profile)[self.budget]
+        return samples * iterations
 
-def cell_unbuilt(kwargs: dict[str, Any]) -> bool:
-    """Whether :func:`evaluate_arm` with these keyword arguments still has to plan: the
-    ``pending`` test of a pool of planning cells (built cells run without a pool)."""
-    return not all(a.exists() for a in cell_artifacts(**kwargs))
+    def evaluate(self, progress: bool = True) -> EvalResult:
+        """:func:`evaluate_cell` of this cell."""
+        return evaluate_cell(self, progress)
 
 
 def evaluate_arm(
@@ -331,7 +338,16 @@ def evaluate_arm(
     weights: dict[str, float] | None = None,
     progress: bool = True,
 ) -> EvalResult:
-    """Evaluate one trained world model (trained if missing) on the profile's episode set.
+    """Evaluate one trained world model (trained if missing) in one planning cell: the
+    :class:`PlanningCell` of these arguments, planned by :func:`evaluate_cell`."""
+    cell = PlanningCell(
+        task, arm, train_seed, profile, solver, budget, protocol, temperature, episodes, weights
+    )
+    return evaluate_cell(cell, progress)
+
+
+def evaluate_cell(cell: PlanningCell, progress: bool = True) -> EvalResult:
+    """Plan one cell (the model trained first if missing) on its episode set.
 
     Results are cached: ``results/plan-<task>/<key>/episodes.parquet`` for the arm and
     ``results/random-<task>/<key>/episodes.parquet`` for the floor (shared by all arms). The
@@ -339,9 +355,8 @@ def evaluate_arm(
     the ``plan_seconds`` column, so a payload's bytes depend on its inputs alone.
     """
 
-    proto, n, spec, plan_art, rand_art = _cell(
-        task, arm, train_seed, profile, solver, budget, protocol, temperature, episodes, weights
-    )
+    proto, n, spec, plan_art, rand_art = cell.plan()
+    task, arm, train_seed, profile = cell.task, cell.arm, cell.train_seed, cell.profile
     seed = profile.seeds.eval
     state: dict[str, Any] = {}
 
@@ -354,7 +369,7 @@ def evaluate_arm(
 
     def build_plan(tmp) -> dict:
         env, data, eps = context()
-        model = load_world_model(task, arm, train_seed, profile, weights)
+        model = load_world_model(task, arm, train_seed, profile, cell.weights)
         model.to(profile.cluster.device)
         t0 = time.perf_counter()
         with job_threads():  # the same plans on any machine (jepa_geometry.jobs)
@@ -379,7 +394,7 @@ def evaluate_arm(
     tab["plan_seconds"] = manifest["plan_seconds"]
     for col, val in (("task", task), ("arm", arm), ("train_seed", train_seed)):
         tab.insert(0, col, val)
-    for col, val in (("solver", solver), ("budget", budget), ("protocol", proto.name)):
+    for col, val in (("solver", cell.solver), ("budget", cell.budget), ("protocol", proto.name)):
         tab[col] = val
     return EvalResult(
         task=task,

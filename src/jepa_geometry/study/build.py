@@ -27,8 +27,7 @@ import pandas as pd
 from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, run_parallel
-from jepa_geometry.planning.evaluator import cell_artifacts, cell_unbuilt, evaluate_arm
-from jepa_geometry.planning.solver import budget_tiers
+from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.grid import (
     arm_temperature,
@@ -47,19 +46,18 @@ def _train(task: str, arm: str, seed: int, profile: Profile) -> float:
     return float(art.manifest()["summary"]["train_wall_s"])
 
 
-def _evaluate(kwargs: dict[str, Any]) -> float:
+def _evaluate(cell: PlanningCell) -> float:
     """One planning cell (a process-pool job); its planning wall time."""
-    return evaluate_arm(**kwargs, progress=False).eval_seconds
+    return cell.evaluate(progress=False).eval_seconds
 
 
-def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> list[dict]:
-    """The ``evaluate_arm`` keyword dicts of every cell of the study's grid.
+def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> list[PlanningCell]:
+    """The planning cells of the study's grid, one per (training seed, arm, cell).
 
     ``temperature=None`` lists the CEM and iCEM cells (which need no temperature); a number
     lists the MPPI cells at that temperature. Sorted by rollouts per plan, largest first, so
     the longest jobs start first and the pool ends with short ones.
     """
-    tiers = budget_tiers(profile)
     jobs = []
     for cells, seeds in grid_parts(spec, profile):
         for seed in seeds:
@@ -68,18 +66,18 @@ def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> l
                     if (c.solver == "mppi") != (temperature is not None):
                         continue
                     jobs.append(
-                        {
-                            "task": spec.task,
-                            "arm": arm,
-                            "train_seed": seed,
-                            "profile": profile,
-                            "solver": c.solver,
-                            "budget": c.budget,
-                            "protocol": c.protocol,
-                            "temperature": arm_temperature(arm, temperature, profile),
-                        }
+                        PlanningCell(
+                            spec.task,
+                            arm,
+                            seed,
+                            profile,
+                            solver=c.solver,
+                            budget=c.budget,
+                            protocol=c.protocol,
+                            temperature=arm_temperature(arm, temperature, profile),
+                        )
                     )
-    return sorted(jobs, key=lambda j: -tiers[j["budget"]][0] * tiers[j["budget"]][1])
+    return sorted(jobs, key=lambda j: -j.rollouts())
 
 
 def _span(manifests: list[dict]) -> tuple[float, float, float]:
@@ -112,11 +110,10 @@ def build_times(spec: StudySpec, profile: Profile) -> pd.DataFrame:
 
     seen: set[str] = set()  # a random floor is shared by cells: count it where first built
 
-    def cells(jobs: list[dict]) -> list[dict]:
+    def cells(jobs: list[PlanningCell]) -> list[dict]:
         out = []
         for j in jobs:
-            kw = {k: v for k, v in j.items() if k not in ("task", "arm", "train_seed", "profile")}
-            for art in cell_artifacts(task, j["arm"], j["train_seed"], j["profile"], **kw):
+            for art in j.artifacts():
                 if art.key not in seen:
                     seen.add(art.key)
                     out.append(art.manifest())
@@ -185,7 +182,7 @@ def build_study(
     # all cached (as in the evidence tree, which has no frames) loads no dataset
     needed = not dataset_artifact(spec.task, profile).exists()
     needed = needed or any(model_untrained(*m) for m in models)
-    needed = needed or any(cell_unbuilt(*j) for j in first)
+    needed = needed or any(j.unbuilt() for (j,) in first)
     if needed:
         stage("dataset", 1, lambda: load_dataset(spec.task, profile, progress=progress))
     stage(
@@ -212,7 +209,7 @@ def build_study(
             workers,
             f"plan {spec.task}",
             progress,
-            pending=cell_unbuilt,
+            pending=PlanningCell.unbuilt,
             preload=SIMULATOR_PRELOAD,
         ),
     )
@@ -229,7 +226,7 @@ def build_study(
             workers,
             f"plan {spec.task} MPPI",
             progress,
-            pending=cell_unbuilt,
+            pending=PlanningCell.unbuilt,
             preload=SIMULATOR_PRELOAD,
         ),
     )

@@ -50,7 +50,7 @@ from jepa_geometry.artifacts import Artifact, NotCached, cache_only
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, default_workers, job_threads, progress_bar
-from jepa_geometry.planning.evaluator import cell_artifacts, evaluate_arm
+from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.protocol import make_protocol
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
@@ -98,14 +98,14 @@ class TrainModel(submitit.helpers.Checkpointable):
 
 
 class PlanCells(submitit.helpers.Checkpointable):
-    """Plan a list of cells (``evaluate_arm`` keyword dicts); each cell is cached on its own,
-    so a requeued job skips the cells already planned."""
+    """Plan a list of cells; each cell is cached on its own, so a requeued job skips the cells
+    already planned."""
 
-    def __call__(self, cells: list[dict[str, Any]]) -> float:
+    def __call__(self, cells: list[PlanningCell]) -> float:
         t0 = time.perf_counter()
         with job_threads():
-            for kwargs in cells:
-                evaluate_arm(**kwargs, progress=False)
+            for cell in cells:
+                cell.evaluate(progress=False)
         return time.perf_counter() - t0
 
 
@@ -157,39 +157,37 @@ def train_hours(profile: Profile) -> float:
     return profile.train.steps / profile.cluster.train_steps_per_s / 3600
 
 
-def cell_hours(cell: dict[str, Any]) -> float:
+def cell_hours(cell: PlanningCell) -> float:
     """Estimated hours of one planning cell: pairs x plans per pair x seconds per plan, the
     profile's ``plan_seconds`` (at tier T1) scaled by the tier's rollouts (samples x
     iterations) relative to T1."""
-    p: Profile = cell["profile"]
-    tiers = budget_tiers(p)
-    rollouts = tiers[cell["budget"]][0] * tiers[cell["budget"]][1]
-    per_plan = p.cluster.plan_seconds * rollouts / (tiers["T1"][0] * tiers["T1"][1])
-    pairs = cell.get("episodes") or p.eval.episodes
-    return pairs * make_protocol(p, cell["protocol"]).plans * per_plan / 3600
+    p = cell.profile
+    samples, iterations = budget_tiers(p)["T1"]
+    per_plan = p.cluster.plan_seconds * cell.rollouts() / (samples * iterations)
+    pairs = cell.episodes or p.eval.episodes
+    return pairs * make_protocol(p, cell.protocol).plans * per_plan / 3600
 
 
-def _cell_outputs(cells: list[dict[str, Any]]) -> tuple[Artifact, ...]:
+def _cell_outputs(cells: list[PlanningCell]) -> tuple[Artifact, ...]:
     out: dict[str, Artifact] = {}
     for c in cells:
-        kw = {k: v for k, v in c.items() if k not in ("task", "arm", "train_seed", "profile")}
-        for art in cell_artifacts(c["task"], c["arm"], c["train_seed"], c["profile"], **kw):
+        for art in c.artifacts():
             out[f"{art.name}/{art.key}"] = art
     return tuple(out.values())
 
 
-def _plan_unit(stage: str, label: str, cells: list[dict[str, Any]]) -> Unit:
+def _plan_unit(stage: str, label: str, cells: list[PlanningCell]) -> Unit:
     c = cells[0]
-    model = world_model_artifact(c["task"], c["arm"], c["train_seed"], c["profile"])
+    model = world_model_artifact(c.task, c.arm, c.train_seed, c.profile)
     return Unit(
         stage,
         "plan",
-        c["task"],
+        c.task,
         label,
         PlanCells(),
         (cells,),
         _cell_outputs(cells),
-        (model, dataset_artifact(c["task"], c["profile"])),
+        (model, dataset_artifact(c.task, c.profile)),
         sum(cell_hours(x) for x in cells),
     )
 
@@ -210,10 +208,10 @@ def _models(spec: StudySpec, profile: Profile) -> list[tuple[str, int]]:
     return [(arm, s) for s in profile.seeds.train for arm in check_study_arms(spec.arms)]
 
 
-def _per_model(cells: list[dict[str, Any]]) -> dict[tuple[str, int], list[dict[str, Any]]]:
-    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+def _per_model(cells: list[PlanningCell]) -> dict[tuple[str, int], list[PlanningCell]]:
+    groups: dict[tuple[str, int], list[PlanningCell]] = {}
     for c in cells:
-        groups.setdefault((c["arm"], c["train_seed"]), []).append(c)
+        groups.setdefault((c.arm, c.train_seed), []).append(c)
     return groups
 
 

@@ -29,7 +29,7 @@ import pandas as pd
 
 from jepa_geometry import stats
 from jepa_geometry.jobs import progress_bar
-from jepa_geometry.planning.evaluator import evaluate_arm
+from jepa_geometry.planning.evaluator import PlanningCell, evaluate_arm
 from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.planning.solver import MPPI_T_STAR_DIM, budget_tiers
 from jepa_geometry.profiles import Profile
@@ -148,10 +148,10 @@ def mppi_sweep_jobs(
     budgets: Sequence[str] = ("T1", "T3"),
     episodes: int | None = None,
     temperatures: Sequence[float] | None = None,
-) -> list[dict]:
-    """The :func:`~jepa_geometry.planning.evaluator.evaluate_arm` calls of the MPPI sweep (one
-    keyword dict per temperature x budget), in the order :func:`select_mppi_temperature`
-    tabulates them; ``build_study`` runs the same calls in parallel."""
+) -> list[PlanningCell]:
+    """The planning cells of the MPPI sweep (one per temperature x budget), in the order
+    :func:`select_mppi_temperature` tabulates them; ``build_study`` plans the same cells in
+    parallel."""
     sweep = with_eval_seed(profile, profile.seeds.eval + SWEEP_SEED_OFFSET)
     temps = list(temperatures or mppi_sweep_temperatures(profile))
     n = max(profile.eval.episodes // 2, 1) if episodes is None else episodes
@@ -162,17 +162,17 @@ def mppi_sweep_jobs(
     if bad:
         raise StudyError(f"unknown budget(s) {bad}; valid: {', '.join(tiers)}")
     return [
-        {
-            "task": task,
-            "arm": BASELINE,
-            "train_seed": profile.seeds.train[0],
-            "profile": sweep,
-            "solver": "mppi",
-            "budget": b,
-            "protocol": protocol,
-            "temperature": float(t),
-            "episodes": n,
-        }
+        PlanningCell(
+            task,
+            BASELINE,
+            profile.seeds.train[0],
+            sweep,
+            solver="mppi",
+            budget=b,
+            protocol=protocol,
+            temperature=float(t),
+            episodes=n,
+        )
         for t in temps
         for b in budgets
     ]
@@ -199,12 +199,12 @@ def select_mppi_temperature(
     rows = []
     jobs = mppi_sweep_jobs(task, profile, protocol, budgets, episodes, temperatures)
     for job in progress_bar(jobs, desc="MPPI temperature sweep", progress=progress):
-        res = evaluate_arm(**job, progress=False)
+        res = job.evaluate(progress=False)
         succ = res.episodes["success"].to_numpy()
         rows.append(
             {
-                "temperature": job["temperature"],
-                "budget": job["budget"],
+                "temperature": job.temperature,
+                "budget": job.budget,
                 "success": float(succ.mean()),
                 "n": len(succ),
                 "eval_seconds": res.eval_seconds,

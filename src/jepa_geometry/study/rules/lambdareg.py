@@ -25,7 +25,7 @@ import pandas as pd
 from jepa_geometry import stats
 from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.jobs import run_parallel
-from jepa_geometry.planning.evaluator import cell_unbuilt, evaluate_arm
+from jepa_geometry.planning.evaluator import PlanningCell, evaluate_arm
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.spec import StudySpec
 from jepa_geometry.wm.arms import LAMBDAREG_ARMS, parse_arm
@@ -104,8 +104,8 @@ def choose_variant(table: pd.DataFrame) -> tuple[str, str]:
     )
 
 
-def _plan(kwargs: dict[str, Any]) -> None:
-    evaluate_arm(**kwargs, progress=False)
+def _plan(cell: PlanningCell) -> None:
+    cell.evaluate(progress=False)
 
 
 def lambdareg_arms(arms: Sequence[str]) -> list[str]:
@@ -154,16 +154,9 @@ def variant_planning(
     )
     jobs = [
         (
-            {
-                "task": task,
-                "arm": arm,
-                "train_seed": s,
-                "profile": profile,
-                "solver": solver,
-                "budget": budget,
-                "protocol": protocol,
-                "weights": w,
-            },
+            PlanningCell(
+                task, arm, s, profile, solver=solver, budget=budget, protocol=protocol, weights=w
+            ),
         )
         for arm, w in runs.values()
         for s in seeds
@@ -174,7 +167,7 @@ def variant_planning(
         workers,
         f"plan {task} {solver} {budget}",
         progress,
-        pending=cell_unbuilt,
+        pending=PlanningCell.unbuilt,
         preload=SIMULATOR_PRELOAD,
     )
     success = {}
