@@ -1,11 +1,10 @@
 # `make book` builds the book, `make test` runs the tests. Each does its own set-up on a
 # fresh machine: it creates .venv and installs the pinned dependencies first.
 PROFILE ?= laptop
-# data/ (versioned by data.dvc) holds the book's laptop artifacts only; other profiles build
-# into their own cache, so `make book PROFILE=smoke` never changes data/ or data.dvc.
-ifneq ($(PROFILE),laptop)
-export JEPA_GEOMETRY_DATA ?= $(CURDIR)/.cache/data-$(PROFILE)
-endif
+# data/ (versioned by data.dvc) holds the book's laptop artifacts only; every command of
+# jepa-geometry puts another profile's artifacts in .cache/data-<profile> (a `profile`
+# parameter of `make chapter` included), so `make book PROFILE=smoke` never changes data/ or
+# data.dvc. $JEPA_GEOMETRY_DATA, when set, names the cache instead.
 # pages of the book (a task chapter chNN_<rest>.md has one page chNN_<task>_<rest> per task)
 CHAPTERS := $(patsubst book/chapters/%,%,$(shell grep -o 'book/chapters/[a-z0-9_]*' _toc.yml))
 LAPTOP_REBUILD := about 4 h 30 min on 2 cores (five task studies, two ladders and the pages, README)
@@ -67,7 +66,7 @@ data-pull: $(STAMP)
 	  $(BIN)/jepa-geometry evidence coverage; }
 
 html: $(STAMP)
-	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going --quiet
+	$(BIN)/jepa-geometry html
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
 ## data-push: version data/ with DVC and push it, only when data/ holds every artifact the

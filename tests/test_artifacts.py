@@ -326,3 +326,17 @@ def test_memo_computes_once_and_returns_the_same_value_in_each_format(data_root)
             assert again["names"].dtype.kind == "U"  # strings without pickle
         else:
             assert again == first == value and list(again) == list(value)
+
+
+def test_each_profile_has_its_own_cache_unless_one_is_named(monkeypatch):
+    from jepa_geometry.artifacts import DATA_ENV, profile_cache, repo_root, use_profile_cache
+
+    root = repo_root()
+    assert profile_cache("laptop") == root / "data"  # the book's, versioned by data.dvc
+    assert profile_cache("smoke") == root / ".cache" / "data-smoke"
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    use_profile_cache("smoke")
+    assert os.environ[DATA_ENV] == str(root / ".cache" / "data-smoke")
+    monkeypatch.setenv(DATA_ENV, "/somewhere/else")
+    use_profile_cache("paper")  # a cache named by the user wins
+    assert os.environ[DATA_ENV] == "/somewhere/else"

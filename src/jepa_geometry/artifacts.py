@@ -123,6 +123,25 @@ def data_root() -> Path:
     return (root / "data") if root else (Path.cwd() / "data").resolve()
 
 
+BOOK_PROFILE = "laptop"
+"""The profile whose artifacts ``data/`` holds (versioned by ``data.dvc``)."""
+
+
+def profile_cache(profile: str) -> Path:
+    """Where a profile's artifacts go when ``$JEPA_GEOMETRY_DATA`` is unset: ``<repo>/data``
+    for the book's profile (:data:`BOOK_PROFILE`), ``<repo>/.cache/data-<profile>`` for the
+    others, so a smoke or paper run never mixes its artifacts into the book's versioned data."""
+    root = repo_root() or Path.cwd()
+    return root / "data" if profile == BOOK_PROFILE else root / ".cache" / f"data-{profile}"
+
+
+def use_profile_cache(profile: str) -> None:
+    """Point this process (and the kernels and jobs it starts) at :func:`profile_cache` unless
+    ``$JEPA_GEOMETRY_DATA`` names a cache already."""
+    if not os.environ.get(DATA_ENV):
+        os.environ[DATA_ENV] = str(profile_cache(profile))
+
+
 def read_only_roots() -> list[Path]:
     """Caches whose artifacts are reused but never written: ``$JEPA_GEOMETRY_READ_ONLY``, then
     the repository's evidence tree wherever the repository's ``data/`` is read.

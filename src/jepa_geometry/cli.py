@@ -29,10 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import jupytext
 import pandas as pd
 import yaml
 
-from jepa_geometry.artifacts import get_or_build, repo_root
+from jepa_geometry.artifacts import get_or_build, repo_root, use_profile_cache
 from jepa_geometry.book.evidence import (
     EvidenceError,
     evidence_pages,
@@ -45,6 +46,9 @@ from jepa_geometry.book.evidence import (
 from jepa_geometry.book.pipeline import (
     book_pages,
     build_book,
+    build_html,
+    chapter_listing,
+    parameters_of,
     resolve_page,
     run_chapter,
     run_experiment,
@@ -265,10 +269,16 @@ def _cmd_book(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_html(args: argparse.Namespace) -> int:
+    return build_html(quiet=not args.verbose)
+
+
 def _cmd_chapter(args: argparse.Namespace) -> int:
     params = dict(args.param or [])
+    page = resolve_page(args.chapter)
+    defaults = parameters_of(jupytext.read(page.source))
+    use_profile_cache(str(params.get("profile", defaults["profile"])))
     if args.output:  # an explicit notebook: run there, with the current cache
-        page = resolve_page(args.chapter)
         run = run_chapter(page.source, Path(args.output), {**page.parameters, **params})
     else:  # the book's run, or a run folder of its own when parameters differ
         run = run_experiment(args.chapter, params)
@@ -453,6 +463,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sb.set_defaults(func=_cmd_book)
 
+    sx = sub.add_parser(
+        "html",
+        help="build the HTML book from the executed pages, with the banner of their profile",
+    )
+    sx.add_argument("--verbose", action="store_true", help="Jupyter Book's full output")
+    sx.set_defaults(func=_cmd_html)
+
     se = sub.add_parser(
         "evidence",
         help="the committed evidence tree: export it, diff a render, check a sample",
@@ -489,10 +506,12 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Run a chapter (name such as ch02, ch02_isotropy_regret, or its path). Without "
             "OUTPUT, a run whose parameters differ from the chapter's defaults writes its "
-            "notebook, figures and new artifacts to runs/<chapter>/<parameters>/ and only "
+            "notebook, figures and new artifacts to runs/<chapter>/<parameters>-<hash>/ and only "
             "reads the book's cache; with defaults it rebuilds the book's own page."
         ),
     )
+    sh.epilog = chapter_listing()
+    sh.formatter_class = argparse.RawDescriptionHelpFormatter
     sh.add_argument("chapter", help="chapter name (ch02, ch02_isotropy_regret) or path")
     sh.add_argument("output", nargs="?", help="write the executed notebook here instead")
     sh.add_argument("-p", "--param", type=_parse_assign, action="append", metavar="NAME=VALUE")
@@ -502,6 +521,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if isinstance(getattr(args, "profile", None), str):  # its own cache unless told otherwise
+        use_profile_cache(args.profile)
     interrupted: list[int] = []
 
     def on_interrupt(signum: int, frame: Any) -> None:

@@ -3,8 +3,9 @@
 Debian's ``chromium`` and ``chromium-driver`` drive it (Selenium, pointed at the system
 chromedriver so nothing is downloaded). A page fails on raw TeX in its visible text (MathJax
 did not typeset it, e.g. because it was to come from a CDN), an image that did not load, a
-local link or ``#fragment`` that leads nowhere, or a JavaScript error or failed request in the
-console. A screenshot of every page is kept under ``<build>/screenshots/``.
+local link or ``#fragment`` that leads nowhere, a table cell reading ``nan`` or ``None`` where
+a blank is meant, a page that opens with code instead of prose, or a JavaScript error or failed
+request in the console. A screenshot of every page is kept under ``<build>/screenshots/``.
 """
 
 from __future__ import annotations
@@ -126,6 +127,19 @@ def check_book(html_root: Path) -> dict[str, list[str]]:
                 elif parts.fragment and target.suffix == ".html":
                     if unquote(parts.fragment) not in _ids(target, ids):
                         problems.append(f"broken fragment: {href}")
+            blanks = driver.execute_script(
+                "return [...document.querySelectorAll('table td, table th')]"
+                ".map(c => c.innerText.trim()).filter(s => /^(nan|NaN|None|<NA>)$/.test(s))"
+            )
+            if blanks:
+                problems.append(f"{len(blanks)} table cells read {blanks[0]!r} (blank expected)")
+            first = driver.execute_script(
+                "const a = document.querySelector('main article') || document.body;"
+                "const f = a.querySelector('p, .admonition, div.cell_input, div.cell_output');"
+                "return f ? f.className || f.tagName : '';"
+            )
+            if "cell_input" in first:
+                problems.append("the page opens with code, not prose")
             for entry in driver.get_log("browser"):
                 if entry["level"] == "SEVERE":
                     problems.append(f"console: {entry['message'][:200]}")

@@ -316,3 +316,43 @@ def test_pages_start_chapter_by_chapter_the_ladder_first_the_cross_task_page_las
         )
     within = [p for p in order if p.source.stem == "ch06_planning"]
     assert within == [p for p in pages if p.source.stem == "ch06_planning"]  # reading order
+
+
+def test_present_removes_the_plumbing_and_keeps_what_a_reader_needs():
+    import nbformat
+
+    from jepa_geometry.book.pipeline import present
+
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell
+    nb.cells = [
+        code("profile = 'laptop'", metadata={"tags": ["parameters"]}),
+        code("profile = 'smoke'", metadata={"tags": ["injected-parameters"]}),
+        code("import numpy as np\nfrom myst_nb import glue"),
+        code("cfg = jg.setup_chapter(globals(), 'ch02')"),
+        code('glue("a", 1, display=False)\nglue("b", 2, display=False)'),
+        code('glue("c", table)', outputs=[nbformat.v4.new_output("display_data", {})]),
+        code("x = lg.covariance_2d([4.0, 1.0], 45.0)\nglue('x', x, display=False)"),
+        code("%matplotlib inline"),
+    ]
+    present(nb)
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    removed = ["remove-cell" in t for t in tags]
+    assert removed == [True, True, True, False, True, False, False, False]
+    assert "remove-input" in tags[3]  # the setup cell's output (the parameters) stays
+    assert tags[0] == ["parameters", "remove-cell"]  # papermill's tag is kept
+
+
+def test_the_parameters_block_and_the_banner_name_the_profile():
+    from jepa_geometry.book.pipeline import BANNERS, banner, parameters_html
+
+    block = parameters_html(
+        {"profile": "smoke", "seed": 3, "lam": 1.0}, {"profile": "laptop", "seed": 0, "lam": 1.0}
+    )
+    assert "profile <b>smoke</b>, 1 changed from the chapter" in block
+    rows = block.split("<tr>")[2:]  # header first; changed parameters before the defaults
+    assert [r.split("<code>")[1].split("<")[0] for r in rows] == ["profile", "seed", "lam"]
+    assert "changed" in rows[1] and "default" in rows[2]
+    assert banner({"ch01": "smoke", "ch02": "smoke"}) == BANNERS["smoke"]
+    mixed = banner({"ch01": "smoke", "ch02": "laptop"})
+    assert mixed.startswith("<b>Mixed build.</b>") and "<b>laptop</b>: ch02" in mixed

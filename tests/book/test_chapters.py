@@ -56,9 +56,9 @@ def built_book(book_copy: Path) -> subprocess.CompletedProcess | None:
             return None
         for page in PAGES:  # each page as its own test left it, or run now if none has yet
             executed(page, book_copy)
-        jb = Path(sys.executable).parent / "jupyter-book"
+        cli = Path(sys.executable).parent / "jepa-geometry"
         return subprocess.run(
-            [jb, "build", ".", "--warningiserror", "--nitpick", "--keep-going", "--quiet"],
+            [cli, "html"],
             cwd=book_copy,
             capture_output=True,
             text=True,
@@ -75,8 +75,16 @@ def test_book_builds_from_executed_chapters(book_copy: Path):
     for p in PAGES:
         html = book_copy / "_build" / "html" / EXECUTED_DIR / f"{p.name}.html"
         assert html.is_file()
+        text = html.read_text()
         if "savefig(" in p.source.read_text():  # a chapter that draws figures shows them
-            assert "<img" in html.read_text()
+            assert "<img" in text
+        # every page says which profile built it, shows its parameters once, and no plumbing
+        assert (
+            "Smoke build." in text
+            and text.count("This build&#39;s parameters") + text.count("This build's parameters")
+            == 1
+        )
+        assert "setup_chapter(" not in text and "from myst_nb import glue" not in text
 
 
 @pytest.mark.chapters
@@ -107,10 +115,18 @@ def test_the_browser_check_finds_what_a_reader_would(tmp_path: Path):
         "<a href='nowhere.html'>a</a><a href='ok.html#gone'>b</a>"
         "<script>throw new Error('boom')</script></body></html>"
     )
+    (site / "plumbing.html").write_text(
+        "<html><body><main><article><div class='cell_input'>import x</div><p>text</p>"
+        "<table><tr><td>nan</td><td>1</td></tr></table></article></main></body></html>"
+    )
     report = check_book(site)
     assert report["ok.html"] == []
     kinds = sorted({p.split(":")[0] for p in report["bad.html"]})
     assert kinds == ["broken fragment", "broken image", "broken link", "console", "raw TeX"]
+    assert report["plumbing.html"] == [
+        "1 table cells read 'nan' (blank expected)",
+        "the page opens with code, not prose",
+    ]
 
 
 @pytest.mark.chapters

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import html
 import json
 import multiprocessing as mp
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +40,7 @@ from typing import Any
 
 import jupytext
 import yaml
+from IPython.display import HTML, display
 
 from jepa_geometry.artifacts import (
     DATA_ENV,
@@ -48,6 +51,7 @@ from jepa_geometry.artifacts import (
     environ,
     repo_root,
 )
+from jepa_geometry.book.display import use_for_data_frames
 from jepa_geometry.book.parameters import check_parameter
 from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
@@ -274,6 +278,29 @@ def parameters_of(nb: Any) -> dict[str, Any]:
     return params
 
 
+def chapter_listing(root: Path | None = None, width: int = 96) -> str:
+    """Every chapter with its parameters and their defaults, and the pages it is executed as:
+    what ``jepa-geometry chapter --help`` lists."""
+    import textwrap
+
+    root = root or _root()
+    pages: dict[Path, list[Page]] = {}
+    for page in book_pages(root):
+        pages.setdefault(page.source, []).append(page)
+    lines = ["chapters, their parameters (defaults) and the pages they are executed as:"]
+    for source, its in pages.items():
+        params = parameters_of(jupytext.read(source))
+        names = ", ".join(p.name for p in its if p.name != source.stem)
+        lines.append(f"  {source.stem}" + (f"  (pages: {names})" if names else ""))
+        text = " ".join(f"{k}={v!r}" for k, v in params.items())
+        lines += textwrap.wrap(text, width, initial_indent=" " * 6, subsequent_indent=" " * 6)
+    lines.append(
+        "a parameter is set with -p NAME=VALUE; profile=smoke reads and writes the smoke "
+        "cache (.cache/data-smoke), as `make book PROFILE=smoke` does"
+    )
+    return "\n".join(lines)
+
+
 def _same_type(default: Any, value: Any) -> bool:
     if isinstance(default, bool) or isinstance(value, bool):
         return isinstance(default, bool) and isinstance(value, bool)
@@ -336,7 +363,32 @@ def setup_chapter(namespace: dict[str, Any], chapter: str) -> Profile:
     overrides = {k.replace("__", "."): v for k, v in given.items() if "__" in k}
 
     set_theme(inline=True)
-    return load_profile(given.get("profile", defaults["profile"]), overrides)
+    use_for_data_frames()
+    profile = load_profile(given.get("profile", defaults["profile"]), overrides)
+    display(HTML(parameters_html({**defaults, **given}, defaults)))
+    return profile
+
+
+def parameters_html(values: dict[str, Any], defaults: dict[str, Any]) -> str:
+    """A page's parameters as a reader sees them once, near its top: the profile in the summary
+    line, every parameter in a folded table, those changed from the chapter's defaults first
+    and marked."""
+    changed = [k for k in values if values[k] != defaults.get(k)]
+    order = changed + [k for k in values if k not in changed]
+    rows = "".join(
+        f"<tr><td><code>{html.escape(k)}</code></td><td><code>{html.escape(repr(values[k]))}"
+        f"</code></td><td>{'changed' if k in changed else 'default'}</td></tr>"
+        for k in order
+    )
+    n = len([k for k in changed if k != "profile"])
+    summary = f"This build's parameters: profile <b>{html.escape(str(values['profile']))}</b>, " + (
+        f"{n} changed from the chapter's defaults" if n else "the chapter's defaults"
+    )
+    return (
+        f'<details class="build-parameters"><summary>{summary}</summary>'
+        "<table><thead><tr><th>parameter</th><th>value</th><th></th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></details>"
+    )
 
 
 def _library_digest() -> str:
@@ -355,6 +407,48 @@ def fingerprint(source: Path, parameters: dict[str, Any]) -> str:
     h.update(repr(sorted(parameters.items())).encode())
     h.update(_library_digest().encode())
     return h.hexdigest()[:16]
+
+
+PROFILE_KEY = "jepa_geometry_profile"  # the profile an executed page was built with
+PLUMBING = "remove-cell"
+
+
+def _statements(source: str) -> list[ast.stmt] | None:
+    try:
+        return ast.parse(source).body
+    except SyntaxError:  # IPython magics: not plumbing
+        return None
+
+
+def _is_glue(node: ast.stmt) -> bool:
+    call = node.value if isinstance(node, ast.Expr) else None
+    return isinstance(call, ast.Call) and getattr(call.func, "id", None) == "glue"
+
+
+def present(nb: Any) -> None:
+    """Tag an executed page's plumbing so that a reader sees prose, results and the library
+    calls that make them, in place (MyST-NB hides what these tags name).
+
+    Removed: the parameters cell and papermill's injected one (:func:`setup_chapter` shows the
+    build's parameters once), cells that only import, and cells that only ``glue`` values
+    into the prose without showing anything. The input of the cell that calls
+    :func:`setup_chapter` is removed and its output (the parameters) kept.
+    """
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = list(cell.metadata.get("tags", []))
+        body = _statements(cell.source)
+        if {"parameters", "injected-parameters"} & set(tags):
+            tags.append(PLUMBING)
+        elif body and all(isinstance(n, ast.Import | ast.ImportFrom) for n in body):
+            tags.append(PLUMBING)
+        elif body and all(_is_glue(n) for n in body) and not cell.get("outputs"):
+            tags.append(PLUMBING)
+        elif "setup_chapter(" in cell.source:
+            tags.append("remove-input")
+        if tags:
+            cell.metadata["tags"] = list(dict.fromkeys(tags))
 
 
 @dataclass
@@ -437,8 +531,10 @@ def run_chapter(
         ) from e
     finally:
         Path(log).unlink(missing_ok=True)
+    present(executed)
     executed.metadata[FINGERPRINT_KEY] = fp
     executed.metadata[READS_KEY] = reads
+    executed.metadata[PROFILE_KEY] = given.get("profile", defaults["profile"])
     with atomic_path(output) as tmp:
         nbformat.write(executed, tmp)
     return ChapterRun(output.stem, output, time.perf_counter() - t0, False)
@@ -583,3 +679,77 @@ def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRu
     read_only = os.pathsep.join(p for p in (str(data_root()), os.environ.get(READ_ONLY_ENV)) if p)
     with environ({READ_ONLY_ENV: read_only, DATA_ENV: str(folder / "data")}):
         return run_chapter(source, folder / f"{page.name}.ipynb", parameters, progress=True)
+
+
+BANNERS: dict[str, str] = {
+    "smoke": "<b>Smoke build.</b> These pages were built at the <b>smoke</b> profile, which "
+    "tests the code with a few episodes and minutes of training: their numbers are meaningless. "
+    "The book's results are the laptop profile's.",
+    "laptop": "These pages were built at the <b>laptop</b> profile: models trained for about "
+    "1 % of the papers' steps on 2 CPU cores. Every number is this build's, at that scale.",
+    "paper": "These pages were built at the <b>paper</b> profile: the papers' settings, on a GPU.",
+}
+"""The banner every page carries, by the profile that built the pages."""
+BUILD_CONFIG = Path("_build") / "_config.yml"
+
+
+def page_profiles(root: Path | None = None) -> dict[str, str]:
+    """The profile each executed page of the book was built with (pages not yet executed, or
+    executed before the profile was recorded, are left out)."""
+    import nbformat
+
+    root = root or _root()
+    out = {}
+    for page in book_pages(root):
+        path = root / EXECUTED_DIR / f"{page.name}.ipynb"
+        if path.is_file():
+            profile = nbformat.read(path, as_version=4).metadata.get(PROFILE_KEY)
+            if profile:
+                out[page.name] = profile
+    return out
+
+
+def banner(profiles: dict[str, str]) -> str:
+    """:data:`BANNERS` for the profile of the pages, or a warning naming each profile's pages
+    when they were built with several."""
+    found = sorted(set(profiles.values()))
+    if len(found) == 1:
+        return BANNERS[found[0]]
+    if not found:
+        return "These pages have not been executed by <code>make book</code>."
+    parts = "; ".join(
+        f"<b>{p}</b>: {', '.join(sorted(k for k, v in profiles.items() if v == p))}" for p in found
+    )
+    return f"<b>Mixed build.</b> These pages were built at different profiles ({parts})."
+
+
+def html_config(root: Path | None = None) -> Path:
+    """Write ``_build/_config.yml``: the book's ``_config.yml`` with the banner of
+    :func:`banner` on every page, and return its path (``jupyter-book build --config``)."""
+    root = root or _root()
+    cfg = yaml.safe_load((root / "_config.yml").read_text())
+    cfg.setdefault("html", {})["announcement"] = banner(page_profiles(root))
+    out = root / BUILD_CONFIG
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out) as tmp:
+        tmp.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+    return out
+
+
+def build_html(root: Path | None = None, quiet: bool = True) -> int:
+    """Jupyter Book's HTML build of the executed pages, with the profile banner
+    (:func:`html_config`); the exit status of ``jupyter-book build``."""
+
+    root = root or _root()
+    config = html_config(root)
+    cmd = [
+        str(Path(sys.executable).parent / "jupyter-book"),
+        "build",
+        ".",
+        "--config",
+        str(config),
+        "--warningiserror",
+        "--nitpick",
+        "--keep-going",
+    ]
+    return subprocess.run([*cmd, "--quiet"] if quiet else cmd, cwd=root).returncode

@@ -332,7 +332,11 @@ def plot_leverage_identity(lev: pd.DataFrame) -> plt.Figure:
     )
     fig, ax = plt.subplots()
     sns.lineplot(data=long, x="pc", y="cost contribution", hue="", style="", markers=True, ax=ax)
-    ax.set(yscale="log", xlabel="principal direction j", title="Expected cost contribution = 2 λ_j")
+    ax.set(
+        yscale="log",
+        xlabel="principal direction j",
+        title=r"Expected cost contribution $= 2\lambda_j$",
+    )
     return fig
 
 
@@ -437,7 +441,7 @@ def plot_regret_vs_eta(noise_table: pd.DataFrame, delta_h: float, eta_c: float) 
         xscale="log",
         xlabel=r"process noise $\eta$ (λ = 1)",
         ylabel="planning regret",
-        title="Exact prediction, vanishing noise: regret rises to Δ_H",
+        title=r"Exact prediction, vanishing noise: regret rises to $\Delta_H$",
     )
     ax.legend()
     return fig
@@ -520,12 +524,12 @@ def plot_prediction_vs_regret(
         xscale="log",
         yscale="log",
         ylabel="held-out prediction error (normalized)",
-        xlabel="process noise σ_w",
+        xlabel=r"process noise $\sigma_w$",
     )
     ax = g.axes[0, 1]
     ax.axhline(reference, ls="--", color="k", label="Σ⁻¹ reference")
     ax.axhline(0, ls=":", color="grey")
-    ax.set(xscale="log", ylabel="normalized planning regret", xlabel="process noise σ_w")
+    ax.set(xscale="log", ylabel="normalized planning regret", xlabel=r"process noise $\sigma_w$")
     ax.legend(loc="center right", fontsize=8)
     g.figure.suptitle(
         f"2-D separation, {n_seeds} seeds per point (Σ⁻¹ reference {reference:.3f})", y=1.04

@@ -121,6 +121,12 @@ def protocol_gate(
             f"LeWM {lewm.rate:.1%} lies in {window} and the floor "
             f"{floor.rate:.1%} is at most half of it: keep {protocol}"
         )
+    elif low != low:  # nan: no rate gives the study's outcomes the power (gate_low)
+        n = len(profile.seeds.train) * profile.eval.episodes
+        reason = (
+            f"LeWM {lewm.rate:.1%}, but no success rate gives {n} outcomes per arm the power "
+            f"to detect an arm {POWER_RATIO:g}x as good, so nothing can pass at this profile"
+        )
     elif not in_window:
         reason = (
             f"LeWM {lewm.rate:.1%} is outside {window} (the "

@@ -1,0 +1,68 @@
+"""How a page shows a data frame: blanks for missing values, numbers a reader can scan, and no
+row numbers.
+
+pandas renders a frame with ``NaN`` where a caption promises a blank, every float with six
+decimals (``74.000000``) and a 0..n index that carries nothing. :func:`table_html` renders a
+frame as the pages show it, and :func:`use_for_data_frames` makes it the HTML form of every
+data frame a chapter displays or glues (:func:`~jepa_geometry.book.pipeline.setup_chapter`
+calls it); the text form, which the evidence compares, is pandas' own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from numbers import Real
+from typing import Any
+
+import pandas as pd
+from IPython import get_ipython
+
+SIGNIFICANT = 4  # digits of a non-integer number
+
+
+def format_number(value: Any) -> str:
+    """A cell as text: missing values blank, integral numbers without decimals (thousands
+    separated), others with :data:`SIGNIFICANT` significant digits; anything else as ``str``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        return str(value)
+    x = float(value)
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if abs(x) >= 1e9:
+        return f"{x:.{SIGNIFICANT}g}"
+    if x.is_integer():
+        return f"{int(x):,}"
+    if abs(x) >= 10**SIGNIFICANT:
+        return f"{x:,.0f}"
+    return f"{x:.{SIGNIFICANT}g}"
+
+
+def _plain_index(df: pd.DataFrame) -> bool:
+    """Whether the index is pandas' default 0..n-1 with no name (row numbers, nothing else)."""
+    idx = df.index
+    return isinstance(idx, pd.RangeIndex) and idx.name is None and idx.start == 0 and idx.step == 1
+
+
+def table_html(df: pd.DataFrame) -> str:
+    """``df`` as HTML the way the pages show it (:func:`format_number` for every cell, no row
+    numbers); deterministic, so the same frame renders to the same bytes."""
+    uuid = hashlib.sha256(df.to_csv().encode()).hexdigest()[:8]
+    styler = df.style.format(format_number).set_uuid(uuid)
+    if _plain_index(df):
+        styler = styler.hide(axis="index")
+    else:
+        styler = styler.format_index(format_number, axis=0)
+    return styler.to_html()
+
+
+def use_for_data_frames() -> None:
+    """Register :func:`table_html` as the HTML form of data frames in the running IPython
+    kernel (nothing outside one), and show missing values as blanks in the tables a chapter
+    styles itself."""
+    pd.set_option("styler.format.na_rep", "")
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, table_html)

@@ -1,0 +1,36 @@
+"""How a page shows a data frame (jepa_geometry.book.display)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from jepa_geometry.book.display import format_number, table_html
+
+
+def test_numbers_read_as_a_reader_expects():
+    cases = {
+        74.0: "74",
+        0.0: "0",
+        1300: "1,300",
+        0.123456: "0.1235",
+        -0.5: "-0.5",
+        12345.678: "12,346",
+        3.2e-05: "3.2e-05",
+        2.5e12: "2.5e+12",
+        math.inf: "∞",
+    }
+    assert {k: format_number(k) for k in cases} == cases
+    assert format_number(float("nan")) == format_number(None) == ""
+    assert format_number(True) == "True" and format_number("lewm") == "lewm"
+
+
+def test_a_table_has_blanks_no_row_numbers_and_renders_the_same_twice():
+    df = pd.DataFrame({"rate": [74.0, np.nan], "arm": ["lewm", None]})
+    html = table_html(df)
+    cells = [c.split(">", 1)[1].split("<", 1)[0] for c in html.split("<td")[1:]]
+    assert cells == ["74", "lewm", "", ""]
+    assert "row_heading" not in html  # the 0..n index is hidden
+    assert "nan" not in html.lower().replace("class", "") and html == table_html(df.copy())
+    named = df.set_index("arm")  # a meaningful index stays
+    assert "row_heading" in table_html(named)
