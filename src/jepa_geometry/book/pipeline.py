@@ -729,6 +729,9 @@ def html_config(root: Path | None = None) -> Path:
     root = root or _root()
     cfg = yaml.safe_load((root / "_config.yml").read_text())
     cfg.setdefault("html", {})["announcement"] = banner(page_profiles(root))
+    local = cfg.get("sphinx", {}).get("local_extensions") or {}
+    for name, path in local.items():  # Jupyter Book reads these relative to the config file
+        local[name] = str((root / path).resolve())
     out = root / BUILD_CONFIG
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(out) as tmp:
