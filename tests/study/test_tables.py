@@ -445,6 +445,11 @@ def test_ladder_sentence_says_which_rung_the_study_runs():
     assert "does not plan: it trains and measures the arms at 96 px" in measured
     smoke = tables.gate.ladder_sentence(gate, None, None, "smoke")
     assert "the rule picks no rung; the study file runs as profiled here" in smoke
+    # when no rate has the power, the sentence says so once, not once per rung
+    weak = gate.assign(powered=False, **{"lewm (%)": ["50.0 [15.0, 85.0]", "0.0 [0.0, 49.0]"]})
+    once = tables.gate.ladder_sentence(weak, None, None, "smoke")
+    assert once.startswith("no rung can pass at this profile") and once.count("power") == 1
+    assert "(LeWM at each rung: as profiled 50.0 %, 96 px 0.0 %)" in once
 
 
 def test_coordinate_table_averages_seeds_in_q_order():

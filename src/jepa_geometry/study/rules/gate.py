@@ -122,11 +122,7 @@ def protocol_gate(
             f"{floor.rate:.1%} is at most half of it: keep {protocol}"
         )
     elif low != low:  # nan: no rate gives the study's outcomes the power (gate_low)
-        n = len(profile.seeds.train) * profile.eval.episodes
-        reason = (
-            f"LeWM {lewm.rate:.1%}, but no success rate gives {n} outcomes per arm the power "
-            f"to detect an arm {POWER_RATIO:g}x as good, so nothing can pass at this profile"
-        )
+        reason = f"LeWM {lewm.rate:.1%}; no success rate has the power at this profile"
     elif not in_window:
         reason = (
             f"LeWM {lewm.rate:.1%} is outside {window} (the "
@@ -151,6 +147,7 @@ def protocol_gate(
         else float("nan"),
         "paired lewm - random": f"{diff.diff:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}]",
         "discriminates": bool(in_window and low_floor),
+        "powered": bool(low == low),  # some success rate would give the study the power
         "outcome": outcome,
         "gap": float(diff.diff),  # lewm - random, a fraction (for :func:`best_rung`)
         "reason": reason,

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.rules.gate import protocol_gate
+from jepa_geometry.study.rules.gate import POWER_RATIO, protocol_gate
 from jepa_geometry.wm.arms import arm_weights
 
 
@@ -54,7 +54,18 @@ def ladder_sentence(
     whether the study file runs at the rung it picks (``None``: no rung passed / the file
     names none for this profile). A study that does not plan (``plans`` false) follows the
     rule when no rung passes; it then trains its arms at the rung it names."""
-    steps = "; then ".join(f"{r.lever}: {r.reason}" for r in gate.itertuples())
+    if "powered" in gate.columns and not gate["powered"].any():  # one reason for every rung
+        rates = ", ".join(
+            f"{lever} {rate.split(' ')[0]} %"
+            for lever, rate in zip(gate["lever"], gate["lewm (%)"], strict=True)
+        )
+        steps = (
+            "no rung can pass at this profile: with its few outcomes per arm, no success rate "
+            f"gives the power to detect an arm that succeeds {POWER_RATIO:g}x as often as LeWM "
+            f"(LeWM at each rung: {rates})"
+        )
+    else:
+        steps = "; then ".join(f"{r.lever}: {r.reason}" for r in gate.itertuples())
     if profile == "laptop" and rung is None and not plans:
         tail = (
             "No rung passes within the budget, and the study file does not plan: it trains "
@@ -106,7 +117,7 @@ def gate_style(gate: pd.DataFrame) -> Any:
         "train (min)": "{:.1f}",
         "collect (min)": "{:.1f}",
     }
-    shown = gate.drop(columns=["task", "reason", "gap"], errors="ignore")
+    shown = gate.drop(columns=["task", "reason", "gap", "powered"], errors="ignore")
     return shown.style.format({k: v for k, v in formats.items() if k in shown}).hide(axis="index")
 
 
