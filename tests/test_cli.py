@@ -1,3 +1,5 @@
+import os
+
 import pytest
 import yaml
 
@@ -57,3 +59,25 @@ def test_a_bf16_profile_on_a_cpu_without_native_bf16_is_noted_once(
         if noted
         else []
     )
+
+
+def test_chapter_help_lists_every_chapter_with_its_parameters(capsys):
+    from jepa_geometry.book.pipeline import book_pages
+
+    with pytest.raises(SystemExit) as stop:
+        main(["chapter", "--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    for page in book_pages():
+        assert page.source.stem in out  # every chapter source, with its pages
+    assert "ch07_geometry  (pages: ch07_tworoom_geometry" in out
+    assert "landscape_examples=3" in out and "profile='laptop'" in out
+
+
+def test_every_command_with_a_profile_uses_that_profile_s_cache(monkeypatch, capsys):
+    from jepa_geometry.artifacts import DATA_ENV, profile_cache
+
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    assert main(["book", "--profile", "smoke", "--only", "nosuch"]) == 2  # stops before work
+    assert os.environ[DATA_ENV] == str(profile_cache("smoke"))
+    monkeypatch.delenv(DATA_ENV)

@@ -44,6 +44,7 @@ from jepa_geometry.book.evidence import (
     sample_check,
 )
 from jepa_geometry.book.pipeline import (
+    ChapterError,
     book_pages,
     build_book,
     build_html,
@@ -348,6 +349,19 @@ def _add_arm(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _HelpWithChapters(argparse.Action):
+    """``chapter --help``: the help with every chapter and its parameters, read from the
+    chapters only when asked for (the other commands never read them)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        try:
+            parser.epilog = chapter_listing()
+        except ChapterError as e:
+            parser.epilog = f"(no chapters listed: {e})"
+        parser.print_help()
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jepa-geometry", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -502,6 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sh = sub.add_parser(
         "chapter",
+        add_help=False,
         help="execute one chapter with validated parameters",
         description=(
             "Run a chapter (name such as ch02, ch02_isotropy_regret, or its path). Without "
@@ -510,8 +525,10 @@ def build_parser() -> argparse.ArgumentParser:
             "reads the book's cache; with defaults it rebuilds the book's own page."
         ),
     )
-    sh.epilog = chapter_listing()
     sh.formatter_class = argparse.RawDescriptionHelpFormatter
+    sh.add_argument(
+        "-h", "--help", action=_HelpWithChapters, nargs=0, help="this help, with every chapter"
+    )
     sh.add_argument("chapter", help="chapter name (ch02, ch02_isotropy_regret) or path")
     sh.add_argument("output", nargs="?", help="write the executed notebook here instead")
     sh.add_argument("-p", "--param", type=_parse_assign, action="append", metavar="NAME=VALUE")

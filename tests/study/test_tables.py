@@ -588,3 +588,40 @@ def test_headroom_and_floor_in_words_name_the_side_and_the_window():
     assert high.startswith("above the 30-85 % window")
     assert "excludes 0" in tables.planning.floor_side(SimpleNamespace(low=0.01))
     assert "includes 0" in tables.planning.floor_side(SimpleNamespace(low=0.0))
+
+
+def test_the_papers_columns_are_marked_and_ours_are_not():
+    cols = [
+        "lewm (%)",
+        "lewm, SCALE (%)",
+        "LeWM, AnisoWM (%)",
+        "share above mean, AnisoWM",
+        "paper's effect",
+        "our effect [95% CI]",
+        "AnisoWM (%)",
+        "AnisoWM - LeWM (pp)",
+    ]
+    marked = tables.shared.paper_columns(cols)
+    assert marked == cols[1:5]
+    html = tables.shared.mark_papers(
+        pd.DataFrame([[1.0] * len(cols)], columns=cols).style
+    ).to_html()
+    assert html.count("font-style: italic") == 1 and "#eef1f6" in html  # one CSS rule, 4 cells
+    plain = pd.DataFrame({"lewm (%)": [1.0]}).style
+    assert tables.shared.mark_papers(plain) is plain
+
+
+def test_a_verdict_table_shows_claim_and_verdict_first():
+    table = pd.DataFrame(
+        {
+            "paper": ["SCALE"],
+            "claim": ["c"],
+            "paper's effect": ["+1"],
+            "p (Holm)": [0.01234],
+            "verdict": ["reproduced"],
+        }
+    )
+    styler = tables.geometry.verdict_display(table)
+    assert list(styler.data.columns[:2]) == ["claim", "verdict"]
+    html = styler.to_html()
+    assert "0.0123" in html and "#c7e9c0" in html and "font-style: italic" in html

@@ -694,18 +694,16 @@ BUILD_CONFIG = Path("_build") / "_config.yml"
 
 
 def page_profiles(root: Path | None = None) -> dict[str, str]:
-    """The profile each executed page of the book was built with (pages not yet executed, or
-    executed before the profile was recorded, are left out)."""
+    """The profile each executed page (``book/chapters/*.ipynb``) was built with; pages executed
+    before the profile was recorded are left out."""
     import nbformat
 
     root = root or _root()
     out = {}
-    for page in book_pages(root):
-        path = root / EXECUTED_DIR / f"{page.name}.ipynb"
-        if path.is_file():
-            profile = nbformat.read(path, as_version=4).metadata.get(PROFILE_KEY)
-            if profile:
-                out[page.name] = profile
+    for path in sorted((root / EXECUTED_DIR).glob("*.ipynb")):
+        profile = nbformat.read(path, as_version=4).metadata.get(PROFILE_KEY)
+        if profile:
+            out[path.stem] = profile
     return out
 
 

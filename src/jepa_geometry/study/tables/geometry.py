@@ -16,7 +16,7 @@ from jepa_geometry.stats import bootstrap_interval
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables.models import diagnostics_long
-from jepa_geometry.study.tables.shared import arm_order
+from jepa_geometry.study.tables.shared import arm_order, mark_papers, verdict_style
 from jepa_geometry.study.verdict import verdict_table
 from jepa_geometry.wm.objective import DIAGNOSTICS
 from jepa_geometry.wm.training import last_logged, training_log
@@ -291,3 +291,18 @@ def variant_planning_sentence(table: pd.DataFrame) -> str:
         f"{100 * r['high']:+.1f}] (McNemar p = {r['p_mcnemar']:.3f})"
         for _, r in table.iterrows()
     )
+
+
+KEY_COLUMNS: tuple[str, ...] = ("task", "claim", "verdict")
+"""The columns a reader looks for first in a verdict table, shown first."""
+
+
+def verdict_display(table: pd.DataFrame) -> Any:
+    """A verdict table (:func:`~jepa_geometry.study.verdict.verdict_table` or
+    :func:`dashboard`) as a page shows it: task, claim and verdict first (a wide table scrolls,
+    and the verdict must not be the column scrolled out of sight), verdicts coloured, the
+    papers' columns marked, p-values to three digits."""
+    first = [c for c in KEY_COLUMNS if c in table.columns]
+    shown = table[first + [c for c in table.columns if c not in first]]
+    styled = verdict_style(shown).format({"p (Holm)": "{:.3g}"})
+    return mark_papers(styled)

@@ -44,3 +44,27 @@ def verdict_style(table: pd.DataFrame, text_columns: Sequence[str] = ("claim",))
         .hide(axis="index")
         .set_properties(subset=cols, **{"text-align": "left", "min-width": "14em"})
     )
+
+
+PAPERS: tuple[str, ...] = ("SCALE", "AnisoWM")
+PAPER_STYLE: dict[str, str] = {"background-color": "#eef1f6", "font-style": "italic"}
+"""How the papers' columns look beside ours: shaded and in italics, never like our results."""
+
+
+def paper_columns(columns: Sequence[Any]) -> list[Any]:
+    """The columns that hold the papers' numbers, by the book's naming: ``<what>, <paper>
+    ...`` (``lewm, SCALE (%)``, ``share above mean, AnisoWM``) or ``paper's ...``."""
+
+    def is_paper(c: Any) -> bool:
+        name = str(c)
+        tail = name.split(", ", 1)[1] if ", " in name else ""
+        return name.startswith("paper") or any(tail.startswith(p) for p in PAPERS)
+
+    return [c for c in columns if is_paper(c)]
+
+
+def mark_papers(styler: Any) -> Any:
+    """``styler`` with the papers' columns (:func:`paper_columns`) shaded and in italics
+    (:data:`PAPER_STYLE`), so that they never read as this book's results."""
+    cols = paper_columns(styler.data.columns)
+    return styler.set_properties(subset=cols, **PAPER_STYLE) if cols else styler
