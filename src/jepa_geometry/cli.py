@@ -62,13 +62,7 @@ from jepa_geometry.jobs import default_workers
 from jepa_geometry.planning.evaluator import evaluate_arm, summary_text
 from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.planning.solver import SOLVERS, TIERS
-from jepa_geometry.profiles import (
-    DEFAULT_PROFILE,
-    PROFILES,
-    Profile,
-    ProfileError,
-    load_profile,
-)
+from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, Profile, ProfileError, load_profile
 from jepa_geometry.study import cluster
 from jepa_geometry.study.build import build_study
 from jepa_geometry.study.rules.gate import LADDERS, lever_choice, protocol_choice

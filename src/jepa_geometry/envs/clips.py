@@ -6,13 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from jepa_geometry.envs import (
-    Q_VARIANTS,
-    q_indices,
-)
-from jepa_geometry.envs.episodes import (
-    EpisodeData,
-)
+from jepa_geometry.envs import Q_VARIANTS, q_indices
+from jepa_geometry.envs.episodes import EpisodeData
 
 
 class ClipSampler:

@@ -24,19 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from jepa_geometry.envs import (
-    SIMULATOR_PRELOAD,
-    TASKS,
-    check_task,
-    make_task,
-    task_class,
-)
-from jepa_geometry.envs.episodes import (
-    COLUMNS,
-    FILENAME,
-    SCHEMA_VERSION,
-    DatasetError,
-)
+from jepa_geometry.envs import SIMULATOR_PRELOAD, TASKS, check_task, make_task, task_class
+from jepa_geometry.envs.episodes import COLUMNS, FILENAME, SCHEMA_VERSION, DatasetError
 from jepa_geometry.jobs import pool_context, progress_bar, start_job_process
 from jepa_geometry.profiles import Profile
 

@@ -15,18 +15,9 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.artifacts import Artifact, ArtifactError, get_or_build, memo
-from jepa_geometry.envs import (
-    Task,
-    check_task,
-    make_task,
-)
+from jepa_geometry.envs import Task, check_task, make_task
 from jepa_geometry.envs.collect import build_dataset, dataset_spec
-from jepa_geometry.envs.episodes import (
-    FILENAME,
-    DatasetError,
-    EpisodeData,
-    read_episodes,
-)
+from jepa_geometry.envs.episodes import FILENAME, DatasetError, EpisodeData, read_episodes
 from jepa_geometry.profiles import Profile
 
 

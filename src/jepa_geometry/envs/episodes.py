@@ -31,11 +31,7 @@ from typing import Any
 import numpy as np
 
 from jepa_geometry.artifacts import MANIFEST
-from jepa_geometry.envs import (
-    TASKS,
-    q_indices,
-    q_names,
-)
+from jepa_geometry.envs import TASKS, q_indices, q_names
 
 SCHEMA_VERSION = 1
 

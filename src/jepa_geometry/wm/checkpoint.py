@@ -17,21 +17,11 @@ from typing import Any
 
 import torch
 
-from jepa_geometry.artifacts import (
-    atomic_path,
-    read_verified,
-    set_aside,
-    stable_spec,
-)
+from jepa_geometry.artifacts import atomic_path, read_verified, set_aside, stable_spec
 from jepa_geometry.profiles import TrainSettings
-from jepa_geometry.wm.dinowm import (
-    PatchWorldModel,
-    load_patch_model,
-)
+from jepa_geometry.wm.dinowm import PatchWorldModel, load_patch_model
 from jepa_geometry.wm.model import WorldModel, WorldModelConfig
-from jepa_geometry.wm.objective import (
-    Objective,
-)
+from jepa_geometry.wm.objective import Objective
 
 CHECKPOINT_FORMAT = 1
 

@@ -22,12 +22,7 @@ import torch
 from torch import nn
 
 from jepa_geometry.profiles import Profile
-from jepa_geometry.wm.arms import (
-    DINOWM,
-    ObjectiveWeights,
-    arm_name,
-    parse_arm,
-)
+from jepa_geometry.wm.arms import DINOWM, ObjectiveWeights, arm_name, parse_arm
 from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import WorldModel
 

@@ -29,13 +29,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from jepa_geometry.artifacts import (
-    Artifact,
-    get_or_build,
-    load,
-    stable_spec,
-    write_verified,
-)
+from jepa_geometry.artifacts import Artifact, get_or_build, load, stable_spec, write_verified
 from jepa_geometry.envs import TASKS, q_indices, q_names
 from jepa_geometry.envs.clips import ClipSampler
 from jepa_geometry.envs.collect import dataset_spec
@@ -43,12 +37,7 @@ from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.envs.episodes import EpisodeData
 from jepa_geometry.jobs import JOB_THREADS, job_threads, progress_bar
 from jepa_geometry.profiles import Profile, TrainSettings
-from jepa_geometry.wm.arms import (
-    DINOWM,
-    arm_name,
-    arm_weights,
-    q_variant,
-)
+from jepa_geometry.wm.arms import DINOWM, arm_name, arm_weights, q_variant
 from jepa_geometry.wm.checkpoint import (
     CHECKPOINT_FORMAT,
     LOG_FILE,

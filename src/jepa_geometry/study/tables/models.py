@@ -12,28 +12,14 @@ import pandas as pd
 
 from jepa_geometry.analysis.probes import latent_probe_r2
 from jepa_geometry.artifacts import memo
-from jepa_geometry.envs import (
-    TASKS,
-    q_indices,
-    task_class,
-)
-from jepa_geometry.envs.dataset import (
-    dataset_artifact,
-    load_dataset,
-    tabulate_tasks,
-)
+from jepa_geometry.envs import TASKS, q_indices, task_class
+from jepa_geometry.envs.dataset import dataset_artifact, load_dataset, tabulate_tasks
 from jepa_geometry.planning.protocol import pair_difficulty
 from jepa_geometry.profiles import Profile
-from jepa_geometry.wm.arms import (
-    arm_weights,
-)
-from jepa_geometry.wm.checkpoint import (
-    LOG_FILE,
-)
+from jepa_geometry.wm.arms import arm_weights
+from jepa_geometry.wm.checkpoint import LOG_FILE
 from jepa_geometry.wm.model import WorldModel
-from jepa_geometry.wm.objective import (
-    DIAGNOSTICS,
-)
+from jepa_geometry.wm.objective import DIAGNOSTICS
 from jepa_geometry.wm.training import load_world_model, train_world_model, world_model_artifact
 
 
