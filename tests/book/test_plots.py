@@ -4,17 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jepa_geometry.book.plots import figure_path, quadratic_form_grid
-
-
-def test_quadratic_form_grid_is_the_quadratic_form():
-    m = np.array([[2.0, 0.5], [0.5, 1.0]])
-    x, y, c = quadratic_form_grid(m, (1.0, -2.0), 3.0, n=7)
-    assert x.shape == y.shape == c.shape == (7, 7)
-    i, j = 2, 5
-    p = np.array([x[i, j] - 1.0, y[i, j] + 2.0])
-    assert c[i, j] == pytest.approx(p @ m @ p)
-    assert c[3, 3] == pytest.approx(0.0)  # the centre
+from jepa_geometry.book.plots import figure_path
 
 
 def test_figure_ids_are_checked():

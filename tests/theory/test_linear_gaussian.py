@@ -436,3 +436,13 @@ def test_plot_lowest_cost_sets_shades_the_lowest_decile():
         assert 0.1 <= low.mean() < 0.12  # ≥ 10 % of the 41² points (ties at the quantile)
         assert f"IoU = {iou:.2f}" in ax.get_title()
     plt.close(fig)
+
+
+def test_quadratic_form_grid_is_the_quadratic_form():
+    m = np.array([[2.0, 0.5], [0.5, 1.0]])
+    x, y, c = linear_gaussian.quadratic_form_grid(m, (1.0, -2.0), 3.0, n=7)
+    assert x.shape == y.shape == c.shape == (7, 7)
+    i, j = 2, 5
+    p = np.array([x[i, j] - 1.0, y[i, j] + 2.0])
+    assert c[i, j] == pytest.approx(p @ m @ p)
+    assert c[3, 3] == pytest.approx(0.0)  # the centre

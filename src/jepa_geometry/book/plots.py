@@ -1,8 +1,10 @@
-"""Figure style and the one place figures are saved.
+"""The book's figures, in the order of the chapters that draw them, and the one place they are
+saved.
 
 Every figure of the book goes through :func:`savefig` with a stable id (``scale_fig3``,
 ``aniso_fig1``, ``ours_...``), so regenerated figures land at a predictable path,
-``data/figures/<profile>/<fig_id>.png``, next to the other artifacts of the run.
+``data/figures/<profile>/<fig_id>.png``, next to the other artifacts of the run. What a figure
+plots is computed elsewhere (the library's layers below); these functions only draw it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from matplotlib.patches import Circle
 from jepa_geometry.analysis import landscape
 from jepa_geometry.artifacts import atomic_path, data_root
 from jepa_geometry.envs import task_title
+from jepa_geometry.theory.linear_gaussian import quadratic_form_grid
 
 _FIG_ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -54,271 +57,7 @@ def savefig(fig: plt.Figure, fig_id: str, profile: str) -> Path:
     return path
 
 
-def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
-    """Success (95 % CI bars) per solver cell for each arm, one panel per solver.
-
-    ``table`` is :func:`jepa_geometry.study.grid.success_table` output; the random floor
-    (``arm == "random"``) is drawn as a grey band when present.
-    """
-    t = table[table["protocol"] == protocol]
-    solvers = [s for s in ("cem", "icem", "mppi") if s in set(t["solver"])]
-    widths = [len(set(t[t.solver == s].budget)) for s in solvers]
-    fig, axes = plt.subplots(
-        1,
-        len(solvers),
-        figsize=(3.2 + 1.1 * sum(widths), 3.8),
-        sharey=True,
-        gridspec_kw={"width_ratios": widths},
-        squeeze=False,
-    )
-    palette = dict(zip(arms, sns.color_palette("colorblind", len(arms)), strict=True))
-    for ax, solver in zip(axes[0], solvers, strict=True):
-        s = t[t["solver"] == solver]
-        budgets = sorted(set(s["budget"]))
-        x = {b: i for i, b in enumerate(budgets)}
-        rnd = s[s["arm"] == "random"]
-        if not rnd.empty:
-            ax.axhspan(100 * rnd.low.min(), 100 * rnd.high.max(), color="0.85", label="random")
-        for j, m in enumerate(arms):
-            r = s[s["arm"] == m].sort_values("budget")
-            if r.empty:
-                continue
-            off = (j - (len(arms) - 1) / 2) * 0.12
-            xs = [x[b] + off for b in r.budget]
-            err = [100 * (r.rate - r.low), 100 * (r.high - r.rate)]
-            ax.errorbar(
-                xs,
-                100 * r.rate,
-                yerr=err,
-                fmt="o-",
-                ms=4,
-                lw=1,
-                capsize=2,
-                color=palette[m],
-                label=m,
-            )
-        ax.set_xticks(range(len(budgets)), budgets)
-        ax.set_title(solver.upper() if solver != "icem" else "iCEM")
-        ax.set_xlabel("budget tier")
-    axes[0, 0].set_ylabel("success (%)")
-    axes[0, -1].legend(fontsize=8, loc="lower left", frameon=True)
-    fig.tight_layout()
-    return fig
-
-
-def plot_paired(paired, protocol: str, arms: list[str]) -> plt.Figure:
-    """Forest plot: each arm minus the baseline per cell, with paired 95 % CIs."""
-    t = paired[paired["protocol"] == protocol].copy()
-    t["cell"] = t["solver"].str.upper().str.replace("ICEM", "iCEM") + " " + t["budget"]
-    cells = list(dict.fromkeys(t.sort_values(["solver", "budget"])["cell"]))
-    arms = [m for m in arms if m in set(t["arm"])]
-    fig, ax = plt.subplots(figsize=(6.4, 0.35 * len(cells) * len(arms) / 2 + 1.5))
-    palette = dict(zip(arms, sns.color_palette("colorblind", len(arms)), strict=True))
-    for j, m in enumerate(arms):
-        r = t[t["arm"] == m].set_index("cell").loc[[c for c in cells if c in set(t.cell)]]
-        y = [cells.index(c) + (j - (len(arms) - 1) / 2) * 0.18 for c in r.index]
-        d = 100 * r["diff"]
-        err = [d - 100 * r.low, 100 * r.high - d]
-        ax.errorbar(d, y, xerr=err, fmt="o", ms=4, capsize=2, color=palette[m], label=f"{m} - lewm")
-    ax.axvline(0, color="k", lw=0.8)
-    ax.set_yticks(range(len(cells)), cells)
-    ax.invert_yaxis()
-    ax.set_xlabel("success difference vs lewm (percentage points)")
-    ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    return fig
-
-
-def quadratic_form_grid(metric, center, half_width: float, n: int = 300):
-    """``(X, Y, C)`` with ``C = (p - c)ᵀ M (p - c)`` on an n x n grid of half-width ``half_width``
-    around ``center``: the level sets of a quadratic planning cost, for ``plt.contour``."""
-    import numpy as np
-
-    axis = np.linspace(-half_width, half_width, n)
-    x, y = np.meshgrid(axis + center[0], axis + center[1])
-    p = np.stack([x - center[0], y - center[1]], -1)
-    return x, y, np.einsum("...i,ij,...j->...", p, np.asarray(metric), p)
-
-
-def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
-    """AnisoWM Figure 5's analogue: the final learned ΛReg target variances of every
-    (arm, seed), sorted, beside the first model's sorted spectrum over training (a heat map).
-
-    ``lambda_spectra`` is :attr:`jepa_geometry.analysis.measurements.Geometry.lambda_spectra`.
-    """
-    if not lambda_spectra:
-        raise ValueError("no ΛReg spectra: none of the measured arms has a ΛReg term")
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-    for (m, s), sp in sorted(lambda_spectra.items()):
-        axes[0].plot(
-            np.arange(1, len(sp["final_sorted"]) + 1), sp["final_sorted"], label=f"{m} seed {s}"
-        )
-    axes[0].axhline(1.0, color="0.5", lw=0.8, ls="--")
-    axes[0].set(
-        xlabel="coordinate (sorted)", ylabel="target variance $v_i$", title="final learned spectrum"
-    )
-    axes[0].legend(fontsize=7)
-    (m, s), sp = sorted(lambda_spectra.items())[0]
-    v = np.sort(sp["v"], axis=1)[:, ::-1]
-    im = axes[1].imshow(
-        v.T,
-        aspect="auto",
-        cmap="viridis",
-        origin="upper",
-        extent=[sp["steps"][0], sp["steps"][-1], v.shape[1], 0],
-    )
-    fig.colorbar(im, ax=axes[1], label="$v_i$ (sorted)")
-    axes[1].set(
-        xlabel="training step",
-        ylabel="coordinate (sorted)",
-        title=f"spectrum over training ({m}, seed {s})",
-    )
-    fig.tight_layout()
-    return fig
-
-
-# --- chapters 6-7: a task's study ---------------------------------------------------------
-
-
-def plot_landscapes(
-    grid: landscape.Grid,
-    z_grid: np.ndarray,
-    goal_indices: list[int],
-    axes: Any = None,
-    quantile: float = 0.1,
-) -> Any:
-    """One panel per goal: log cost heat map over the grid, the low set's outline (solid), the
-    disc of the same area (dashed) and the goal (star); the title gives iou and ρ.
-    Returns the figure."""
-    if axes is None:
-        fig, axes = plt.subplots(1, len(goal_indices), figsize=(3.0 * len(goal_indices), 3.0))
-    axes = np.atleast_1d(axes)
-    if len(axes) != len(goal_indices):
-        raise ValueError(f"{len(goal_indices)} goals but {len(axes)} axes")
-    step_x, step_y = grid.xs[1] - grid.xs[0], grid.ys[1] - grid.ys[0]
-    x0, x1 = grid.xs[0] - step_x / 2, grid.xs[-1] + step_x / 2
-    y0, y1 = grid.ys[0] - step_y / 2, grid.ys[-1] + step_y / 2
-    extent = (x0, x1, y1, y0)  # image rows run down, as the frame's y
-    for ax, g in zip(axes, goal_indices, strict=True):
-        r = landscape.cost_landscape(
-            z_grid, grid.positions, g, quantile, landscape.grid_period(grid.task)
-        )
-        ax.imshow(np.log1p(grid.to_image(r["cost"])), extent=extent, cmap="viridis")
-        ax.contour(grid.xs, grid.ys, grid.to_image(r["low_set"]), levels=[0.5], colors="white")
-        ax.add_patch(Circle(r["goal_position"], r["disc_radius"], fill=False, ls="--", ec="red"))
-        ax.plot(*r["goal_position"], marker="*", color="red", ms=10)
-        ax.set_xlim(x0, x1)
-        ax.set_ylim(y1, y0)
-        ax.set_title(f"IoU {r['iou']:.2f}, ρ {r['spearman']:.2f}", fontsize=9)
-        ax.set_xticks([])
-        ax.set_yticks([])
-    return axes[0].figure
-
-
-def plot_landscape_examples(
-    grid: landscape.Grid, z_grids: dict[str, np.ndarray], goals: list[int], seed: int
-) -> plt.Figure:
-    """AnisoWM Figure 4's panels: one row per arm (its model of training seed ``seed``), one
-    column per goal, each a :func:`plot_landscapes` panel."""
-    rows, cols = len(z_grids), len(goals)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.1 * rows), squeeze=False)
-    for row, (arm, z_grid) in zip(axes, z_grids.items(), strict=True):
-        plot_landscapes(grid, z_grid, goals, axes=row)
-        row[0].set_ylabel(f"{arm} (seed {seed})")
-    fig.tight_layout()
-    return fig
-
-
-def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]) -> plt.Figure:
-    """SCALE's geometry at a glance: the PCA spectrum of held-out embeddings (first 16 PCs, band:
-    range over seeds) and the R² of q from the top-k PCs against the full embedding."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    spec = spectra[spectra.pc <= 16]
-    sns.lineplot(
-        data=spec,
-        x="pc",
-        y="share",
-        hue="arm",
-        hue_order=arms,
-        marker="o",
-        ms=4,
-        errorbar=("pi", 100),
-        ax=axes[0],
-    )
-    axes[0].set(
-        yscale="log",
-        xlabel="principal component",
-        ylabel="variance share",
-        title="PCA spectrum of held-out embeddings (band: range over seeds)",
-    )
-    long = probes.melt(
-        id_vars=["arm", "train_seed"],
-        var_name="probe",
-        value_name="R2",
-        value_vars=["r2_top2", "r2_top4", "r2_top8", "r2_full_ridge", "r2_full_mlp"],
-    )
-    sns.barplot(
-        data=long, x="probe", y="R2", hue="arm", hue_order=arms, errorbar=("pi", 100), ax=axes[1]
-    )
-    axes[1].set(
-        ylim=(min(0, long.R2.min()), 1.02), title="R² of q: leading PCs vs the full embedding"
-    )
-    axes[1].legend(fontsize=7)
-    fig.tight_layout()
-    return fig
-
-
-RANK_METRICS: dict[str, tuple[str, ...]] = {
-    "gaussian": ("tau_pred", "tau_geom", "tau_total"),  # SCALE's τ channels
-    "dataset": ("agree_enc", "agree_pred"),  # AnisoWM's ordering agreement
-}
-
-
-def plot_ranking(ranking: pd.DataFrame, arms: list[str], seed: int) -> plt.Figure:
-    """SCALE's τ channels (Gaussian candidates) and AnisoWM's ordering agreement (recorded
-    candidates), mean over seeds x starts with 95 % bootstrap intervals drawn with ``seed`` (so
-    the figure is the same on every run)."""
-    parts = [
-        ranking[ranking.source == source].melt(
-            id_vars=["arm", "train_seed", "source", "start"],
-            value_vars=list(cols),
-            var_name="metric",
-            value_name="value",
-        )
-        for source, cols in RANK_METRICS.items()
-    ]
-    r = pd.concat(parts, ignore_index=True)
-    fig, ax = plt.subplots(figsize=(10, 3.8))
-    sns.pointplot(
-        data=r,
-        x="metric",
-        y="value",
-        hue="arm",
-        hue_order=arms,
-        dodge=0.5,
-        linestyle="none",
-        errorbar=("ci", 95),
-        seed=seed,
-        ax=ax,
-    )
-    ax.axhline(0.5, color="0.6", lw=0.8, ls="--")
-    ax.set(title="Rank channels (τ) and ordering agreement (chance 0.5), mean over seeds x starts")
-    ax.legend(fontsize=7)
-    return fig
-
-
-def plot_landscape_distribution(landscape_rows: pd.DataFrame, arms: list[str]) -> plt.Figure:
-    """Box plots of the landscape IoU and Spearman ρ over random goals, every seed pooled."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-    for ax, col in zip(axes, ["iou", "spearman"], strict=True):
-        sns.boxplot(data=landscape_rows, x="arm", y=col, order=arms, ax=ax, fliersize=1)
-        ax.set(title=f"{col} over random goals (all seeds)", xlabel="")
-        ax.tick_params(axis="x", labelrotation=20)
-    fig.tight_layout()
-    return fig
-
-
-# --- chapter 1: metric leverage ---------------------------------------------------------------
+# --- chapter 1: metric leverage ------------------------------------------------------------------
 
 
 def plot_leverage_identity(lev: pd.DataFrame) -> plt.Figure:
@@ -369,7 +108,7 @@ def plot_cumulative_leverage(lev: pd.DataFrame, title: str) -> plt.Figure:
     return fig
 
 
-# --- chapters 2-3: theory figures ---
+# --- chapters 2-3: the closed forms and the 2-D toy ----------------------------------------------
 
 
 def plot_box_planning(
@@ -591,7 +330,9 @@ def plot_cost_landscape(
     return fig
 
 
-# --- chapters 4-5: tasks and world-model figures ---
+# --- chapters 4-5: the tasks and the world models ------------------------------------------------
+
+
 def plot_task_strip(task: str, strip: dict[str, np.ndarray], stride: int) -> plt.Figure:
     """The first held-out episode of a dataset as the models see it: its frames side by side
     above the episode's q, standardized with the training split's statistics (as SCALE's loss
@@ -705,7 +446,263 @@ def plot_training_diagnostics(
     return fig
 
 
-# --- across the tasks (chapter 8) ------------------------------------------------------------
+# --- chapter 6: planning -------------------------------------------------------------------------
+
+
+def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
+    """Success (95 % CI bars) per solver cell for each arm, one panel per solver.
+
+    ``table`` is :func:`jepa_geometry.study.grid.success_table` output; the random floor
+    (``arm == "random"``) is drawn as a grey band when present.
+    """
+    t = table[table["protocol"] == protocol]
+    solvers = [s for s in ("cem", "icem", "mppi") if s in set(t["solver"])]
+    widths = [len(set(t[t.solver == s].budget)) for s in solvers]
+    fig, axes = plt.subplots(
+        1,
+        len(solvers),
+        figsize=(3.2 + 1.1 * sum(widths), 3.8),
+        sharey=True,
+        gridspec_kw={"width_ratios": widths},
+        squeeze=False,
+    )
+    palette = dict(zip(arms, sns.color_palette("colorblind", len(arms)), strict=True))
+    for ax, solver in zip(axes[0], solvers, strict=True):
+        s = t[t["solver"] == solver]
+        budgets = sorted(set(s["budget"]))
+        x = {b: i for i, b in enumerate(budgets)}
+        rnd = s[s["arm"] == "random"]
+        if not rnd.empty:
+            ax.axhspan(100 * rnd.low.min(), 100 * rnd.high.max(), color="0.85", label="random")
+        for j, m in enumerate(arms):
+            r = s[s["arm"] == m].sort_values("budget")
+            if r.empty:
+                continue
+            off = (j - (len(arms) - 1) / 2) * 0.12
+            xs = [x[b] + off for b in r.budget]
+            err = [100 * (r.rate - r.low), 100 * (r.high - r.rate)]
+            ax.errorbar(
+                xs,
+                100 * r.rate,
+                yerr=err,
+                fmt="o-",
+                ms=4,
+                lw=1,
+                capsize=2,
+                color=palette[m],
+                label=m,
+            )
+        ax.set_xticks(range(len(budgets)), budgets)
+        ax.set_title(solver.upper() if solver != "icem" else "iCEM")
+        ax.set_xlabel("budget tier")
+    axes[0, 0].set_ylabel("success (%)")
+    axes[0, -1].legend(fontsize=8, loc="lower left", frameon=True)
+    fig.tight_layout()
+    return fig
+
+
+def plot_paired(paired, protocol: str, arms: list[str]) -> plt.Figure:
+    """Forest plot: each arm minus the baseline per cell, with paired 95 % CIs."""
+    t = paired[paired["protocol"] == protocol].copy()
+    t["cell"] = t["solver"].str.upper().str.replace("ICEM", "iCEM") + " " + t["budget"]
+    cells = list(dict.fromkeys(t.sort_values(["solver", "budget"])["cell"]))
+    arms = [m for m in arms if m in set(t["arm"])]
+    fig, ax = plt.subplots(figsize=(6.4, 0.35 * len(cells) * len(arms) / 2 + 1.5))
+    palette = dict(zip(arms, sns.color_palette("colorblind", len(arms)), strict=True))
+    for j, m in enumerate(arms):
+        r = t[t["arm"] == m].set_index("cell").loc[[c for c in cells if c in set(t.cell)]]
+        y = [cells.index(c) + (j - (len(arms) - 1) / 2) * 0.18 for c in r.index]
+        d = 100 * r["diff"]
+        err = [d - 100 * r.low, 100 * r.high - d]
+        ax.errorbar(d, y, xerr=err, fmt="o", ms=4, capsize=2, color=palette[m], label=f"{m} - lewm")
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_yticks(range(len(cells)), cells)
+    ax.invert_yaxis()
+    ax.set_xlabel("success difference vs lewm (percentage points)")
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+# --- chapter 7: geometry -------------------------------------------------------------------------
+
+
+def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
+    """AnisoWM Figure 5's analogue: the final learned ΛReg target variances of every
+    (arm, seed), sorted, beside the first model's sorted spectrum over training (a heat map).
+
+    ``lambda_spectra`` is :attr:`jepa_geometry.analysis.measurements.Geometry.lambda_spectra`.
+    """
+    if not lambda_spectra:
+        raise ValueError("no ΛReg spectra: none of the measured arms has a ΛReg term")
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    for (m, s), sp in sorted(lambda_spectra.items()):
+        axes[0].plot(
+            np.arange(1, len(sp["final_sorted"]) + 1), sp["final_sorted"], label=f"{m} seed {s}"
+        )
+    axes[0].axhline(1.0, color="0.5", lw=0.8, ls="--")
+    axes[0].set(
+        xlabel="coordinate (sorted)", ylabel="target variance $v_i$", title="final learned spectrum"
+    )
+    axes[0].legend(fontsize=7)
+    (m, s), sp = sorted(lambda_spectra.items())[0]
+    v = np.sort(sp["v"], axis=1)[:, ::-1]
+    im = axes[1].imshow(
+        v.T,
+        aspect="auto",
+        cmap="viridis",
+        origin="upper",
+        extent=[sp["steps"][0], sp["steps"][-1], v.shape[1], 0],
+    )
+    fig.colorbar(im, ax=axes[1], label="$v_i$ (sorted)")
+    axes[1].set(
+        xlabel="training step",
+        ylabel="coordinate (sorted)",
+        title=f"spectrum over training ({m}, seed {s})",
+    )
+    fig.tight_layout()
+    return fig
+
+
+def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]) -> plt.Figure:
+    """SCALE's geometry at a glance: the PCA spectrum of held-out embeddings (first 16 PCs, band:
+    range over seeds) and the R² of q from the top-k PCs against the full embedding."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    spec = spectra[spectra.pc <= 16]
+    sns.lineplot(
+        data=spec,
+        x="pc",
+        y="share",
+        hue="arm",
+        hue_order=arms,
+        marker="o",
+        ms=4,
+        errorbar=("pi", 100),
+        ax=axes[0],
+    )
+    axes[0].set(
+        yscale="log",
+        xlabel="principal component",
+        ylabel="variance share",
+        title="PCA spectrum of held-out embeddings (band: range over seeds)",
+    )
+    long = probes.melt(
+        id_vars=["arm", "train_seed"],
+        var_name="probe",
+        value_name="R2",
+        value_vars=["r2_top2", "r2_top4", "r2_top8", "r2_full_ridge", "r2_full_mlp"],
+    )
+    sns.barplot(
+        data=long, x="probe", y="R2", hue="arm", hue_order=arms, errorbar=("pi", 100), ax=axes[1]
+    )
+    axes[1].set(
+        ylim=(min(0, long.R2.min()), 1.02), title="R² of q: leading PCs vs the full embedding"
+    )
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+RANK_METRICS: dict[str, tuple[str, ...]] = {
+    "gaussian": ("tau_pred", "tau_geom", "tau_total"),  # SCALE's τ channels
+    "dataset": ("agree_enc", "agree_pred"),  # AnisoWM's ordering agreement
+}
+
+
+def plot_ranking(ranking: pd.DataFrame, arms: list[str], seed: int) -> plt.Figure:
+    """SCALE's τ channels (Gaussian candidates) and AnisoWM's ordering agreement (recorded
+    candidates), mean over seeds x starts with 95 % bootstrap intervals drawn with ``seed`` (so
+    the figure is the same on every run)."""
+    parts = [
+        ranking[ranking.source == source].melt(
+            id_vars=["arm", "train_seed", "source", "start"],
+            value_vars=list(cols),
+            var_name="metric",
+            value_name="value",
+        )
+        for source, cols in RANK_METRICS.items()
+    ]
+    r = pd.concat(parts, ignore_index=True)
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    sns.pointplot(
+        data=r,
+        x="metric",
+        y="value",
+        hue="arm",
+        hue_order=arms,
+        dodge=0.5,
+        linestyle="none",
+        errorbar=("ci", 95),
+        seed=seed,
+        ax=ax,
+    )
+    ax.axhline(0.5, color="0.6", lw=0.8, ls="--")
+    ax.set(title="Rank channels (τ) and ordering agreement (chance 0.5), mean over seeds x starts")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def plot_landscapes(
+    grid: landscape.Grid,
+    z_grid: np.ndarray,
+    goal_indices: list[int],
+    axes: Any = None,
+    quantile: float = 0.1,
+) -> Any:
+    """One panel per goal: log cost heat map over the grid, the low set's outline (solid), the
+    disc of the same area (dashed) and the goal (star); the title gives iou and ρ.
+    Returns the figure."""
+    if axes is None:
+        fig, axes = plt.subplots(1, len(goal_indices), figsize=(3.0 * len(goal_indices), 3.0))
+    axes = np.atleast_1d(axes)
+    if len(axes) != len(goal_indices):
+        raise ValueError(f"{len(goal_indices)} goals but {len(axes)} axes")
+    step_x, step_y = grid.xs[1] - grid.xs[0], grid.ys[1] - grid.ys[0]
+    x0, x1 = grid.xs[0] - step_x / 2, grid.xs[-1] + step_x / 2
+    y0, y1 = grid.ys[0] - step_y / 2, grid.ys[-1] + step_y / 2
+    extent = (x0, x1, y1, y0)  # image rows run down, as the frame's y
+    for ax, g in zip(axes, goal_indices, strict=True):
+        r = landscape.cost_landscape(
+            z_grid, grid.positions, g, quantile, landscape.grid_period(grid.task)
+        )
+        ax.imshow(np.log1p(grid.to_image(r["cost"])), extent=extent, cmap="viridis")
+        ax.contour(grid.xs, grid.ys, grid.to_image(r["low_set"]), levels=[0.5], colors="white")
+        ax.add_patch(Circle(r["goal_position"], r["disc_radius"], fill=False, ls="--", ec="red"))
+        ax.plot(*r["goal_position"], marker="*", color="red", ms=10)
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y1, y0)
+        ax.set_title(f"IoU {r['iou']:.2f}, ρ {r['spearman']:.2f}", fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    return axes[0].figure
+
+
+def plot_landscape_examples(
+    grid: landscape.Grid, z_grids: dict[str, np.ndarray], goals: list[int], seed: int
+) -> plt.Figure:
+    """AnisoWM Figure 4's panels: one row per arm (its model of training seed ``seed``), one
+    column per goal, each a :func:`plot_landscapes` panel."""
+    rows, cols = len(z_grids), len(goals)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.1 * rows), squeeze=False)
+    for row, (arm, z_grid) in zip(axes, z_grids.items(), strict=True):
+        plot_landscapes(grid, z_grid, goals, axes=row)
+        row[0].set_ylabel(f"{arm} (seed {seed})")
+    fig.tight_layout()
+    return fig
+
+
+def plot_landscape_distribution(landscape_rows: pd.DataFrame, arms: list[str]) -> plt.Figure:
+    """Box plots of the landscape IoU and Spearman ρ over random goals, every seed pooled."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    for ax, col in zip(axes, ["iou", "spearman"], strict=True):
+        sns.boxplot(data=landscape_rows, x="arm", y=col, order=arms, ax=ax, fliersize=1)
+        ax.set(title=f"{col} over random goals (all seeds)", xlabel="")
+        ax.tick_params(axis="x", labelrotation=20)
+    fig.tight_layout()
+    return fig
+
+
+# --- chapter 8: across the tasks -----------------------------------------------------------------
 
 
 def _arm_palette(arms: list[str]) -> dict[str, Any]:

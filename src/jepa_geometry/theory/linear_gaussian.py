@@ -685,3 +685,14 @@ def collapse_threshold(
         else:
             hi = mid
     return hi
+
+
+def quadratic_form_grid(
+    metric: np.ndarray, center: tuple[float, float], half_width: float, n: int = 300
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(X, Y, C)`` with ``C = (p - c)ᵀ M (p - c)`` on an n x n grid of half-width ``half_width``
+    around ``center``: the level sets of a quadratic planning cost, for ``plt.contour``."""
+    axis = np.linspace(-half_width, half_width, n)
+    x, y = np.meshgrid(axis + center[0], axis + center[1])
+    p = np.stack([x - center[0], y - center[1]], -1)
+    return x, y, np.einsum("...i,ij,...j->...", p, np.asarray(metric), p)
