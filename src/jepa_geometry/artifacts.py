@@ -52,6 +52,8 @@ from typing import Any
 
 from filelock import FileLock
 
+from jepa_geometry.profiles import DEFAULT_PROFILE
+
 KINDS: tuple[str, ...] = ("datasets", "checkpoints", "results", "figures")
 DATA_ENV = "JEPA_GEOMETRY_DATA"
 READ_ONLY_ENV = "JEPA_GEOMETRY_READ_ONLY"  # caches to reuse but never write (os.pathsep list)
@@ -119,20 +121,15 @@ def data_root() -> Path:
                 "a folder for the cache (it is created if absent)"
             )
         return path
-    root = repo_root()
-    return (root / "data") if root else (Path.cwd() / "data").resolve()
-
-
-BOOK_PROFILE = "laptop"
-"""The profile whose artifacts ``data/`` holds (versioned by ``data.dvc``)."""
+    return profile_cache(DEFAULT_PROFILE)
 
 
 def profile_cache(profile: str) -> Path:
     """Where a profile's artifacts go when ``$JEPA_GEOMETRY_DATA`` is unset: ``<repo>/data``
-    for the book's profile (:data:`BOOK_PROFILE`), ``<repo>/.cache/data-<profile>`` for the
+    for the book's profile (the default one), ``<repo>/.cache/data-<profile>`` for the
     others, so a smoke or paper run never mixes its artifacts into the book's versioned data."""
-    root = repo_root() or Path.cwd()
-    return root / "data" if profile == BOOK_PROFILE else root / ".cache" / f"data-{profile}"
+    root = repo_root() or Path.cwd().resolve()
+    return root / "data" if profile == DEFAULT_PROFILE else root / ".cache" / f"data-{profile}"
 
 
 def use_profile_cache(profile: str) -> None:

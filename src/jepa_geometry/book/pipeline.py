@@ -31,6 +31,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -281,8 +282,6 @@ def parameters_of(nb: Any) -> dict[str, Any]:
 def chapter_listing(root: Path | None = None, width: int = 96) -> str:
     """Every chapter with its parameters and their defaults, and the pages it is executed as:
     what ``jepa-geometry chapter --help`` lists."""
-    import textwrap
-
     root = root or _root()
     pages: dict[Path, list[Page]] = {}
     for page in book_pages(root):
