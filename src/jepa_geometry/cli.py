@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import jupytext
 import pandas as pd
 import yaml
 
@@ -49,7 +48,6 @@ from jepa_geometry.book.pipeline import (
     build_book,
     build_html,
     chapter_listing,
-    parameters_of,
     resolve_page,
     run_chapter,
     run_experiment,
@@ -270,10 +268,8 @@ def _cmd_html(args: argparse.Namespace) -> int:
 
 def _cmd_chapter(args: argparse.Namespace) -> int:
     params = dict(args.param or [])
-    page = resolve_page(args.chapter)
-    defaults = parameters_of(jupytext.read(page.source))
-    use_profile_cache(str(params.get("profile", defaults["profile"])))
     if args.output:  # an explicit notebook: run there, with the current cache
+        page = resolve_page(args.chapter)
         run = run_chapter(page.source, Path(args.output), {**page.parameters, **params})
     else:  # the book's run, or a run folder of its own when parameters differ
         run = run_experiment(args.chapter, params)

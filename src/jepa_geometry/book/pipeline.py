@@ -48,8 +48,8 @@ from jepa_geometry.artifacts import (
     READ_LOG_ENV,
     READ_ONLY_ENV,
     atomic_path,
-    data_root,
     environ,
+    profile_cache,
     repo_root,
 )
 from jepa_geometry.book.display import use_for_data_frames
@@ -663,7 +663,9 @@ def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRu
     With every parameter at its default this is the book's own run: the notebook goes to
     ``book/chapters/`` and artifacts to the book's cache. Otherwise everything goes to the run
     folder of :func:`run_folder` (notebook, figures, new artifacts under ``data/`` there), and
-    the book's cache is only read (``$JEPA_GEOMETRY_READ_ONLY``), so cached models are reused.
+    the cache of the run's profile (:func:`~jepa_geometry.artifacts.profile_cache`, unless
+    ``$JEPA_GEOMETRY_DATA`` names one) is only read (``$JEPA_GEOMETRY_READ_ONLY``), so cached
+    models are reused.
     """
     page = resolve_page(chapter)
     source = page.source
@@ -671,11 +673,14 @@ def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRu
     parameters = {**page.parameters, **parameters}
     validate_parameters(source.stem, defaults, parameters)
     folder = run_folder(page.name, defaults, parameters)
+    profile = str(parameters.get("profile", defaults["profile"]))
+    cache = os.environ.get(DATA_ENV) or str(profile_cache(profile))  # the run's profile's cache
     if folder is None:
-        return run_chapter(
-            source, _root() / EXECUTED_DIR / f"{page.name}.ipynb", parameters, progress=True
-        )
-    read_only = os.pathsep.join(p for p in (str(data_root()), os.environ.get(READ_ONLY_ENV)) if p)
+        with environ({DATA_ENV: cache}):
+            return run_chapter(
+                source, _root() / EXECUTED_DIR / f"{page.name}.ipynb", parameters, progress=True
+            )
+    read_only = os.pathsep.join(p for p in (cache, os.environ.get(READ_ONLY_ENV)) if p)
     with environ({READ_ONLY_ENV: read_only, DATA_ENV: str(folder / "data")}):
         return run_chapter(source, folder / f"{page.name}.ipynb", parameters, progress=True)
 
