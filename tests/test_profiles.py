@@ -48,11 +48,11 @@ def test_override_applies_and_is_typed():
     assert load_profile("smoke", {"train.lr": 1}).train.lr == 1.0  # int accepted as float
     with pytest.raises(ProfileError, match=r"'stepz'.*valid: .*steps"):
         load_profile("smoke", {"train.stepz": 7})
-    with pytest.raises(ProfileError, match=r"train\.steps: expected an integer, got 'x'"):
+    with pytest.raises(ProfileError, match=r"train\.steps must be a valid integer, got 'x'"):
         load_profile("smoke", {"train.steps": "x"})
-    with pytest.raises(ProfileError, match="expected an integer"):
+    with pytest.raises(ProfileError, match=r"train\.steps must be a valid integer, got True"):
         load_profile("smoke", {"train.steps": True})
-    with pytest.raises(ProfileError, match="expected 2 items"):
+    with pytest.raises(ProfileError, match=r"plan\.tiers\.T1 .*at most 2 items.*got \[1, 2, 3\]"):
         load_profile("smoke", {"plan.tiers": {"T1": [1, 2, 3]}})
     assert load_profile("smoke", {"train.precision": "fp32"}).train.precision == "fp32"
     with pytest.raises(
@@ -64,14 +64,22 @@ def test_override_applies_and_is_typed():
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("train.lr", float("nan"), r"train\.lr must be > 0 and finite, got nan"),
-        ("train.lr", float("inf"), r"train\.lr must be > 0 and finite, got inf"),
-        ("theory.toy_noise_levels", [0.1, float("nan")], "toy_noise_levels must be > 0 and finite"),
-        ("seeds.train", [0, 2**32], r"seeds\.train must be >= 0 and <= 4,294,967,295, got"),
+        ("train.lr", float("nan"), r"train\.lr must be a finite number, got nan"),
+        ("train.lr", float("inf"), r"train\.lr must be a finite number, got inf"),
+        (
+            "theory.toy_noise_levels",
+            [0.1, float("nan")],
+            r"toy_noise_levels\[1\] must be a finite number, got nan",
+        ),
+        (
+            "seeds.train",
+            [0, 2**32],
+            r"seeds\.train\[1\] must be less than or equal to 4294967295, got 4294967296",
+        ),
         (
             "seeds.train",
             [1, 0, 1],
-            r"seeds\.train names independent units, each once; got \[1, 0, 1\]",
+            r"seeds\.train names independent units, each once, got \[1, 0, 1\]",
         ),
     ],
 )
@@ -99,3 +107,42 @@ def test_per_task_episode_counts_name_known_tasks(name):
     per_task = load_profile(name).data.task_episodes
     assert set(per_task) <= set(TASKS)
     assert all(train >= 1 and held >= 1 for train, held in per_task.values())
+
+
+def _with_stray_key() -> dict:
+    return {"train": {**load_profile("smoke").section("train"), "stepz": 1}}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"train": {"steps": 1}}, r"missing key train\.batch_size"),
+        (_with_stray_key(), r"unknown key 'train\.stepz'; valid: steps, batch_size, lr, "),
+        ({"train": 3}, r"train must be a dictionary or an instance of TrainSettings, got 3"),
+        ({"model.encoder": "mlp"}, r"model\.encoder must be one of cnn, vit, got 'mlp'"),
+        ({"cluster.device": "tpu"}, r"cluster\.device must be one of cpu, cuda, got 'tpu'"),
+        (
+            {"cluster.train": {"gpus": 0}},
+            r"cluster\.train must give gpus, cpus, mem_gb, hours \(hours > 0\), got \{'gpus': 0\}",
+        ),
+        (
+            {"data.task_episodes": {"cube": [0, 1]}},
+            r"data\.task_episodes\.cube\[0\] must be greater than or equal to 1, got 0",
+        ),
+        ({"ladder.max_factor": float("nan")}, r"ladder\.max_factor must be greater than or"),
+        ({"train.lr": "1e-3"}, r"train\.lr must be a valid number, got '1e-3'"),
+        ({"seeds.train": []}, r"seeds\.train .*at least 1 item.*got \[\]"),
+    ],
+)
+def test_every_fault_of_a_tree_is_one_line_naming_key_value_and_what_is_valid(overrides, message):
+    with pytest.raises(ProfileError, match=rf"^profile 'smoke': {message}") as caught:
+        load_profile("smoke", overrides)
+    assert "\n" not in str(caught.value)
+
+
+def test_infinity_is_a_setting_only_where_a_type_says_so():
+    assert load_profile("smoke", {"ladder.max_factor": float("inf")}).ladder.max_factor == float(
+        "inf"
+    )
+    with pytest.raises(ProfileError, match=r"train\.sigreg_weight must be a finite number"):
+        load_profile("smoke", {"train.sigreg_weight": float("inf")})

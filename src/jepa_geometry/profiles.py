@@ -6,22 +6,31 @@ Three profiles ship with the package (``presets/*.yaml``):
 * ``laptop`` -- the default: the whole book on a 2-core CPU without a GPU.
 * ``paper``  -- the papers' own settings (ViT-tiny, 224 px, D = 192), for a GPU.
 
-A profile is a tree of frozen dataclasses. Loading checks every key and every type,
-so a typo fails before any work with a message naming the bad key and the valid ones.
-Chapters override single knobs with dotted keys, e.g. ``{"train.steps": 200}``.
+A profile is a tree of frozen dataclasses whose field types carry their ranges (``Count`` is an
+integer >= 1, ``Positive`` a finite number > 0, ...). Pydantic validates a loaded tree against
+them, so a typo or an out-of-range value fails before any work, in one line naming the key,
+the value and what is valid. Chapters override single knobs with dotted keys, e.g.
+``{"train.steps": 200}``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import types
 import typing
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+)
 
 PROFILES: tuple[str, ...] = ("smoke", "laptop", "paper")
 DEFAULT_PROFILE = "laptop"
@@ -31,87 +40,134 @@ class ProfileError(ValueError):
     """A profile name, key or value is invalid."""
 
 
+MAX_SEED = 2**32 - 1
+"""The largest seed: NumPy's legacy generator and every seeding API the book uses take 32-bit
+seeds, so a larger one would fail inside a run instead of before it."""
+
+
+def _distinct(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A list whose elements are independent units (one model per seed, one toy run per noise
+    level) holds each once: a repeated element would pass one unit off as two in every table
+    that pools them."""
+    if len(set(values)) != len(values):
+        raise ValueError("names independent units, each once")
+    return values
+
+
+# The types of the profile's values: each carries its range, so the command line, ``--set``
+# overrides, chapter overrides and the presets are held to the same limits. Numbers are finite
+# unless the type says otherwise; a bool is not a number and a string never becomes one.
+Count = Annotated[StrictInt, Field(ge=1)]
+"""An integer >= 1 (a size, a count, a number of steps)."""
+NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+Seed = Annotated[StrictInt, Field(ge=0, le=MAX_SEED)]
+Positive = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
+Probability = Annotated[float, Field(strict=True, ge=0, le=1)]
+OpenProbability = Annotated[float, Field(strict=True, gt=0, le=1)]
+"""A fraction in (0, 1]."""
+TrainSeeds = Annotated[tuple[Seed, ...], Field(min_length=1), AfterValidator(_distinct)]
+Pair = tuple[Count, Count]
+
+
 @dataclass(frozen=True)
 class Seeds:
     """Seeds fixed before any result is seen (never picked afterwards)."""
 
-    train: tuple[int, ...]  # training seeds, one model per seed
-    data: int  # dataset collection
-    eval: int  # evaluation episode sets and solver noise
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    train: TrainSeeds  # training seeds, one model per seed
+    data: Seed  # dataset collection
+    eval: Seed  # evaluation episode sets and solver noise
 
 
 @dataclass(frozen=True)
 class DataSettings:
-    image_size: int  # rendered frames are image_size x image_size RGB
-    episodes: int  # training episodes collected per task
-    heldout_episodes: int  # held-out episodes (evaluation pairs, probes)
-    max_episode_steps: int
-    frameskip: int  # env steps per action block (LeWM: 5)
-    history: int  # context frames of the predictor (LeWM: 3)
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    image_size: Annotated[StrictInt, Field(ge=8)]  # rendered frames are image_size^2 RGB
+    episodes: Count  # training episodes collected per task
+    heldout_episodes: Count  # held-out episodes (evaluation pairs, probes)
+    max_episode_steps: Count
+    frameskip: Count  # env steps per action block (LeWM: 5)
+    history: Count  # context frames of the predictor (LeWM: 3)
     # Per-task [training, held-out] episode counts overriding the two above (collection cost
     # differs ~10x between tasks: Cube renders a 185k-triangle arm). Keys are task names.
-    task_episodes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    task_episodes: dict[StrictStr, Pair] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class ModelSettings:
-    encoder: str  # "cnn" (laptop/smoke) or "vit" (paper)
-    embed_dim: int  # D, the latent dimension
-    encoder_widths: tuple[int, ...]  # CNN channel widths (cnn) or unused (vit)
-    patch_size: int  # ViT patch size (vit)
-    vit_width: int
-    vit_depth: int
-    vit_heads: int
-    predictor_width: int
-    predictor_depth: int
-    predictor_heads: int
-    predictor_dim_head: int  # attention width per head (LeWM: 64, so 16 heads -> 1024 > D)
-    predictor_mlp: int
-    predictor_dropout: float  # attention/MLP dropout in the predictor (LeWM: 0.1)
-    projector_hidden: int
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    encoder: Literal["cnn", "vit"]  # "cnn" (laptop/smoke) or "vit" (paper)
+    embed_dim: Count  # D, the latent dimension
+    encoder_widths: Annotated[tuple[Count, ...], Field(min_length=1)]  # CNN channel widths
+    patch_size: Count  # ViT patch size (vit)
+    vit_width: Count
+    vit_depth: Count
+    vit_heads: Count
+    predictor_width: Count
+    predictor_depth: Count
+    predictor_heads: Count
+    predictor_dim_head: Count  # attention width per head (LeWM: 64, so 16 heads -> 1024 > D)
+    predictor_mlp: Count
+    predictor_dropout: Probability  # attention/MLP dropout in the predictor (LeWM: 0.1)
+    projector_hidden: Count
 
 
 @dataclass(frozen=True)
 class TrainSettings:
-    steps: int
-    batch_size: int  # clips per step
-    lr: float
-    weight_decay: float
-    warmup_steps: int
-    grad_clip: float
-    log_every: int
-    checkpoint_every: int
-    sigreg_weight: float  # lambda_sig (LeWM: 0.09)
-    sigreg_projections: int  # M, random directions per call (LeWM: 1024)
-    pairs_per_batch: int  # K, SCALE pairs per step
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    steps: Count
+    batch_size: Annotated[StrictInt, Field(ge=2)]  # clips per step; SIGReg's statistic needs 2
+    lr: Positive
+    weight_decay: NonNegative
+    warmup_steps: NonNegativeInt
+    grad_clip: Positive
+    log_every: Count
+    checkpoint_every: Count
+    sigreg_weight: NonNegative  # lambda_sig (LeWM: 0.09)
+    sigreg_projections: Count  # M, random directions per call (LeWM: 1024)
+    pairs_per_batch: Count  # K, SCALE pairs per step
     # Arithmetic of the model's forward and backward: "bf16" (torch.autocast, weights and loss
     # terms in fp32, as LeWM's Lightning training) or "fp32".
-    precision: str
+    precision: Literal["bf16", "fp32"]
 
 
 @dataclass(frozen=True)
 class PlanSettings:
-    horizon: int  # action blocks per plan (LeWM: 5)
-    tiers: dict[str, tuple[int, int]]  # budget tier -> (samples, iterations)
-    topk_fraction: float  # CEM elites = max(round(fraction * samples), 2)
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    horizon: Count  # action blocks per plan (LeWM: 5)
+    tiers: Annotated[dict[StrictStr, Pair], Field(min_length=1)]  # tier -> (samples, iterations)
+    topk_fraction: OpenProbability  # CEM elites = max(round(fraction * samples), 2)
 
 
 @dataclass(frozen=True)
 class EvalSettings:
-    episodes: int  # start/goal pairs per evaluation set
-    goal_offset: int  # env steps between start and goal (code protocol: 25)
-    budget: int  # env steps allowed to reach the goal (code protocol: 50)
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    episodes: Count  # start/goal pairs per evaluation set
+    goal_offset: Count  # env steps between start and goal (code protocol: 25)
+    budget: Count  # env steps allowed to reach the goal (code protocol: 50)
 
 
 @dataclass(frozen=True)
 class TheorySettings:
     """Sizes of the CPU-only theory chapters."""
 
-    samples: int  # Monte-Carlo samples for closed-form checks
-    latent_dim: int  # dimension of the synthetic embeddings
-    toy_seeds: int  # seeds per noise level in the 2-D separation experiment
-    toy_steps: int  # training steps of the 2-D toy
-    toy_noise_levels: tuple[float, ...]
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    samples: Annotated[StrictInt, Field(ge=2)]  # Monte-Carlo samples for closed-form checks
+    # dimension of the synthetic embeddings: a 2-D state plus at least one nuisance direction
+    latent_dim: Annotated[StrictInt, Field(ge=3)]
+    toy_seeds: Count  # seeds per noise level in the 2-D separation experiment
+    toy_steps: Count  # training steps of the 2-D toy
+    toy_noise_levels: Annotated[
+        tuple[Positive, ...], Field(min_length=1), AfterValidator(_distinct)
+    ]
 
 
 @dataclass(frozen=True)
@@ -127,25 +183,29 @@ class DinoWMSettings:
     divisor of it average-pools g x g blocks of patches (the laptop's cost-saving deviation).
     """
 
-    encoder: str
-    dinov2_weights: str  # path of dinov2_vits14_pretrain.pth ("" when the encoder is standin)
-    action_embed: int
-    depth: int
-    heads: int
-    dim_head: int
-    mlp: int
-    standin_steps: int
-    token_grid: int
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    encoder: Literal["standin", "dinov2"]
+    dinov2_weights: StrictStr  # path of dinov2_vits14_pretrain.pth ("" for the stand-in)
+    action_embed: Count
+    depth: Count
+    heads: Count
+    dim_head: Count
+    mlp: Count
+    standin_steps: Count
+    token_grid: Count
 
 
 @dataclass(frozen=True)
 class LadderSettings:
     """How far the rungs of a task's ladder (:mod:`jepa_geometry.study.levers`) scale the
     profile: a lever's factor is capped at ``max_factor`` (``.inf`` at laptop and paper: the
-    ladder as fixed; 2 at smoke, where every rung still differs from the one before, at a
-    fraction of the cost)."""
+    ladder as fixed, infinity being a setting here, not a typo; 2 at smoke, where every rung
+    still differs from the one before, at a fraction of the cost)."""
 
-    max_factor: float
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    max_factor: Annotated[float, Field(strict=True, ge=1)]
 
 
 @dataclass(frozen=True)
@@ -156,17 +216,29 @@ class GeometrySizes:
     landscape grid and 200 goals), a few of each at ``smoke``, where they test the code, not
     the science."""
 
-    probe_frames: int
-    dispersion_pairs: int
-    ranking_starts: int
-    ranking_candidates: int
-    grid: int  # positions per side of the landscape grid
-    landscape_goals: int
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    probe_frames: Annotated[StrictInt, Field(ge=4)]  # a held-out ridge fit needs a few frames
+    dispersion_pairs: Count
+    ranking_starts: Count
+    ranking_candidates: Annotated[StrictInt, Field(ge=2)]  # a rank correlation needs two
+    grid: Annotated[StrictInt, Field(ge=2)]  # positions per side of the landscape grid
+    landscape_goals: Count
 
 
 CLUSTER_UNITS: tuple[str, ...] = ("collect", "train", "plan", "measure")
 """The kinds of unit of work of the study grid (:mod:`jepa_geometry.study.cluster`)."""
 RESOURCE_KEYS: tuple[str, ...] = ("gpus", "cpus", "mem_gb", "hours")
+
+
+def _resources(value: dict[str, float]) -> dict[str, float]:
+    """A unit kind's request names exactly :data:`RESOURCE_KEYS`, with a time limit > 0."""
+    if set(value) != set(RESOURCE_KEYS) or value["hours"] <= 0:
+        raise ValueError(f"must give {', '.join(RESOURCE_KEYS)} (hours > 0)")
+    return value
+
+
+Resources = Annotated[dict[StrictStr, NonNegative], AfterValidator(_resources)]
 
 
 @dataclass(frozen=True)
@@ -188,22 +260,26 @@ class ClusterSettings:
     model trained on one never stands in for a model trained on the other.
     """
 
-    collect: dict[str, float]
-    train: dict[str, float]
-    plan: dict[str, float]
-    measure: dict[str, float]
-    train_steps_per_s: float
-    plan_seconds: float
-    collect_frames_per_s: float
-    measure_hours: float
-    pretrain_steps_per_s: float
-    device: str
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    collect: Resources
+    train: Resources
+    plan: Resources
+    measure: Resources
+    train_steps_per_s: Positive
+    plan_seconds: Positive
+    collect_frames_per_s: Positive
+    measure_hours: Positive
+    pretrain_steps_per_s: Positive
+    device: Literal["cpu", "cuda"]
 
 
 @dataclass(frozen=True)
 class Profile:
-    name: str
-    description: str
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    name: StrictStr
+    description: StrictStr
     seeds: Seeds
     data: DataSettings
     model: ModelSettings
@@ -230,6 +306,7 @@ class Profile:
 _SECTIONS = tuple(
     f.name for f in dataclasses.fields(Profile) if f.name not in ("name", "description")
 )
+_VALIDATOR = TypeAdapter(Profile)
 
 
 def _plain(obj: Any) -> Any:
@@ -240,222 +317,36 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-def _coerce(value: Any, tp: Any, where: str) -> Any:
-    """Check ``value`` against the annotation ``tp`` and convert lists to tuples."""
-    origin = typing.get_origin(tp)
-    if dataclasses.is_dataclass(tp):
-        if not isinstance(value, dict):
-            raise ProfileError(f"{where}: expected a mapping, got {type(value).__name__}")
-        return _build(tp, value, where)
-    if origin is tuple:
-        args = typing.get_args(tp)
-        if not isinstance(value, list | tuple):
-            raise ProfileError(f"{where}: expected a list, got {value!r}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_coerce(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
-        if len(value) != len(args):
-            raise ProfileError(f"{where}: expected {len(args)} items, got {value!r}")
-        return tuple(
-            _coerce(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True))
+def _type_at(path: tuple[str | int, ...]) -> Any:
+    """The declared type of the key at ``path`` (``()``: the profile itself)."""
+    tp: Any = Profile
+    for part in path:
+        tp = typing.get_type_hints(tp)[part]
+    return tp
+
+
+def _validate(raw: dict[str, Any], name: str) -> Profile:
+    """The :class:`Profile` of a raw tree, or :class:`ProfileError` in one line for its first
+    fault (an unknown key before anything else: a typo explains the rest)."""
+    try:
+        return _VALIDATOR.validate_python(raw)
+    except ValidationError as error:
+        faults = sorted(
+            error.errors(include_url=False),
+            key=lambda e: e["type"] != "unexpected_keyword_argument",
         )
-    if origin is dict:
-        kt, vt = typing.get_args(tp)
-        if not isinstance(value, dict):
-            raise ProfileError(f"{where}: expected a mapping, got {value!r}")
-        return {_coerce(k, kt, where): _coerce(v, vt, f"{where}.{k}") for k, v in value.items()}
-    if origin in (typing.Union, types.UnionType):
-        for arg in typing.get_args(tp):
-            try:
-                return _coerce(value, arg, where)
-            except ProfileError:
-                continue
-        raise ProfileError(f"{where}: {value!r} matches none of {tp}")
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ProfileError(f"{where}: expected a number, got {value!r}")
-        return float(value)
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ProfileError(f"{where}: expected an integer, got {value!r}")
-        return value
-    if tp in (str, bool):
-        if not isinstance(value, tp):
-            raise ProfileError(f"{where}: expected {tp.__name__}, got {value!r}")
-        return value
-    raise TypeError(f"unsupported annotation {tp} at {where}")  # programming error
-
-
-def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    unknown = sorted(set(raw) - set(names))
-    if unknown:
-        raise ProfileError(
-            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; valid: {', '.join(names)}"
-        )
-    missing = [n for n in names if n not in raw]
-    if missing:
-        raise ProfileError(f"{where}: missing key(s) {', '.join(missing)}")
-    return cls(**{n: _coerce(raw[n], hints[n], f"{where}.{n}") for n in names})
-
-
-# Ranges of every numeric profile value: (lowest, highest, lowest is excluded). One place, so the
-# command line, --set overrides, chapter overrides and the presets are held to the same limits.
-# A tuple value (seeds, episode counts, noise levels, tiers) has each element checked, and a
-# tuple must not be empty.
-_INF = float("inf")
-MAX_SEED = 2**32 - 1
-"""The largest seed: NumPy's legacy generator and every seeding API the book uses take 32-bit
-seeds, so a larger one would fail inside a run instead of before it."""
-LIMITS: dict[str, tuple[float, float, bool]] = {
-    "seeds.train": (0, MAX_SEED, False),
-    "seeds.data": (0, MAX_SEED, False),
-    "seeds.eval": (0, MAX_SEED, False),
-    "data.image_size": (8, _INF, False),
-    "data.episodes": (1, _INF, False),
-    "data.heldout_episodes": (1, _INF, False),
-    "data.max_episode_steps": (1, _INF, False),
-    "data.frameskip": (1, _INF, False),
-    "data.history": (1, _INF, False),
-    "data.task_episodes": (1, _INF, False),
-    "model.embed_dim": (1, _INF, False),
-    "model.encoder_widths": (1, _INF, False),
-    "model.patch_size": (1, _INF, False),
-    "model.vit_width": (1, _INF, False),
-    "model.vit_depth": (1, _INF, False),
-    "model.vit_heads": (1, _INF, False),
-    "model.predictor_width": (1, _INF, False),
-    "model.predictor_depth": (1, _INF, False),
-    "model.predictor_heads": (1, _INF, False),
-    "model.predictor_dim_head": (1, _INF, False),
-    "model.predictor_mlp": (1, _INF, False),
-    "model.predictor_dropout": (0, 1, False),
-    "model.projector_hidden": (1, _INF, False),
-    "train.steps": (1, _INF, False),
-    "train.batch_size": (2, _INF, False),  # SIGReg's statistic needs two samples
-    "train.lr": (0, _INF, True),
-    "train.weight_decay": (0, _INF, False),
-    "train.warmup_steps": (0, _INF, False),
-    "train.grad_clip": (0, _INF, True),
-    "train.log_every": (1, _INF, False),
-    "train.checkpoint_every": (1, _INF, False),
-    "train.sigreg_weight": (0, _INF, False),
-    "train.sigreg_projections": (1, _INF, False),
-    "train.pairs_per_batch": (1, _INF, False),
-    "plan.horizon": (1, _INF, False),
-    "plan.tiers": (1, _INF, False),
-    "plan.topk_fraction": (0, 1, True),
-    "eval.episodes": (1, _INF, False),
-    "eval.goal_offset": (1, _INF, False),
-    "eval.budget": (1, _INF, False),
-    "theory.samples": (2, _INF, False),
-    "theory.latent_dim": (3, _INF, False),  # a 2-D state plus at least one nuisance direction
-    "theory.toy_seeds": (1, _INF, False),
-    "theory.toy_steps": (1, _INF, False),
-    "theory.toy_noise_levels": (0, _INF, True),
-    "cluster.collect": (0, _INF, False),
-    "cluster.train": (0, _INF, False),
-    "cluster.plan": (0, _INF, False),
-    "cluster.measure": (0, _INF, False),
-    "cluster.train_steps_per_s": (0, _INF, True),
-    "cluster.plan_seconds": (0, _INF, True),
-    "cluster.collect_frames_per_s": (0, _INF, True),
-    "cluster.measure_hours": (0, _INF, True),
-    "cluster.pretrain_steps_per_s": (0, _INF, True),
-    "dinowm.action_embed": (1, _INF, False),
-    "dinowm.depth": (1, _INF, False),
-    "dinowm.heads": (1, _INF, False),
-    "dinowm.dim_head": (1, _INF, False),
-    "dinowm.mlp": (1, _INF, False),
-    "dinowm.standin_steps": (1, _INF, False),
-    "dinowm.token_grid": (1, _INF, False),
-    "ladder.max_factor": (1, _INF, False),
-    "geometry.probe_frames": (4, _INF, False),  # a held-out ridge fit needs a few frames
-    "geometry.dispersion_pairs": (1, _INF, False),
-    "geometry.ranking_starts": (1, _INF, False),
-    "geometry.ranking_candidates": (2, _INF, False),  # a rank correlation needs two
-    "geometry.grid": (2, _INF, False),
-    "geometry.landscape_goals": (1, _INF, False),
-}
-
-
-INFINITY_MEANS_NONE = ("ladder.max_factor",)
-"""Values where ``.inf`` is a setting (no cap on a lever's factor), not a typo."""
-
-DISTINCT = ("seeds.train", "theory.toy_noise_levels")
-"""Lists whose elements are independent units (one model per seed, one toy run per noise
-level): a repeated element would pass one unit off as two in every table that pools them."""
-
-
-# The valid values of every string setting that is not a name of something else.
-CHOICES: dict[str, tuple[str, ...]] = {
-    "train.precision": ("bf16", "fp32"),
-    "cluster.device": ("cpu", "cuda"),
-    "dinowm.encoder": ("standin", "dinov2"),
-}
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _leaves(v)]
-    if isinstance(value, list | tuple):
-        return [x for v in value for x in _leaves(v)]
-    return [value]
-
-
-def _dotted(profile: Profile, key: str) -> Any:
-    section, name = key.split(".")
-    return getattr(getattr(profile, section), name)
-
-
-def _within(v: float, low: float, high: float, open_low: bool, inf_ok: bool = False) -> bool:
-    """``low <(=) v <= high`` and ``v`` finite (or ``+inf`` where ``inf_ok``): an open-ended
-    range (``high`` infinite) must not admit infinity, and NaN compares false with everything
-    (an int is always finite)."""
-    finite = not isinstance(v, float) or math.isfinite(v) or (inf_ok and v == _INF)
-    return finite and v <= high and (low < v if open_low else low <= v)
-
-
-def check_limits(profile: Profile) -> None:
-    """Raise :class:`ProfileError` (one line) for the first value outside :data:`LIMITS` or
-    :data:`CHOICES`."""
-    for key, valid in CHOICES.items():
-        value = _dotted(profile, key)
-        if value not in valid:
-            raise ProfileError(
-                f"profile {profile.name!r}: {key} must be one of {', '.join(valid)}, got {value!r}"
-            )
-    for kind in CLUSTER_UNITS:
-        keys = set(getattr(profile.cluster, kind))
-        if keys != set(RESOURCE_KEYS) or getattr(profile.cluster, kind)["hours"] <= 0:
-            raise ProfileError(
-                f"profile {profile.name!r}: cluster.{kind} must give {', '.join(RESOURCE_KEYS)} "
-                f"(hours > 0), got {dict(getattr(profile.cluster, kind))!r}"
-            )
-    for key, (low, high, open_low) in LIMITS.items():
-        value = _dotted(profile, key)
-        if isinstance(value, tuple) and not value and key != "data.task_episodes":
-            raise ProfileError(f"profile {profile.name!r}: {key} must not be empty")
-        bad = [
-            v
-            for v in _leaves(value)
-            if not _within(v, low, high, open_low, key in INFINITY_MEANS_NONE)
-        ]
-        if bad:
-            lo = f"> {low:g}" if open_low else f">= {low:g}"
-            hi = (
-                f" and <= {high:_.15g}".replace("_", ",")
-                if high != _INF
-                else ""
-                if key in INFINITY_MEANS_NONE
-                else " and finite"
-            )
-            raise ProfileError(f"profile {profile.name!r}: {key} must be {lo}{hi}, got {value!r}")
-        if key in DISTINCT and len(set(value)) != len(value):
-            raise ProfileError(
-                f"profile {profile.name!r}: {key} names independent units, each "
-                f"once; got {list(value)!r}"
-            )
+    e = faults[0]
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"])[1:]
+    if e["type"] == "unexpected_keyword_argument":
+        valid = ", ".join(f.name for f in dataclasses.fields(_type_at(e["loc"][:-1])))
+        raise ProfileError(f"profile {name!r}: unknown key {where!r}; valid: {valid}")
+    if e["type"] == "missing":
+        raise ProfileError(f"profile {name!r}: missing key {where}")
+    if e["type"] == "literal_error":
+        valid = ", ".join(typing.get_args(_type_at(e["loc"])))
+        raise ProfileError(f"profile {name!r}: {where} must be one of {valid}, got {e['input']!r}")
+    msg = e["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+    raise ProfileError(f"profile {name!r}: {where} {msg[:1].lower()}{msg[1:]}, got {e['input']!r}")
 
 
 def _set_dotted(tree: dict[str, Any], key: str, value: Any, profile: str) -> None:
@@ -492,9 +383,7 @@ def with_overrides(profile: Profile, overrides: dict[str, Any]) -> Profile:
     raw = profile.to_dict()
     for key, value in overrides.items():
         _set_dotted(raw, key, value, profile.name)
-    out = _build(Profile, raw, f"profile {profile.name!r}")
-    check_limits(out)
-    return out
+    return _validate(raw, profile.name)
 
 
 def load_profile(name: str = DEFAULT_PROFILE, overrides: dict[str, Any] | None = None) -> Profile:
@@ -508,6 +397,4 @@ def load_profile(name: str = DEFAULT_PROFILE, overrides: dict[str, Any] | None =
     raw = raw_profile(name)
     for key, value in (overrides or {}).items():
         _set_dotted(raw, key, value, name)
-    profile = _build(Profile, raw, f"profile {name!r}")
-    check_limits(profile)
-    return profile
+    return _validate(raw, name)

@@ -70,7 +70,9 @@ def test_bad_levers_and_overrides_stop_with_one_line():
         ladder_lever("pusht", "nosuch")
     with pytest.raises(ValueError, match="has no ladder; tasks with one: pusht, cube"):
         ladder_lever("tworoom", "as profiled")
-    with pytest.raises(ProfileError, match="train.steps must be >= 1"):
+    with pytest.raises(
+        ProfileError, match=r"train\.steps must be greater than or equal to 1, got 0"
+    ):
         with_overrides(load_profile("smoke"), {"train.steps": 0})
 
 
