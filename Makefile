@@ -21,7 +21,7 @@ export MUJOCO_GL ?= egl
 export DVC_NO_ANALYTICS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test chapter html data-pull data-push lint clean-book venv lock
+.PHONY: book test chapter html data-pull data-push lint clean-book venv lock lab
 
 venv: $(STAMP)
 
@@ -53,6 +53,10 @@ book: $(STAMP)
 	$(BIN)/jepa-geometry book --profile $(PROFILE) $(if $(FORCE),--force,)
 	$(MAKE) --no-print-directory html
 	$(if $(filter laptop,$(PROFILE)),$(MAKE) --no-print-directory data-push,)
+
+## lab: open the chapters in JupyterLab (right-click one: Open With > Jupytext Notebook)
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=chapters $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 ## chapter: re-run one chapter, e.g. make chapter CH=ch02 PARAMS="seed=5 profile=smoke";
 ## non-default parameters write to runs/<chapter>/<parameters>/ and never touch the book

@@ -4,8 +4,12 @@ Debian's ``chromium`` and ``chromium-driver`` drive it (Selenium, pointed at the
 chromedriver so nothing is downloaded). A page fails on raw TeX in its visible text (MathJax
 did not typeset it, e.g. because it was to come from a CDN), an image that did not load, a
 local link or ``#fragment`` that leads nowhere, a table cell reading ``nan`` or ``None`` where
-a blank is meant, a page that opens with code instead of prose, or a JavaScript error or failed
-request in the console. A screenshot of every page is kept under ``<build>/screenshots/``.
+a blank is meant, a header still spelled as an identifier (``top8_share``), a figure drawn
+more than :data:`MAX_SHRINK` times wider than the column shows it (its text shrinks below
+reading size), a glued table captioned as a figure, a number on a chapter's page that does not
+carry the chapter's number, a page that opens with code instead of prose, or a JavaScript
+error or failed request in the console. A screenshot of every page is kept under
+``<build>/screenshots/``.
 """
 
 from __future__ import annotations
@@ -19,6 +23,12 @@ from urllib.parse import unquote, urlsplit
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac\{|\\mathrm\{")
 SKIP = {"genindex.html", "search.html"}
+MAX_SHRINK = 1.2
+"""How much narrower than drawn a figure may be shown: the pages' figures are drawn at 110 px
+per inch and CSS shows 96 per inch, so a figure at its native size is shown 110/96 = 1.15
+times narrower than its pixels (1.2 allows for rounding). More than that, and it is wider than
+the column at its native size: its text shrinks below the size it was set at."""
+CHAPTER_PAGE = re.compile(r"^ch(\d\d)_")
 
 
 def ensure_chromium() -> None:
@@ -133,6 +143,39 @@ def check_book(html_root: Path) -> dict[str, list[str]]:
             )
             if blanks:
                 problems.append(f"{len(blanks)} table cells read {blanks[0]!r} (blank expected)")
+            snake = driver.execute_script(
+                "return [...document.querySelectorAll('table thead th')]"
+                ".map(c => c.innerText.trim()).filter(s => /^[a-z0-9]+(_[a-z0-9]+)+$/.test(s))"
+            )
+            if snake:
+                problems.append(f"{len(snake)} headers read as identifiers, e.g. {snake[0]!r}")
+            shrunk = driver.execute_script(
+                "return [...document.querySelectorAll('main img')]"
+                ".filter(i => i.clientWidth > 0 && i.naturalWidth > arguments[0] * i.clientWidth)"
+                ".map(i => [i.getAttribute('src'), i.naturalWidth, i.clientWidth])",
+                MAX_SHRINK,
+            )
+            problems += [
+                f"figure {src} drawn {nw} px wide is shown at {cw} px (text {nw / cw:.1f}x smaller)"
+                for src, nw, cw in shrunk
+            ]
+            numbers = driver.execute_script(
+                "return [...document.querySelectorAll('main .caption-number')].map("
+                "e => [e.closest('[id]') ? e.closest('[id]').id : '', e.textContent.trim()])"
+            )
+            problems += [
+                f"table {fid} captioned {n!r}"
+                for fid, n in numbers
+                if fid.startswith("tbl-") and not n.startswith("Table")
+            ]
+            chapter = CHAPTER_PAGE.match(page.name)
+            if chapter:
+                prefix = f"{int(chapter.group(1))}."
+                problems += [
+                    f"{n!r} on a chapter-{prefix[:-1]} page"
+                    for _, n in numbers
+                    if n and n.split()[-1][: len(prefix)] != prefix
+                ]
             first = driver.execute_script(
                 "const a = document.querySelector('main article') || document.body;"
                 "const f = a.querySelector('p, .admonition, div.cell_input, div.cell_output');"

@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from filelock import FileLock
+from PIL import Image
 
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, DATA_ENV, READ_ONLY_ENV, is_heavy
 from jepa_geometry.book.evidence import export_evidence, glued_values, incomplete_in_data
@@ -115,8 +116,21 @@ def test_the_browser_check_finds_what_a_reader_would(tmp_path: Path):
         "<html><body><main><article><div class='cell_input'>import x</div><p>text</p>"
         "<table><tr><td>nan</td><td>1</td></tr></table></article></main></body></html>"
     )
+    Image.new("RGB", (2000, 40)).save(site / "wide.png")
+    (site / "ch06_x.html").write_text(
+        "<html><body><main><article><p>prose</p><img src='wide.png' style='width:700px'>"
+        "<figure id='tbl-a'><figcaption><span class='caption-number'>Fig. 3 </span>t"
+        "</figcaption></figure><table><thead><tr><th>top8_share</th><th>arm</th></tr></thead>"
+        "<tr><td>1</td><td>lewm</td></tr></table></article></main></body></html>"
+    )
     report = check_book(site)
     assert report["ok.html"] == []
+    assert sorted(report["ch06_x.html"]) == [
+        "'Fig. 3' on a chapter-6 page",
+        "1 headers read as identifiers, e.g. 'top8_share'",
+        "figure wide.png drawn 2000 px wide is shown at 700 px (text 2.9x smaller)",
+        "table tbl-a captioned 'Fig. 3'",
+    ]
     kinds = sorted({p.split(":")[0] for p in report["bad.html"]})
     assert kinds == ["broken fragment", "broken image", "broken link", "console", "raw TeX"]
     assert report["plumbing.html"] == [

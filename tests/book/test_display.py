@@ -34,3 +34,11 @@ def test_a_table_has_blanks_no_row_numbers_and_renders_the_same_twice():
     assert "nan" not in html.lower().replace("class", "") and html == table_html(df.copy())
     named = df.set_index("arm")  # a meaningful index stays
     assert "row_heading" in table_html(named)
+
+
+def test_headers_read_as_words_and_cells_keep_their_identifiers():
+    df = pd.DataFrame({"top8_share": [0.5], "arm": ["scale_half_q"], 5: [1.0]})
+    html = table_html(df)
+    heads = [c.split(">", 1)[1].split("<", 1)[0] for c in html.split("<th ")[1:]]
+    assert heads == ["top8 share", "arm", "5"]
+    assert ">scale_half_q<" in html  # a value is data, not a header: never rewritten

@@ -74,7 +74,7 @@ def test_localised_page_has_its_own_labels_title_links_and_commands():
     assert base and len(own) == len(base) and not own & base  # every label renamed, none shared
     assert all(label.split("-")[2] == "reacher" for label in own)
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    assert nb.cells[0].source.startswith(f"# {task_title('reacher')} end to end (I)")
+    assert nb.cells[0].source.startswith(f"# 6. {task_title('reacher')} end to end (I)")
     assert "ch07_reacher_geometry" in text and "ch07_tworoom_geometry" not in text
     assert "--task tworoom" not in text and "--task reacher" in text
     solutions = set(re.findall(r":::\{solution\} (\S+)", text))

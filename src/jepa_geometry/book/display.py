@@ -1,8 +1,9 @@
-"""How a page shows a data frame: blanks for missing values, numbers a reader can scan, and no
-row numbers.
+"""How a page shows a data frame: blanks for missing values, numbers a reader can scan, headers
+in words, and no row numbers.
 
 pandas renders a frame with ``NaN`` where a caption promises a blank, every float with six
-decimals (``74.000000``) and a 0..n index that carries nothing. :func:`table_html` renders a
+decimals (``74.000000``), identifiers as headers (``top8_share``) and a 0..n index that
+carries nothing. :func:`table_html` renders a
 frame as the pages show it, and :func:`use_for_data_frames` makes it the HTML form of every
 data frame a chapter displays or glues (:func:`~jepa_geometry.book.pipeline.setup_chapter`
 calls it); the text form, which the evidence compares, is pandas' own.
@@ -17,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 from IPython import get_ipython
+from pandas.io.formats.style import Styler
 
 SIGNIFICANT = 4  # digits of a non-integer number
 
@@ -40,6 +42,22 @@ def format_number(value: Any) -> str:
     return f"{x:.{SIGNIFICANT}g}"
 
 
+def header(name: Any) -> str:
+    """A column name as a header: words, not an identifier (``top8_share`` reads
+    ``top8 share``); a number as :func:`format_number` writes it."""
+    return name.replace("_", " ") if isinstance(name, str) else format_number(name)
+
+
+def _axis_name(name: Any) -> Any:
+    return None if name is None else header(name)
+
+
+def styler_html(styler: Styler) -> str:
+    """A table a chapter styled itself, as the pages show it: its own formats, with
+    :func:`header` for the column names."""
+    return styler.format_index(header, axis=1).to_html()
+
+
 def _plain_index(df: pd.DataFrame) -> bool:
     """Whether the index is pandas' default 0..n-1 with no name (row numbers, nothing else)."""
     idx = df.index
@@ -47,10 +65,12 @@ def _plain_index(df: pd.DataFrame) -> bool:
 
 
 def table_html(df: pd.DataFrame) -> str:
-    """``df`` as HTML the way the pages show it (:func:`format_number` for every cell, no row
-    numbers); deterministic, so the same frame renders to the same bytes."""
+    """``df`` as HTML the way the pages show it (:func:`format_number` for every cell,
+    :func:`header` for the column names, no row numbers); deterministic, so the same frame
+    renders to the same bytes."""
     uuid = hashlib.sha256(df.to_csv().encode()).hexdigest()[:8]
-    styler = df.style.format(format_number).set_uuid(uuid)
+    df = df.rename_axis(index=_axis_name, columns=_axis_name)
+    styler = df.style.format(format_number).format_index(header, axis=1).set_uuid(uuid)
     if _plain_index(df):
         styler = styler.hide(axis="index")
     else:
@@ -59,10 +79,12 @@ def table_html(df: pd.DataFrame) -> str:
 
 
 def use_for_data_frames() -> None:
-    """Register :func:`table_html` as the HTML form of data frames in the running IPython
-    kernel (nothing outside one), and show missing values as blanks in the tables a chapter
-    styles itself."""
+    """Register :func:`table_html` as the HTML form of data frames and :func:`styler_html` as
+    that of the tables a chapter styles itself, in the running IPython kernel (nothing outside
+    one), and show missing values as blanks in the latter."""
     pd.set_option("styler.format.na_rep", "")
     shell = get_ipython()
     if shell is not None:
-        shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, table_html)
+        html = shell.display_formatter.formatters["text/html"]
+        html.for_type(pd.DataFrame, table_html)
+        html.for_type(Styler, styler_html)

@@ -25,6 +25,7 @@ import ast
 import hashlib
 import html
 import json
+import math
 import multiprocessing as mp
 import os
 import re
@@ -42,6 +43,7 @@ from typing import Any
 import jupytext
 import yaml
 from IPython.display import HTML, display
+from myst_nb import glue
 
 from jepa_geometry.artifacts import (
     DATA_ENV,
@@ -51,6 +53,7 @@ from jepa_geometry.artifacts import (
     environ,
     profile_cache,
     repo_root,
+    use_profile_cache,
 )
 from jepa_geometry.book.display import use_for_data_frames
 from jepa_geometry.book.parameters import check_parameter
@@ -364,8 +367,22 @@ def setup_chapter(namespace: dict[str, Any], chapter: str) -> Profile:
     set_theme(inline=True)
     use_for_data_frames()
     profile = load_profile(given.get("profile", defaults["profile"]), overrides)
+    use_profile_cache(profile.name)  # a kernel started by hand (JupyterLab) picks it too
     display(HTML(parameters_html({**defaults, **given}, defaults)))
+    glue("reading_minutes", reading_minutes(jupytext.read(source)), display=False)
     return profile
+
+
+READING_WPM = 200
+"""Words a reader of technical prose takes in per minute (formulas and tables read slower,
+figures faster: an estimate for planning a class, not a measurement)."""
+
+
+def reading_minutes(nb: Any) -> int:
+    """Minutes to read a chapter's prose: the words of its markdown cells at
+    :data:`READING_WPM`, rounded up (computed from the source, so every build agrees)."""
+    words = sum(len(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    return max(1, math.ceil(words / READING_WPM))
 
 
 def parameters_html(values: dict[str, Any], defaults: dict[str, Any]) -> str:

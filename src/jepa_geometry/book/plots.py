@@ -27,6 +27,15 @@ from jepa_geometry.theory.linear_gaussian import quadratic_form_grid
 _FIG_ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
+INLINE_DPI = 110
+"""Pixels per inch of the figures the pages show (the kernel's inline PNGs)."""
+PAGE_WIDTH = 6.4
+"""Inches of the widest figure's axes: at :data:`INLINE_DPI` it is 704 px, which a 1280-px
+browser window's text column (660 CSS px) shows at about its native size (CSS draws 96 px per
+inch), leaving room for a legend beside the axes, so 8-pt tick labels stay about 11 px high.
+Wider content is stacked in rows of panels."""
+
+
 def set_theme(inline: bool = False) -> None:
     """The book's seaborn style: white grid, readable at print width.
 
@@ -40,7 +49,9 @@ def set_theme(inline: bool = False) -> None:
         if shell is not None and shell.__class__.__name__ == "ZMQInteractiveShell":
             shell.run_line_magic("matplotlib", "inline")
     sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
-    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "figure.figsize": (6.4, 4.0)})
+    plt.rcParams.update(
+        {"figure.dpi": INLINE_DPI, "savefig.dpi": 150, "figure.figsize": (6.4, 4.0)}
+    )
 
 
 def figure_path(fig_id: str, profile: str) -> Path:
@@ -218,7 +229,7 @@ def plot_lowest_cost_sets(
     ``xᵀ M x`` on a ``grid²`` window ``[-1, 1]²`` around the goal (blue) against the disc with the
     same share of points (dashed). ``agreement`` is
     :func:`~jepa_geometry.theory.linear_gaussian.cost_distance_table` output (panel titles)."""
-    fig, axes = plt.subplots(1, len(metrics), figsize=(11, 3.8), sharey=True)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(PAGE_WIDTH, 3.2), sharey=True)
     axg = np.linspace(-1, 1, grid)
     p = np.stack(np.meshgrid(axg, axg), -1)
     dist = np.linalg.norm(p, axis=-1)
@@ -256,8 +267,8 @@ def plot_prediction_vs_regret(
         errorbar=("ci", 95),
         seed=seed,
         facet_kws={"sharey": False},
-        height=3.6,
-        aspect=1.15,
+        height=2.8,
+        aspect=1.0,
     )
     g.axes[0, 0].set(
         xscale="log",
@@ -342,7 +353,7 @@ def plot_task_strip(task: str, strip: dict[str, np.ndarray], stride: int) -> plt
     """
     names = [str(n) for n in strip["q_names"]]
     fig, (ax_img, ax_q) = plt.subplots(
-        2, 1, figsize=(9, 4.6), gridspec_kw={"height_ratios": [1, 1.3]}
+        2, 1, figsize=(PAGE_WIDTH, 3.6), gridspec_kw={"height_ratios": [1, 1.3]}
     )
     ax_img.imshow(strip["frames"], interpolation="nearest")
     ax_img.set(
@@ -371,8 +382,8 @@ def plot_loss_terms(long: pd.DataFrame, title: str) -> plt.Figure:
         hue="arm",
         col="term",
         kind="line",
-        col_wrap=3,
-        height=2.6,
+        col_wrap=2,
+        height=2.4,
         facet_kws={"sharey": False},
     )
     grid.set(yscale="log")
@@ -412,7 +423,8 @@ def plot_training_diagnostics(
     (arm, seed), one colour per arm; reference lines: κ, 0 for the correlations, and the
     top-8 share of an isotropic Gaussian on one training batch (``isotropic_top8``,
     :func:`jepa_geometry.wm.objective.isotropic_top_share`)."""
-    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
+    fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH, 5.4), sharex=True)
+    axes = axes.ravel()
     arms = list(dict.fromkeys(diagnostics["arm"]))
     colors = dict(zip(arms, sns.color_palette("tab10", len(arms)), strict=True))
     refs = {
@@ -435,12 +447,19 @@ def plot_training_diagnostics(
         lo, hi = ax.get_ylim()  # keep the reference line in view
         pad = 0.05 * (max(hi, refs[name]) - min(lo, refs[name]))
         ax.set_ylim(min(lo, refs[name] - pad), max(hi, refs[name] + pad))
-        ax.set(xlabel="training step", title=title)
+        ax.set_title(title, fontsize=10)
+        if ax in axes[2:]:
+            ax.set_xlabel("training step")
         if d.empty:
             ax.text(0.5, 0.5, "no ΛReg arm", ha="center", transform=ax.transAxes)
     handles, labels = axes[-1].get_legend_handles_labels()
     fig.legend(
-        handles, labels, loc="lower center", ncol=len(arms), fontsize=8, bbox_to_anchor=(0.5, -0.06)
+        handles,
+        labels,
+        loc="lower center",
+        ncol=min(len(arms), 4),
+        fontsize=8,
+        bbox_to_anchor=(0.5, -0.08),
     )
     fig.tight_layout()
     return fig
@@ -457,17 +476,15 @@ def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
     """
     t = table[table["protocol"] == protocol]
     solvers = [s for s in ("cem", "icem", "mppi") if s in set(t["solver"])]
-    widths = [len(set(t[t.solver == s].budget)) for s in solvers]
     fig, axes = plt.subplots(
-        1,
         len(solvers),
-        figsize=(3.2 + 1.1 * sum(widths), 3.8),
+        1,
+        figsize=(PAGE_WIDTH - 1.2, 2.4 * len(solvers) + 0.4),  # the legend sits to the right
         sharey=True,
-        gridspec_kw={"width_ratios": widths},
         squeeze=False,
     )
     palette = dict(zip(arms, sns.color_palette("colorblind", len(arms)), strict=True))
-    for ax, solver in zip(axes[0], solvers, strict=True):
+    for ax, solver in zip(axes[:, 0], solvers, strict=True):
         s = t[t["solver"] == solver]
         budgets = sorted(set(s["budget"]))
         x = {b: i for i, b in enumerate(budgets)}
@@ -493,10 +510,10 @@ def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
                 label=m,
             )
         ax.set_xticks(range(len(budgets)), budgets)
-        ax.set_title(solver.upper() if solver != "icem" else "iCEM")
-        ax.set_xlabel("budget tier")
-    axes[0, 0].set_ylabel("success (%)")
-    axes[0, -1].legend(fontsize=8, loc="lower left", frameon=True)
+        ax.set_title(solver.upper() if solver != "icem" else "iCEM", fontsize=10)
+        ax.set_ylabel("success (%)")
+    axes[-1, 0].set_xlabel("budget tier")
+    axes[0, 0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=True)
     fig.tight_layout()
     return fig
 
@@ -535,7 +552,7 @@ def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
     """
     if not lambda_spectra:
         raise ValueError("no ΛReg spectra: none of the measured arms has a ΛReg term")
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2))
     for (m, s), sp in sorted(lambda_spectra.items()):
         axes[0].plot(
             np.arange(1, len(sp["final_sorted"]) + 1), sp["final_sorted"], label=f"{m} seed {s}"
@@ -567,7 +584,7 @@ def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
 def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]) -> plt.Figure:
     """SCALE's geometry at a glance: the PCA spectrum of held-out embeddings (first 16 PCs, band:
     range over seeds) and the R² of q from the top-k PCs against the full embedding."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.4))
     spec = spectra[spectra.pc <= 16]
     sns.lineplot(
         data=spec,
@@ -584,7 +601,7 @@ def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]
         yscale="log",
         xlabel="principal component",
         ylabel="variance share",
-        title="PCA spectrum of held-out embeddings (band: range over seeds)",
+        title="PCA spectrum, held-out frames\n(band: range over seeds)",
     )
     long = probes.melt(
         id_vars=["arm", "train_seed"],
@@ -596,9 +613,10 @@ def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]
         data=long, x="probe", y="R2", hue="arm", hue_order=arms, errorbar=("pi", 100), ax=axes[1]
     )
     axes[1].set(
-        ylim=(min(0, long.R2.min()), 1.02), title="R² of q: leading PCs vs the full embedding"
+        ylim=(min(0, long.R2.min()), 1.02), title="R² of q: leading PCs\nvs the full embedding"
     )
     axes[1].legend(fontsize=7)
+    axes[1].tick_params(axis="x", labelrotation=30)
     fig.tight_layout()
     return fig
 
@@ -623,7 +641,7 @@ def plot_ranking(ranking: pd.DataFrame, arms: list[str], seed: int) -> plt.Figur
         for source, cols in RANK_METRICS.items()
     ]
     r = pd.concat(parts, ignore_index=True)
-    fig, ax = plt.subplots(figsize=(10, 3.8))
+    fig, ax = plt.subplots(figsize=(PAGE_WIDTH, 3.4))
     sns.pointplot(
         data=r,
         x="metric",
@@ -653,7 +671,8 @@ def plot_landscapes(
     disc of the same area (dashed) and the goal (star); the title gives iou and ρ.
     Returns the figure."""
     if axes is None:
-        fig, axes = plt.subplots(1, len(goal_indices), figsize=(3.0 * len(goal_indices), 3.0))
+        n = len(goal_indices)
+        fig, axes = plt.subplots(1, n, figsize=(min(PAGE_WIDTH, 2.4 * n), min(PAGE_WIDTH / n, 2.4)))
     axes = np.atleast_1d(axes)
     if len(axes) != len(goal_indices):
         raise ValueError(f"{len(goal_indices)} goals but {len(axes)} axes")
@@ -683,7 +702,8 @@ def plot_landscape_examples(
     """AnisoWM Figure 4's panels: one row per arm (its model of training seed ``seed``), one
     column per goal, each a :func:`plot_landscapes` panel."""
     rows, cols = len(z_grids), len(goals)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.1 * rows), squeeze=False)
+    side = min(PAGE_WIDTH / cols, 2.6)
+    fig, axes = plt.subplots(rows, cols, figsize=(side * cols, 0.97 * side * rows), squeeze=False)
     for row, (arm, z_grid) in zip(axes, z_grids.items(), strict=True):
         plot_landscapes(grid, z_grid, goals, axes=row)
         row[0].set_ylabel(f"{arm} (seed {seed})")
@@ -693,7 +713,7 @@ def plot_landscape_examples(
 
 def plot_landscape_distribution(landscape_rows: pd.DataFrame, arms: list[str]) -> plt.Figure:
     """Box plots of the landscape IoU and Spearman ρ over random goals, every seed pooled."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2))
     for ax, col in zip(axes, ["iou", "spearman"], strict=True):
         sns.boxplot(data=landscape_rows, x="arm", y=col, order=arms, ax=ax, fliersize=1)
         ax.set(title=f"{col} over random goals (all seeds)", xlabel="")
@@ -723,7 +743,7 @@ def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
     fig, axes = plt.subplots(
         len(tasks),
         len(solvers),
-        figsize=(2.6 * len(solvers) + 1.2, 2.1 * len(tasks) + 0.6),
+        figsize=(min(PAGE_WIDTH, 2.0 * len(solvers) + 1.0), 2.1 * len(tasks) + 0.6),
         sharex=True,
         squeeze=False,
     )
@@ -781,14 +801,18 @@ def plot_contrast_forest(contrasts: pd.DataFrame) -> plt.Figure:
     rows = list(dict.fromkeys(zip(contrasts.task, contrasts.solver, strict=True)))
     labels = [f"{task_title(t)} {s.upper() if s != 'icem' else 'iCEM'}" for t, s in rows]
     palette = _arm_palette(arms)
+    ncols = min(len(arms), 2)
+    nrows = -(-len(arms) // ncols)
     fig, axes = plt.subplots(
-        1,
-        len(arms),
-        figsize=(2.5 * len(arms) + 1.5, 0.28 * len(rows) + 1.4),
+        nrows,
+        ncols,
+        figsize=(PAGE_WIDTH, nrows * (0.24 * len(rows) + 1.2)),
         sharey=True,
         squeeze=False,
     )
-    for ax, arm in zip(axes[0], arms, strict=True):
+    for ax in axes.ravel()[len(arms) :]:
+        ax.set_visible(False)
+    for ax, arm in zip(axes.ravel(), arms, strict=False):
         c = contrasts[contrasts.arm == arm].set_index(["task", "solver"])
         for y, key in enumerate(rows):
             if key not in c.index:
@@ -808,9 +832,11 @@ def plot_contrast_forest(contrasts: pd.DataFrame) -> plt.Figure:
                 ax.plot(r.paper, y, "D", mfc="none", mec="k", ms=5)
         ax.axvline(0, color="k", lw=0.8)
         ax.set_title(f"{arm} − lewm", fontsize=10)
-        ax.set_xlabel("pp")
-    axes[0, 0].set_yticks(range(len(rows)), labels, fontsize=8)
+        ax.set_xlabel("difference (pp)", fontsize=9)
+    axes[0, 0].set_yticks(range(len(rows)), labels)
     axes[0, 0].invert_yaxis()
+    for ax in axes[:, 0]:
+        ax.tick_params(axis="y", labelsize=8)
     fig.tight_layout()
     return fig
 
@@ -832,7 +858,9 @@ def plot_geometry_heatmap(geometry: pd.DataFrame, measures: list[str]) -> plt.Fi
     lo, hi = both.min(), both.max()
     span = (hi - lo).replace(0, 1.0)
     fig, axes = plt.subplots(
-        1, 2, figsize=(2 * (0.62 * len(measures) + 1.6), 0.3 * len(order) + 1.8), sharey=True
+        2,
+        1,
+        figsize=(min(PAGE_WIDTH, 0.62 * len(measures) + 2.8), 0.6 * len(order) + 3.0),
     )
     for ax, data, title in ((axes[0], ours, "ours"), (axes[1], paper, "papers")):
         sns.heatmap(
@@ -854,6 +882,8 @@ def plot_geometry_heatmap(geometry: pd.DataFrame, measures: list[str]) -> plt.Fi
         ax.grid(False)
         ax.tick_params(axis="x", labelrotation=60, labelsize=8)
         ax.tick_params(axis="y", labelsize=8)
+    axes[0].xaxis.tick_top()  # the measures' names above the first panel and below the second
+    plt.setp(axes[0].get_xticklabels(), rotation=60, ha="left", rotation_mode="anchor")
     fig.tight_layout()
     return fig
 

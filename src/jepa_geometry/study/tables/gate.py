@@ -108,8 +108,21 @@ def choice_sentence(
     return gate_sentence(gate, str(chosen), spec.main_protocol, profile)
 
 
+GATE_KEY_COLUMNS = (
+    "lever",
+    "outcome",
+    "lewm (%)",
+    "random (%)",
+    "paired lewm - random",
+    "discriminates",
+)
+"""The columns a reader of a gate table looks for first: the rung, what the gate decided and
+the two rates it decided on (a page shows them before the settings and costs)."""
+
+
 def gate_style(gate: pd.DataFrame) -> Any:
-    """The gate's table as shown on a page (task and sentence dropped, rates in percent)."""
+    """The gate's table as shown on a page: :data:`GATE_KEY_COLUMNS` first, task and sentence
+    dropped, rates in percent."""
     formats = {
         "solved at start": "{:.1%}",
         "lewm hard": "{:.1%}",
@@ -118,6 +131,8 @@ def gate_style(gate: pd.DataFrame) -> Any:
         "collect (min)": "{:.1f}",
     }
     shown = gate.drop(columns=["task", "reason", "gap", "powered"], errors="ignore")
+    first = [c for c in GATE_KEY_COLUMNS if c in shown]
+    shown = shown[first + [c for c in shown if c not in first]]
     return shown.style.format({k: v for k, v in formats.items() if k in shown}).hide(axis="index")
 
 
