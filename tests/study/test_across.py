@@ -158,16 +158,31 @@ def test_additivity_reads_the_family_interval(low, high, reading):
 def test_verdict_matrix_is_claim_by_task_and_refuses_a_claim_twice():
     board = pd.DataFrame(
         {
-            "task": ["Two-Room", "Reacher", "Two-Room"],
-            "paper": ["SCALE"] * 3,
-            "claim": ["x", "x", "y"],
-            "verdict": ["reproduced", "not detected at this scale", "inconclusive"],
+            "task": ["Two-Room", "Reacher", "Two-Room", "Reacher", "PointMaze"],
+            "paper": ["SCALE"] * 4 + ["AnisoWM"],
+            "claim": ["x", "x", "y", "z", "w"],
+            "family": ["paper"] * 4 + ["ours (extension)"],
+            "requires": ["", "", "", "DINOv2's own features", ""],
+            "verdict": [
+                "reproduced",
+                "not detected at this scale",
+                "inconclusive",
+                "not tested (precondition failed)",
+                "reproduced",
+            ],
         }
     )
     m = across.verdict_matrix(board).set_index("claim")
-    assert list(m.columns) == ["Two-Room", "Reacher"]  # the book's task order
+    assert list(m.columns) == ["Two-Room", "Reacher", "PointMaze"]  # the book's task order
     assert m.loc["SCALE: x", "Reacher"] == "not detected" and m.loc["SCALE: y", "Reacher"] == ""
+    assert m.loc["SCALE: z", "Reacher"] == "not tested"
     with pytest.raises(ValueError, match="claim tested twice on one task"):
         across.verdict_matrix(pd.concat([board, board.iloc[:1]]))
     counts = across.verdict_counts(board).set_index("paper")
-    assert counts.loc["all", "claims"] == 3 and counts.loc["SCALE", "reproduced"] == 1
+    assert counts.loc["SCALE", "tested"] == 3  # the untested claim is out of the tested count
+    assert counts.loc["SCALE", "not tested (precondition failed)"] == 1
+    assert counts.loc["AnisoWM (extension)", "reproduced"] == 1  # apart from the paper's own
+    assert "AnisoWM" not in counts.index and counts.loc["all", "tested"] == 4
+    prose = across.verdict_prose(board, {})
+    assert "tests 3 claim-task pairs" in prose and "1 more are not tested" in prose
+    assert "SCALE: *x* (Two-Room)" in prose and "1 of 1 reproduced" in prose

@@ -629,7 +629,9 @@ def lens_table(items: Sequence[tuple[str, verdict.Claim, verdict.Evidence]]) -> 
         for (_, c, e), v in zip(items, table["verdict"], strict=True)
     ]
     table.insert(0, "task", [task_title(t) for t, _, _ in items])
-    return table.drop(columns=["paper", "paper's effect"]).rename(columns={"verdict": "reading"})
+    return table.drop(columns=["paper", "paper's effect", "family"]).rename(
+        columns={"verdict": "reading"}
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -653,7 +655,8 @@ def book_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
     return items
 
 
-SHORT_VERDICTS = {"not detected at this scale": "not detected"}  # in the claim x task matrices
+SHORT_VERDICTS = {"not detected at this scale": "not detected", verdict.NOT_TESTED: "not tested"}
+"""Shorter labels for the cells of the claim x task matrices."""
 
 
 def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
@@ -675,36 +678,58 @@ def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
 
 
 def verdict_counts(board: pd.DataFrame) -> pd.DataFrame:
-    """Claims per paper x verdict (columns in the rule's order), with totals."""
-    t = pd.crosstab(board["paper"], board["verdict"]).reindex(
-        columns=list(verdict.VERDICTS), fill_value=0
+    """Claim-task pairs per paper x label: the tested ones by verdict (columns in the rule's
+    order) and their total ``tested``, then those not tested (a precondition failed), with
+    totals. Our extensions count under ``<paper> (extension)``."""
+    group = board["paper"] + np.where(board["family"] == "paper", "", " (extension)")
+    t = pd.crosstab(group.rename("paper"), board["verdict"]).reindex(
+        columns=list(verdict.LABELS), fill_value=0
     )
-    t["claims"] = t.sum(axis=1)
+    t.insert(len(verdict.VERDICTS), "tested", t[list(verdict.VERDICTS)].sum(axis=1))
     t.loc["all"] = t.sum()
     return t.reset_index()
 
 
 def verdict_prose(board: pd.DataFrame, missing: dict[str, str]) -> str:
-    """A short reading of the book's verdict, generated from ``board`` (markdown): the counts,
-    the claims reproduced and contradicted with their tasks, and the tasks without a study."""
-    n = len(board)
-    counts = board["verdict"].value_counts()
+    """A short reading of the book's verdict, generated from ``board`` (markdown): the counts
+    of tested claims, those not tested, the claims reproduced and contradicted with their
+    tasks, our extensions apart, and the tasks without a study."""
+    tested = board[board["verdict"] != verdict.NOT_TESTED]
+    own = tested[tested["family"] == "paper"]
+    counts = own["verdict"].value_counts()
+    untested = board[board["verdict"] == verdict.NOT_TESTED]
     parts = [
-        f"Across {board['task'].nunique()} tasks the book tests {n} claims: "
+        f"Across {board['task'].nunique()} tasks the book tests {len(own)} claim-task pairs "
+        "of the papers on tasks they evaluated: "
         + ", ".join(f"{int(counts.get(v, 0))} {v}" for v in verdict.VERDICTS)
         + "."
     ]
+    if len(untested):
+        by_pre = untested.groupby("requires", sort=False).size()
+        parts.append(
+            f"{len(untested)} more are not tested because a precondition failed ("
+            + ", ".join(f"{n} needing *{pre}*" for pre, n in by_pre.items())
+            + ")."
+        )
     for label in ("reproduced", "contradicted"):
-        sel = board[board["verdict"] == label]
+        sel = own[own["verdict"] == label]
         if sel.empty:
             parts.append(f"No claim is {label} on any task.")
             continue
         by_claim = sel.groupby(["paper", "claim"], sort=False)["task"].apply(lambda s: ", ".join(s))
         listed = "; ".join(f"{p}: *{c}* ({tasks})" for (p, c), tasks in by_claim.items())
         parts.append(f"{label.capitalize()}: {listed}.")
-    for paper, g in board.groupby("paper", sort=False):
+    for paper, g in own.groupby("paper", sort=False):
         rep = int((g["verdict"] == "reproduced").sum())
-        parts.append(f"{paper}: {rep} of its {len(g)} claim-task pairs reproduced.")
+        parts.append(f"{paper}: {rep} of its {len(g)} tested claim-task pairs reproduced.")
+    ext = tested[tested["family"] != "paper"]
+    if len(ext):
+        rep = int((ext["verdict"] == "reproduced").sum())
+        tasks = ", ".join(dict.fromkeys(ext["task"]))
+        parts.append(
+            f"Our extensions (papers' claims on tasks they did not evaluate: {tasks}), a family "
+            f"of their own: {rep} of {len(ext)} reproduced."
+        )
     if missing:
         parts.append(
             "Tasks without a study at this profile: "
@@ -719,9 +744,22 @@ def preconditions_by_task(studies: Studies) -> pd.DataFrame:
     parts = []
     for task, st in studies.studies.items():
         kappa = arm_weights("anisowm", task).kappa
-        pre = verdict.preconditions(st.geometry, kappa=kappa, diagnostics=st.diagnostics)
+        pre = verdict.preconditions(
+            st.geometry, kappa=kappa, diagnostics=st.diagnostics, profile=st.profile
+        )
         parts.append(pre.assign(task=task_title(task)))
     if not parts:
         return pd.DataFrame(columns=["task", "precondition", "measured", "criterion", "holds"])
     out = pd.concat(parts, ignore_index=True)
     return out[["task", "precondition", "measured", "criterion", "holds"]]
+
+
+def failed_preconditions(studies: Studies) -> dict[str, set[str]]:
+    """Per task (its code), the preconditions that do not hold on it: the claims requiring
+    them are not tested there (:func:`~jepa_geometry.study.tables.geometry.dashboard`)."""
+    pre = preconditions_by_task(studies)
+    titles = {task_title(t): t for t in studies.studies}
+    out: dict[str, set[str]] = {t: set() for t in studies.studies}
+    for r in pre[~pre["holds"].astype(bool)].itertuples():
+        out[titles[r.task]].add(r.precondition)
+    return out

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables.models import diagnostics_long
 from jepa_geometry.study.tables.shared import arm_order, mark_papers, verdict_style
-from jepa_geometry.study.verdict import verdict_table
+from jepa_geometry.study.verdict import tested, verdict_table
 from jepa_geometry.wm.objective import DIAGNOSTICS
 from jepa_geometry.wm.training import last_logged, training_log
 
@@ -163,16 +163,23 @@ def landscape_summary(landscape_rows: pd.DataFrame, arms: Sequence[str]) -> pd.D
     return per_model.groupby("arm").agg(["mean", "min", "max"]).loc[list(arms)]
 
 
-def dashboard(items: Sequence[tuple[str, Any, Any]]) -> pd.DataFrame:
+def dashboard(
+    items: Sequence[tuple[str, Any, Any]], failed: Mapping[str, Collection[str]] | None = None
+) -> pd.DataFrame:
     """Every claim of both papers on the tasks of ``items``: the paper's value and where it is
     published, ours with its 95 % interval, the verdict, and the chapter section that measures
-    it; one family (Holm's correction across every row).
+    it; the papers' claims one family (Holm's correction across every row), our extensions
+    another (:func:`~jepa_geometry.study.verdict.family_holm`).
 
     ``items`` are ``(task, claim, evidence)``, the claims of
-    :func:`~jepa_geometry.study.claims.paper_claims` tagged with their task. The paper's
-    source is read from the reference file (the table the claim cites), never typed here.
+    :func:`~jepa_geometry.study.claims.paper_claims` tagged with their task; ``failed`` maps a
+    task to the preconditions that fail on it, and a claim that requires one of them is not
+    tested there. The paper's source is read from the reference file (the table the claim
+    cites), never typed here.
     """
-    table = verdict_table([(claim, ev) for _, claim, ev in items])
+    failed = failed or {}
+    mask = [tested([claim], failed.get(task, ()))[0] for task, claim, _ in items]
+    table = verdict_table([(claim, ev) for _, claim, ev in items], mask)
     sources = []
     for task, claim, _ in items:
         ref = (
@@ -201,6 +208,7 @@ def dashboard(items: Sequence[tuple[str, Any, Any]]) -> pd.DataFrame:
         "p (Holm)",
         "units",
         "requires",
+        "family",
         "verdict",
         "computed in",
     ]
