@@ -43,7 +43,7 @@ from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval, format_rate
 from jepa_geometry.study import claims, tables, verdict
-from jepa_geometry.study.claims import INTERACTION_ARM
+from jepa_geometry.study.claims import ALL_TASKS, INTERACTION_ARM
 from jepa_geometry.study.grid import PlanningGrid, planning_grid, success_table
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE, StudySpec, available_studies, load_study
@@ -583,7 +583,7 @@ def lambda_spectra_by_task(studies: Studies, arm: str = "anisowm") -> pd.DataFra
 
 def _measurements(task: str, st: TaskStudy) -> claims.Measurements:
     return claims.Measurements(
-        task, st.episodes, st.geometry, st.spec.main_protocol, SCALE_PROTOCOL
+        task, st.episodes, st.geometry, st.spec.main_protocol, SCALE_PROTOCOL, st.grid.timing
     )
 
 
@@ -644,14 +644,19 @@ def book_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
     (:func:`~jepa_geometry.study.claims.paper_claims` with the study's main protocol and SCALE's),
     tagged with its task. Where a task's main protocol is not SCALE's, the claims planned under
     SCALE's protocol say so in their statement, so each statement names one claim across the
-    tasks."""
+    tasks. SCALE's claims about the tasks together
+    (:data:`~jepa_geometry.study.claims.ACROSS_CLAIMS`) follow, under the task
+    :data:`~jepa_geometry.study.claims.ALL_TASKS`."""
     items = []
+    measured = {task: _measurements(task, st) for task, st in studies.studies.items()}
     for task, st in studies.studies.items():
         main = st.spec.main_protocol
-        for c, e in claims.evaluate_all(claims.PAPER_CLAIMS, _measurements(task, st)):
+        for c, e in claims.evaluate_all(claims.PAPER_CLAIMS, measured[task]):
             if main != SCALE_PROTOCOL and f"{SCALE_PROTOCOL} protocol" in c.measure:
                 c = replace(c, statement=f"{c.statement}, SCALE's protocol")
             items.append((task, c, e))
+    planned = {t: m for t, m in measured.items() if t in studies.planned}
+    items += [(ALL_TASKS, c, e) for c, e in claims.across_claims(planned)]
     return items
 
 
@@ -671,7 +676,8 @@ def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
             f"claim tested twice on one task: {twice.iloc[0]['claim']!r} ({twice.iloc[0]['task']})"
         )
     claims = list(dict.fromkeys(b["claim"]))
-    tasks = [task_title(t) for t in TASKS if task_title(t) in set(b["task"])]
+    order = [*(task_title(t) for t in TASKS), ALL_TASKS]
+    tasks = [t for t in order if t in set(b["task"])]
     wide = b.pivot(index="claim", columns="task", values=value)
     wide = wide.reindex(index=claims, columns=tasks).fillna("")
     return wide.replace(SHORT_VERDICTS).reset_index()

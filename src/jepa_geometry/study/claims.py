@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from jepa_geometry.envs import task_title
@@ -37,7 +38,9 @@ from jepa_geometry.study.verdict import (
     Claim,
     Evidence,
     claim_requires,
+    every_evidence,
     paired_unit_evidence,
+    pooled_evidence,
     seed_level_evidence,
     tier_mean_success,
 )
@@ -47,9 +50,14 @@ KINDS: tuple[str, ...] = (SUCCESS, PER_MODEL, PER_UNIT, INTERACTION)
 MAIN, CODE, MAIN_IF_NOT_CODE = "main", "code", "main_if_not_code"
 """Protocols of a success claim: the study's main one, SCALE's code protocol, or the main one
 only where it differs from the code protocol (else the code-protocol claim is the same one)."""
-SOURCES: tuple[str, ...] = ("probes", "ranking:gaussian", "ranking:dataset", "landscape")
+SOURCES: tuple[str, ...] = ("probes", "ranking:gaussian", "ranking:dataset", "landscape", "timing")
 """Where a per-model or per-unit measure is read: the probes, the rank channels of random
-(``gaussian``) or recorded (``dataset``) candidates, the cost landscapes."""
+(``gaussian``) or recorded (``dataset``) candidates, the cost landscapes, the planning grid's
+wall time per (model, cell)."""
+PLAN_TIME_TOLERANCE = 0.1
+""""No planning-time overhead" holds when an arm plans within 10 % of LeWM's wall time (on the
+log scale, ``log 1.1``): the two arms share encoder and predictor, so any larger gap is
+overhead, not the noise of a shared machine."""
 COMBINED = "scale+anisowm"
 INTERACTION_ARM = "both + base"  # the left side of an interaction contrast (interaction_table)
 LENS = "ours (cross-lens)"
@@ -57,6 +65,7 @@ SOLVER_NAMES = {"cem": "CEM", "icem": "iCEM", "mppi": "MPPI"}
 
 # Where each kind of evidence is measured in the book (chapter, section).
 PLANNING = "chapter 6 ({title} planning), section 'Planning every cell'"
+ACROSS_GRID = "chapter 8, section 'SCALE's main grid'"
 PROBES = "chapter 7 ({title} geometry), section 'Where the variance sits, and what it carries'"
 RANKING = "chapter 7 ({title} geometry), section 'Do imagined costs rank plans like reality?'"
 LANDSCAPE = "chapter 7 ({title} geometry), section 'The shape of the cost around a goal'"
@@ -379,6 +388,21 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
         number=PaperNumber("scale_rollout_error"),
         where=RANKING,
     ),
+    # SCALE, Section 3: a training-time regularizer, no overhead at planning time
+    ClaimSpec(
+        "SCALE",
+        "SCALE adds no planning-time overhead (within 10 % of LeWM's wall time)",
+        PER_UNIT,
+        "scale",
+        "lewm",
+        "log_plan_seconds",
+        "log wall time of planning a cell (same seed, protocol, solver and tier)",
+        direction=-1,
+        threshold=-float(np.log1p(PLAN_TIME_TOLERANCE)),
+        source="timing",
+        unit="cell",
+        where=PLANNING,
+    ),
     # AnisoWM, Figure 3 (success), Table 3 (cost ordering) and Figure 4 (landscapes)
     ClaimSpec(
         "AnisoWM",
@@ -613,10 +637,20 @@ class Measurements:
     geometry: Any
     main_protocol: str
     code_protocol: str
+    timing: pd.DataFrame | None = None
 
     def table(self, source: str) -> pd.DataFrame:
-        """The per-model or per-unit table of a :data:`SOURCES` entry."""
+        """The per-model or per-unit table of a :data:`SOURCES` entry (``timing``: one row per
+        (arm, seed, cell) with ``log_plan_seconds``; empty when the study does not plan)."""
         g = self.geometry
+        if source == "timing":
+            t = self.timing
+            if t is None or t.empty:
+                return pd.DataFrame(columns=["arm", "train_seed", "cell", "log_plan_seconds"])
+            t = t.assign(cell=t["protocol"] + "/" + t["solver"] + "/" + t["budget"])
+            seeds = t.groupby("cell")["train_seed"].transform("nunique")
+            t = t[seeds == t["train_seed"].nunique()]  # the cells every seed planned
+            return t.assign(log_plan_seconds=np.log(t["eval_seconds"]))
         if source == "probes":
             return g.probes
         if source == "landscape":
@@ -748,6 +782,144 @@ def evaluate(spec: ClaimSpec, m: Measurements) -> tuple[Claim, Evidence] | None:
     return claim, ev
 
 
+ALL_TASKS = "all tasks"
+"""The task label of a claim about every task together (:data:`ACROSS_CLAIMS`)."""
+POOLED, EVERY = "pooled", "every"
+
+
+@dataclass(frozen=True)
+class AcrossSpec:
+    """A claim about the tasks together, on planning success under SCALE's protocol.
+
+    ``combine`` :data:`POOLED`: the mean over the tasks of each task's paired effect of ``a``
+    over ``b`` (:func:`~jepa_geometry.study.verdict.pooled_evidence`, tasks independent), per
+    ``solver``; :data:`EVERY`: every task x solver cell of ``solvers`` shows the effect
+    (:func:`~jepa_geometry.study.verdict.every_evidence`), SCALE's "all 15 task-solver
+    averages". The success of a cell is the mean over the tiers planned, or ``tier`` alone.
+    The paper's number is the same combination of its ``table`` over the same cells.
+    """
+
+    paper: str
+    statement: str
+    a: str
+    b: str
+    combine: str
+    solvers: tuple[str, ...] = ("cem",)
+    tier: str = ""
+    table: str = "scale_success_per_solver"
+
+    def __post_init__(self) -> None:
+        if self.combine not in (POOLED, EVERY):
+            raise ValueError(f"combine must be {POOLED} or {EVERY}, got {self.combine!r}")
+        if self.combine == POOLED and len(self.solvers) != 1:
+            raise ValueError(f"a pooled claim names one solver, got {self.solvers}")
+
+
+ACROSS_CLAIMS: tuple[AcrossSpec, ...] = (
+    AcrossSpec(
+        "SCALE",
+        "SCALE plans better than LeWM in every task-solver average (its 15 of 15)",
+        "scale",
+        "lewm",
+        EVERY,
+        solvers=("cem", "icem", "mppi"),
+    ),
+    AcrossSpec(
+        "SCALE",
+        "Aux does not plan as well as SCALE, across the tasks (CEM)",
+        "scale",
+        "aux",
+        POOLED,
+    ),
+    *(
+        AcrossSpec(
+            "SCALE",
+            f"SCALE's gain over LeWM persists at budget {tier} (CEM, mean over the tasks)",
+            "scale",
+            "lewm",
+            POOLED,
+            tier=tier,
+            table="scale_success_per_tier",
+        )
+        for tier in ("T1", "T2", "T3", "T4", "T5")
+    ),
+)
+"""SCALE's claims about the tasks together: its count of cells, the consistency of its gain
+over Aux (which it states across the tasks: Aux leads on Push-T in its own table), and its
+gain at each compute budget."""
+
+
+def _across_cells(
+    spec: AcrossSpec, studies: Mapping[str, Measurements]
+) -> list[tuple[str, str, Evidence, float | None]]:
+    """``(task, solver, our evidence, SCALE's difference)`` of every cell the claim combines
+    that the studies planned with both arms under SCALE's protocol."""
+    cells = []
+    for task, m in studies.items():
+        eps = m.episodes
+        if "arm" not in eps or {spec.a, spec.b} - set(eps["arm"]):
+            continue
+        for solver in spec.solvers:
+            cell = eps[(eps["protocol"] == m.code_protocol) & (eps["solver"] == solver)]
+            budgets = sorted(set(cell["budget"])) if not spec.tier else [spec.tier]
+            if cell.empty or not set(budgets) <= set(cell["budget"]):
+                continue
+            t = tier_mean_success(eps, m.code_protocol, solver, budgets)
+            ev = paired_unit_evidence(t, spec.a, spec.b, "success", "episode")
+            keys = (("solver", solver),) + ((("tier", spec.tier),) if spec.tier else ())
+            paper = paper_value(PaperNumber(spec.table, keys, 0.01), task, spec.a, spec.b)
+            cells.append((task, solver, ev, paper))
+    return cells
+
+
+def evaluate_across(
+    spec: AcrossSpec, studies: Mapping[str, Measurements]
+) -> tuple[Claim, Evidence] | None:
+    """The claim of ``spec`` on the tasks of ``studies`` with our combined evidence, or None
+    where no study planned its cells. The paper's effect is the same combination of its
+    numbers over the same cells, shown as a note (its one training seed and 600 episodes per
+    tier are another footing)."""
+    cells = _across_cells(spec, studies)
+    if not cells:
+        return None
+    tasks = ", ".join(task_title(t) for t in dict.fromkeys(t for t, *_ in cells))
+    parts = [ev for *_, ev, _ in cells]
+    papers = [p for *_, p in cells if p is not None]
+    if spec.combine == POOLED:
+        ev = pooled_evidence(parts)
+        paper = sum(papers) / len(papers) if len(papers) == len(cells) else None
+        what = "mean over the tasks"
+    else:
+        ev = every_evidence(parts, "task x solver cells")
+        paper = min(papers) if len(papers) == len(cells) else None
+        what = f"smallest of the cells; {sum(p > 0 for p in papers)} of {len(papers)} favour a"
+    note = "" if paper is None else f"{spec.paper}: {100 * paper:+.2f} pp, {what}"
+    solvers = "/".join(SOLVER_NAMES.get(x, x) for x in spec.solvers)
+    tiers = spec.tier or "mean over tiers"
+    claim = Claim(
+        spec.paper,
+        spec.statement,
+        f"success, SCALE's protocol, {solvers} ({tiers}); {tasks}",
+        spec.a,
+        spec.b,
+        1,
+        0.0,
+        None,
+        note,
+        unit="pp",
+        display_scale=100.0,
+        reference=spec.table,
+        computed_in=ACROSS_GRID,
+        min_effect=MIN_EFFECTS["success"],
+    )
+    return claim, ev
+
+
+def across_claims(studies: Mapping[str, Measurements]) -> list[tuple[Claim, Evidence]]:
+    """:func:`evaluate_across` of every :data:`ACROSS_CLAIMS` record that has cells."""
+    return [item for spec in ACROSS_CLAIMS if (item := evaluate_across(spec, studies))]
+
+
 def evaluate_all(specs: Sequence[ClaimSpec], m: Measurements) -> list[tuple[Claim, Evidence]]:
     """:func:`evaluate` of every record that applies to ``m``'s task, in the records' order."""
     return [item for spec in specs if (item := evaluate(spec, m)) is not None]
@@ -759,16 +931,19 @@ def paper_claims(
     geometry: Any,
     main_protocol: str = "goal100_budget150",
     code_protocol: str = "goal25_budget50",
+    timing: pd.DataFrame | None = None,
 ) -> list[tuple[Claim, Evidence]]:
     """The two papers' claims about ``task`` (:data:`PAPER_CLAIMS`), each with our evidence.
 
     ``episodes`` is :func:`jepa_geometry.study.grid.evaluate_arms` output, ``geometry`` a
-    :class:`jepa_geometry.analysis.measurements.Geometry`. A claim whose arms or cells were not
+    :class:`jepa_geometry.analysis.measurements.Geometry`, ``timing`` the grid's per-cell wall
+    times (:attr:`~jepa_geometry.study.grid.PlanningGrid.timing`; without it the planning-time
+    claim is left out). A claim whose arms or cells were not
     run is left out. The papers' effects are attached only where the setting is comparable (same
     protocol and measure); otherwise the note says what the paper reported. A paper's claim on
     a task the paper never evaluated is marked as our extension (``Claim.extension``).
     """
-    m = Measurements(task, episodes, geometry, main_protocol, code_protocol)
+    m = Measurements(task, episodes, geometry, main_protocol, code_protocol, timing)
     return evaluate_all(PAPER_CLAIMS, m)
 
 
@@ -780,6 +955,8 @@ def lens_claims_by_task(
 
 
 __all__ = [
+    "ACROSS_CLAIMS",
+    "ALL_TASKS",
     "CODE",
     "COMBINED",
     "INTERACTION",
@@ -791,12 +968,17 @@ __all__ = [
     "MAIN_IF_NOT_CODE",
     "PAPER_CLAIMS",
     "PER_MODEL",
+    "EVERY",
     "PER_UNIT",
+    "POOLED",
     "SUCCESS",
+    "AcrossSpec",
     "ClaimSpec",
     "Measurements",
     "PaperNumber",
+    "across_claims",
     "evaluate",
+    "evaluate_across",
     "evaluate_all",
     "interaction_table",
     "lens_claims_by_task",

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.envs import task_title
+from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval
 from jepa_geometry.study.reference import reference_numbers
@@ -182,8 +182,9 @@ def dashboard(
     table = verdict_table([(claim, ev) for _, claim, ev in items], mask)
     sources = []
     for task, claim, _ in items:
+        on = {"task": task} if task in TASKS else {}  # a claim about all tasks: the whole table
         ref = (
-            reference_numbers(table=claim.reference, task=task, allow_empty=True)
+            reference_numbers(table=claim.reference, allow_empty=True, **on)
             if claim.reference
             else pd.DataFrame()
         )
@@ -193,7 +194,7 @@ def dashboard(
             sources.append(f"{claim.paper}: no number for this task")
         else:
             sources.append("no number published (figure only)" if claim.paper_note else "")
-    table.insert(0, "task", [task_title(task) for task, _, _ in items])
+    table.insert(0, "task", [task_title(t) if t in TASKS else t for t, _, _ in items])
     table["paper's source"] = sources
     table["computed in"] = [claim.computed_in for _, claim, _ in items]
     cols = [
