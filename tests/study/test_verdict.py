@@ -265,3 +265,11 @@ def test_dinowm_claims_require_dinov2_features():
     assert V.claim_requires("scale") == ""
     no_dino = types.SimpleNamespace(spectra=geo.spectra, probes=probes.iloc[:1])
     assert V.preconditions(no_dino, profile=types.SimpleNamespace(dinowm=dw)).empty
+
+
+def test_untested_claims_read_not_tested_and_name_what_they_need():
+    from jepa_geometry.study.claims import UNTESTED_CLAIMS, untested_table
+
+    t = untested_table()
+    assert len(t) == len(UNTESTED_CLAIMS) and set(t["verdict"]) == {V.NOT_TESTED}
+    assert t["requires"].str.len().min() > 0 and t["why not"].str.len().min() > 0

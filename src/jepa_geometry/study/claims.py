@@ -35,6 +35,7 @@ from jepa_geometry.study.reference import paper_tasks, reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.verdict import (
     MIN_EFFECTS,
+    NOT_TESTED,
     Claim,
     Evidence,
     claim_requires,
@@ -920,6 +921,60 @@ def across_claims(studies: Mapping[str, Measurements]) -> list[tuple[Claim, Evid
     return [item for spec in ACROSS_CLAIMS if (item := evaluate_across(spec, studies))]
 
 
+@dataclass(frozen=True)
+class UntestedSpec:
+    """A claim of a paper that this book does not test yet: what it ``requires`` (an
+    experiment or a rule the book lacks) and where its evidence would be measured."""
+
+    paper: str
+    statement: str
+    requires: str
+    reason: str
+
+
+KAPPA_SWEEP = "a κ sweep of trained ΛReg models"
+UNTESTED_CLAIMS: tuple[UntestedSpec, ...] = (
+    UntestedSpec(
+        "AnisoWM",
+        "κ constrains but does not determine the learned spectrum",
+        KAPPA_SWEEP,
+        "every study trains ΛReg at the one bound κ of its task; no model is trained at another",
+    ),
+    UntestedSpec(
+        "AnisoWM",
+        "The effect of κ on planning is not monotone (its appendix κ sweep)",
+        KAPPA_SWEEP,
+        "as above; chapter 2 sweeps κ in the linear-Gaussian model only, which is not this claim",
+    ),
+    UntestedSpec(
+        "AnisoWM",
+        "The learned spectra differ by environment",
+        "a fixed test of a difference between tasks",
+        "the verdict rule compares two arms on one task; the spectra per task are shown "
+        "(chapter 8, 'The geometry of every arm on every task'), not judged",
+    ),
+)
+"""The papers' claims the verdict does not test, with what each would need: they read
+"not tested" until that exists."""
+
+
+def untested_table(specs: Sequence[UntestedSpec] = UNTESTED_CLAIMS) -> pd.DataFrame:
+    """The :data:`UNTESTED_CLAIMS` as rows of a verdict table (no evidence, no family)."""
+    return pd.DataFrame(
+        [
+            {
+                "paper": u.paper,
+                "claim": u.statement,
+                "requires": u.requires,
+                "why not": u.reason,
+                "verdict": NOT_TESTED,
+            }
+            for u in specs
+        ],
+        columns=["paper", "claim", "requires", "why not", "verdict"],
+    )
+
+
 def evaluate_all(specs: Sequence[ClaimSpec], m: Measurements) -> list[tuple[Claim, Evidence]]:
     """:func:`evaluate` of every record that applies to ``m``'s task, in the records' order."""
     return [item for spec in specs if (item := evaluate(spec, m)) is not None]
@@ -972,10 +1027,12 @@ __all__ = [
     "PER_UNIT",
     "POOLED",
     "SUCCESS",
+    "UNTESTED_CLAIMS",
     "AcrossSpec",
     "ClaimSpec",
     "Measurements",
     "PaperNumber",
+    "UntestedSpec",
     "across_claims",
     "evaluate",
     "evaluate_across",
@@ -984,4 +1041,5 @@ __all__ = [
     "lens_claims_by_task",
     "paper_claims",
     "paper_value",
+    "untested_table",
 ]
