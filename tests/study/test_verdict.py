@@ -273,3 +273,9 @@ def test_untested_claims_read_not_tested_and_name_what_they_need():
     t = untested_table()
     assert len(t) == len(UNTESTED_CLAIMS) and set(t["verdict"]) == {V.NOT_TESTED}
     assert t["requires"].str.len().min() > 0 and t["why not"].str.len().min() > 0
+
+
+def test_the_rule_table_lists_every_measure_with_its_minimum_effect():
+    t = V.min_effects_table().set_index("key")
+    assert list(t.index) == list(V.MIN_EFFECTS) and set(V.MEASURE_WORDS) == set(V.MIN_EFFECTS)
+    assert t.loc["success", "smallest effect that matters"] == V.MIN_EFFECTS["success"]

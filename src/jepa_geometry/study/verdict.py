@@ -80,7 +80,33 @@ MIN_EFFECTS: dict[str, float] = {
     "spearman": 0.05,
     "log_plan_seconds": 0.0,
 }
+MEASURE_WORDS: dict[str, str] = {
+    "success": "planning success (fraction of pairs reached)",
+    "var_top2": "variance share of the top-2 PCs",
+    "r2_top2": "ridge R² of q from the top-2 PCs",
+    "r2_full_ridge": "ridge R² of q from the full embedding",
+    "ratio_p90_over_p10": "distance-ratio dispersion P90/P10",
+    "tau_geom": "Kendall τ, geometry channel",
+    "tau_pred": "Kendall τ, predictor channel",
+    "rollout_error": "rollout error (relative)",
+    "agree_enc": "cost-ordering agreement of J_enc",
+    "agree_pred": "cost-ordering agreement of J_pred",
+    "spearman": "landscape Spearman ρ",
+    "log_plan_seconds": "log wall time of planning a cell",
+}
+"""Each measure of :data:`MIN_EFFECTS` in words, as the book's rule table names it."""
 UNIT_LABELS = {"episode": "pairs", "start": "starts", "goal_index": "goals"}
+
+
+def min_effects_table() -> pd.DataFrame:
+    """The smallest effect that matters per measure (:data:`MIN_EFFECTS`), as the book shows
+    the rule: one row per measure, its key and its words."""
+    return pd.DataFrame(
+        [
+            {"measure": MEASURE_WORDS[k], "key": k, "smallest effect that matters": v}
+            for k, v in MIN_EFFECTS.items()
+        ]
+    )
 
 
 @dataclass(frozen=True)
