@@ -158,7 +158,7 @@ def test_additivity_reads_the_family_interval(low, high, reading):
 def test_verdict_matrix_is_claim_by_task_and_refuses_a_claim_twice():
     board = pd.DataFrame(
         {
-            "task": ["Two-Room", "Reacher", "Two-Room", "Reacher", "PointMaze"],
+            "task": ["Two-Room", "Reacher", "all tasks", "Reacher", "PointMaze"],
             "paper": ["SCALE"] * 4 + ["AnisoWM"],
             "claim": ["x", "x", "y", "z", "w"],
             "family": ["paper"] * 4 + ["ours (extension)"],
@@ -173,8 +173,10 @@ def test_verdict_matrix_is_claim_by_task_and_refuses_a_claim_twice():
         }
     )
     m = across.verdict_matrix(board).set_index("claim")
-    assert list(m.columns) == ["Two-Room", "Reacher", "PointMaze"]  # the book's task order
+    # the book's task order, then the claims about all tasks together
+    assert list(m.columns) == ["Two-Room", "Reacher", "PointMaze", "all tasks"]
     assert m.loc["SCALE: x", "Reacher"] == "not detected" and m.loc["SCALE: y", "Reacher"] == ""
+    assert m.loc["SCALE: y", "all tasks"] == "inconclusive"
     assert m.loc["SCALE: z", "Reacher"] == "not tested"
     with pytest.raises(ValueError, match="claim tested twice on one task"):
         across.verdict_matrix(pd.concat([board, board.iloc[:1]]))
@@ -184,5 +186,6 @@ def test_verdict_matrix_is_claim_by_task_and_refuses_a_claim_twice():
     assert counts.loc["AnisoWM (extension)", "reproduced"] == 1  # apart from the paper's own
     assert "AnisoWM" not in counts.index and counts.loc["all", "tested"] == 4
     prose = across.verdict_prose(board, {})
-    assert "tests 3 claim-task pairs" in prose and "1 more are not tested" in prose
+    assert "Across 3 tasks the book tests 3 claim-task pairs" in prose
+    assert "1 more are not tested" in prose
     assert "SCALE: *x* (Two-Room)" in prose and "1 of 1 reproduced" in prose

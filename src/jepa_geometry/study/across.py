@@ -705,7 +705,8 @@ def verdict_prose(board: pd.DataFrame, missing: dict[str, str]) -> str:
     counts = own["verdict"].value_counts()
     untested = board[board["verdict"] == verdict.NOT_TESTED]
     parts = [
-        f"Across {board['task'].nunique()} tasks the book tests {len(own)} claim-task pairs "
+        f"Across {len(set(board['task']) - {ALL_TASKS})} tasks the book tests {len(own)} "
+        "claim-task pairs "
         "of the papers on tasks they evaluated: "
         + ", ".join(f"{int(counts.get(v, 0))} {v}" for v in verdict.VERDICTS)
         + "."
