@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
 from jepa_geometry.analysis.measurements import Geometry, measure_arms
 from jepa_geometry.artifacts import NotCached, cache_only
@@ -770,3 +771,182 @@ def failed_preconditions(studies: Studies) -> dict[str, set[str]]:
     for r in pre[~pre["holds"].astype(bool)].itertuples():
         out[titles[r.task]].add(r.precondition)
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# SCALE's other tables: overall means with Wilcoxon tests, PCs per variance, training seeds
+# --------------------------------------------------------------------------------------------
+
+SCALE_CONTRASTS: tuple[tuple[str, str], ...] = (
+    ("scale", "lewm"),
+    ("aux", "lewm"),
+    ("scale", "aux"),
+    ("dinowm", "lewm"),
+    ("dinowm", "scale"),
+)
+"""SCALE's paired contrasts of its overall means (arm, versus), in its table's order."""
+
+
+def _cell_means(episodes: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """Success per (solver, tier) cell x arm under ``protocol``, pooled over the seeds and
+    pairs the cell planned (wide: one column per arm, the random floor left out)."""
+    t = episodes[(episodes["protocol"] == protocol) & (episodes["arm"] != "random")]
+    return t.pivot_table(index=["solver", "budget"], columns="arm", values="success")
+
+
+def scale_overall_table(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:
+    """SCALE's overall means and their paired contrasts, regenerated: per task and contrast
+    (:data:`SCALE_CONTRASTS`), our overall means (the mean over every (solver, tier) cell
+    planned under SCALE's protocol), their difference, and the Wilcoxon signed-rank p across
+    those cells of the per-cell differences, beside SCALE's difference and p.
+
+    SCALE's p pairs its six episode sets (n = 6, smallest p 0.031) over its 15 cells; ours
+    pairs the cells themselves (each a mean over our seeds and pairs), since our pairs come
+    from one episode set. A contrast whose cells all tie has no p (NaN)."""
+    rows = []
+    for task in studies.planned:
+        st = studies.studies[task]
+        if protocol not in st.spec.protocols:
+            continue
+        cells = _cell_means(st.episodes, protocol)
+        for a, b in SCALE_CONTRASTS:
+            if a not in cells or b not in cells:
+                continue
+            d = (cells[a] - cells[b]).dropna().to_numpy(float)
+            nonzero = d[d != 0]
+            p = float(sps.wilcoxon(nonzero).pvalue) if len(nonzero) else float("nan")
+            rows.append(
+                {
+                    "task": task_title(task),
+                    "contrast": f"{a} − {b}",
+                    "cells": len(d),
+                    "diff (pp)": 100 * float(d.mean()),
+                    "Wilcoxon p": p,
+                    "diff, SCALE (pp)": _paper_value(
+                        "scale_success_overall_difference", task, a, versus=b
+                    ),
+                    "Wilcoxon p, SCALE": _paper_value(
+                        "scale_success_overall_wilcoxon_p", task, a, versus=b
+                    ),
+                }
+            )
+    cols = ["task", "contrast", "cells", "diff (pp)", "Wilcoxon p"]
+    cols += ["diff, SCALE (pp)", "Wilcoxon p, SCALE"]
+    return pd.DataFrame(rows).reindex(columns=cols)
+
+
+VARIANCE_LEVELS: tuple[int, ...] = (10, 50, 90)
+"""The variance shares (percent) of SCALE's "PCs needed" table."""
+
+
+def pcs_for_variance(
+    spectra: pd.DataFrame, levels: Sequence[int] = VARIANCE_LEVELS
+) -> pd.DataFrame:
+    """Per (arm, training seed): the smallest number k of leading principal components whose
+    cumulative variance share reaches each of ``levels`` percent (long: arm, train_seed,
+    variance_pct, k, D), from the per-PC shares of ``spectra`` (sorted by PC)."""
+    rows = []
+    for (arm, seed), g in spectra.sort_values("pc").groupby(["arm", "train_seed"], sort=False):
+        cum = np.cumsum(g["share"].to_numpy(float))
+        cum = cum / cum[-1]
+        for v in levels:
+            k = int(np.searchsorted(cum, v / 100 - 1e-12) + 1)
+            rows.append({"arm": arm, "train_seed": seed, "variance_pct": v, "k": k, "D": len(cum)})
+    return pd.DataFrame(rows, columns=["arm", "train_seed", "variance_pct", "k", "D"])
+
+
+def pcs_for_variance_table(
+    studies: Studies, arms: Sequence[str] = ("lewm", "scale", "aux")
+) -> pd.DataFrame:
+    """SCALE's "PCs needed for 10 / 50 / 90 % of the variance", regenerated: per task, arm and
+    level, our k (mean over training seeds) and the embedding width D, beside SCALE's k (its D
+    is 192, ours the profile's: compare k / D, not k)."""
+    rows = []
+    for task, st in studies.studies.items():
+        k = pcs_for_variance(st.geometry.spectra)
+        k = k[k["arm"].isin(arms)]
+        for (arm, v), g in k.groupby(["arm", "variance_pct"], sort=False):
+            paper = _paper_value("scale_pcs_for_variance", task, arm, variance_pct=str(v))
+            rows.append(
+                {
+                    "task": task_title(task),
+                    "arm": arm,
+                    "variance (%)": v,
+                    "k": float(g["k"].mean()),
+                    "D": int(g["D"].iloc[0]),
+                    "k / D": float((g["k"] / g["D"]).mean()),
+                    "k, SCALE": paper,
+                    "k / D, SCALE": paper / 192,
+                }
+            )
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    rank = {
+        "task": {task_title(t): i for i, t in enumerate(TASKS)},
+        "arm": {a: i for i, a in enumerate(arms)},
+    }
+    return out.sort_values(
+        ["task", "variance (%)", "arm"], key=lambda s: s.map(rank[s.name]) if s.name in rank else s
+    ).reset_index(drop=True)
+
+
+def training_seed_table(
+    studies: Studies,
+    arms: Sequence[str] = ("lewm", "scale", "aux"),
+    solvers: Sequence[str] = ("cem", "icem"),
+    protocol: str = SCALE_PROTOCOL,
+) -> pd.DataFrame:
+    """SCALE's training-seed replications, regenerated: per task, solver and arm, our tier-mean
+    success under SCALE's protocol for each training seed that planned the cell, and the spread
+    across seeds (max - min, pp), beside SCALE's per-seed values and spread (its seeds 3072 to
+    3074). A seed of ours is not one of SCALE's: only the spreads compare."""
+    rows = []
+    for task, solver, tm in _tier_means(studies, protocol):
+        if solver not in solvers:
+            continue
+        ref = reference_numbers(
+            allow_empty=True, table="scale_success_training_seeds", task=task, solver=solver
+        )
+        for arm in [a for a in arms if a in set(tm["arm"])]:
+            per_seed = 100 * tm[tm["arm"] == arm].groupby("train_seed")["success"].mean()
+            paper = ref[ref["arm"] == arm].sort_values("train_seed")["value"]
+            rows.append(
+                {
+                    "task": task_title(task),
+                    "solver": SOLVER_NAMES[solver],
+                    "arm": arm,
+                    "seeds": len(per_seed),
+                    "per seed (%)": " / ".join(f"{x:.1f}" for x in per_seed),
+                    "spread (pp)": float(per_seed.max() - per_seed.min()),
+                    "per seed, SCALE (%)": " / ".join(f"{x:.2f}" for x in paper),
+                    "spread, SCALE (pp)": float(paper.max() - paper.min())
+                    if len(paper)
+                    else np.nan,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+SCALE_TABLES_OUT_OF_REACH: dict[str, str] = {
+    "scale_success_gd": "the gradient-descent planner: our grid plans with CEM, iCEM and MPPI",
+    "scale_success_20cell_sd": "its 20 cells include the GD solver (its differences are set "
+    "beside ours on the planning pages, as the closest published contrast)",
+    "scale_success_20cell_wilcoxon_p": "as scale_success_20cell_sd",
+    "scale_weight_sweep": "sweeps of SCALE's λ and Aux's w need a model trained per weight; "
+    "every study trains the papers' one weight per task",
+    "scale_qinput_distilled": "the q-only input and distilled SCALE arms are not trained here",
+    "scale_frozen_encoder_tau_gap": "the frozen-encoder decomposition retrains each arm's "
+    "predictor on its frozen encoder, a second training no study runs",
+    "scale_frozen_encoder_space_share": "as scale_frozen_encoder_tau_gap",
+}
+"""SCALE's tables in the reference file that this book cannot regenerate, and why."""
+
+
+def out_of_reach_table() -> pd.DataFrame:
+    """:data:`SCALE_TABLES_OUT_OF_REACH` with each table's source (from the reference file)."""
+    rows = []
+    for table, why in SCALE_TABLES_OUT_OF_REACH.items():
+        ref = reference_numbers(table=table)
+        rows.append({"SCALE's table": table, "source": ref["source"].iloc[0], "why not": why})
+    return pd.DataFrame(rows)
