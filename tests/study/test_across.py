@@ -265,3 +265,18 @@ def test_pcs_for_variance_table_keeps_the_book_s_task_and_arm_order():
         table="scale_pcs_for_variance", task="reacher", arm="scale", variance_pct="50"
     )
     assert sc["k, SCALE"] == ref.value.iloc[0] and sc["k / D"] == pytest.approx(0.5)
+
+
+def test_lens_questions_on_an_unselected_lambda_are_not_tested():
+    ev = Evidence(0.2, 0.1, 0.3, None, "u")
+    q = [
+        ("tworoom", across.verdict.Claim("ours", "q", "m", "anisowm", "lewm",
+                                          requires="Λ selected", min_effect=0.02), ev),
+        ("tworoom", across.verdict.Claim("ours", "r", "m", "scale", "lewm", min_effect=0.02), ev),
+        ("reacher", across.verdict.Claim("ours", "q", "m", "anisowm", "lewm",
+                                          requires="Λ selected", min_effect=0.02), ev),
+    ]  # fmt: skip
+    t = across.lens_table(q, {"tworoom": {"Λ selected"}, "reacher": set()})
+    assert list(t["reading"]) == [across.verdict.NOT_TESTED, "reproduced", "reproduced"]
+    assert np.isnan(t["p (Holm)"].iloc[0]) and "family" not in t
+    assert list(across.lens_table(q)["reading"]) == ["reproduced"] * 3  # nothing failed

@@ -22,9 +22,15 @@ keeps them in their own columns, beside ours, never as ours.
   ΛReg by SCALE's, and whether ``scale+anisowm`` adds up (an interaction contrast). These are
   our questions, not the papers' claims: they are tested with the same rule as a family of
   their own.
+* **SCALE's other tables** (:func:`scale_overall_table`, :func:`pcs_for_variance_table`,
+  :func:`training_seed_table`): its overall contrasts with Wilcoxon tests, the PCs per share
+  of variance and the training-seed replications, where the studies have the data; the rest
+  are listed with why not (:data:`SCALE_TABLES_OUT_OF_REACH`).
 * **The book's verdict** (:func:`book_items`): every claim of both papers on every task with a
-  study, Holm's correction across all of them at once (the family is the whole book, so a claim
-  can need more evidence here than on its task's page).
+  study, and SCALE's claims about all the tasks together, Holm's correction across all of them
+  at once (the family is the whole book, so a claim can need more evidence here than on its
+  task's page); a claim whose precondition fails on its task (:func:`failed_preconditions`) is
+  not tested there.
 """
 
 from __future__ import annotations
@@ -617,17 +623,23 @@ def additivity(ev: verdict.Evidence, min_effect: float, m: int) -> str:
     return "unclear"
 
 
-def lens_table(items: Sequence[tuple[str, verdict.Claim, verdict.Evidence]]) -> pd.DataFrame:
+def lens_table(
+    items: Sequence[tuple[str, verdict.Claim, verdict.Evidence]],
+    failed: dict[str, set[str]] | None = None,
+) -> pd.DataFrame:
     """The cross-lens questions with our effect and interval, read as one family: the
     directional questions by the verdict rule (Holm across them), the interaction contrasts by
-    :func:`additivity` (Bonferroni across all questions)."""
+    :func:`additivity` (Bonferroni across all questions). A question about a ΛReg arm on a
+    task where Λ was not selected (``failed``, :func:`failed_preconditions`) is not tested
+    there, and out of the family."""
     if not items:
         return pd.DataFrame()
-    table = verdict.verdict_table([(c, e) for _, c, e in items])
-    m = len(items)
+    mask = verdict.tested_by_task(items, failed)
+    table = verdict.verdict_table([(c, e) for _, c, e in items], mask)
+    m = sum(mask)
     table["verdict"] = [
-        additivity(e, c.min_effect, m) if c.a == INTERACTION_ARM else v
-        for (_, c, e), v in zip(items, table["verdict"], strict=True)
+        additivity(e, c.min_effect, m) if c.a == INTERACTION_ARM and ok else v
+        for (_, c, e), v, ok in zip(items, table["verdict"], mask, strict=True)
     ]
     table.insert(0, "task", [task_title(t) for t, _, _ in items])
     return table.drop(columns=["paper", "paper's effect", "family"]).rename(

@@ -19,6 +19,12 @@ Kinds of evidence:
   paired over seeds and units;
 * :data:`INTERACTION` (ours): whether ``scale+anisowm`` adds SCALE's and ΛReg's effects, an
   interaction contrast on success or on a per-unit measure.
+
+Two more kinds of record: :data:`ACROSS_CLAIMS` (:class:`AcrossSpec`), SCALE's claims about the
+tasks together (its count of cells, Aux's shortfall across tasks, the gain at each budget),
+judged on evidence combined over the tasks (:func:`evaluate_across`); and
+:data:`UNTESTED_CLAIMS` (:class:`UntestedSpec`), the papers' claims the book cannot test yet,
+with what each would need.
 """
 
 from __future__ import annotations
@@ -777,7 +783,7 @@ def evaluate(spec: ClaimSpec, m: Measurements) -> tuple[Claim, Evidence] | None:
         reference=spec.number.table if spec.number is not None and spec.number.cite else "",
         computed_in=spec.where.format(title=task_title(m.task)),
         min_effect=MIN_EFFECTS[spec.column],
-        requires=claim_requires(spec.a),
+        requires=claim_requires(COMBINED if spec.kind == INTERACTION else spec.a),
         extension=spec.paper != LENS and m.task not in paper_tasks(spec.paper),
     )
     return claim, ev

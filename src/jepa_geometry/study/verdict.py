@@ -40,7 +40,7 @@ should be.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,6 +217,15 @@ def tested(claims: Sequence[Claim], failed: Collection[str]) -> list[bool]:
     """Per claim, whether it is tested: its ``requires`` names no precondition in ``failed``
     (the preconditions that do not hold on its task)."""
     return [not (c.requires and c.requires in failed) for c in claims]
+
+
+def tested_by_task(
+    items: Sequence[tuple[str, Claim, Any]], failed: Mapping[str, Collection[str]] | None
+) -> list[bool]:
+    """:func:`tested` for ``(task, claim, ...)`` items, each against the preconditions that
+    fail on its own task (``failed``: task -> names; None or a missing task: none failed)."""
+    failed = failed or {}
+    return [tested([item[1]], failed.get(item[0], ()))[0] for item in items]
 
 
 def family_holm(

@@ -17,7 +17,7 @@ from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables.models import diagnostics_long
 from jepa_geometry.study.tables.shared import arm_order, mark_papers, verdict_style
-from jepa_geometry.study.verdict import tested, verdict_table
+from jepa_geometry.study.verdict import tested_by_task, verdict_table
 from jepa_geometry.wm.objective import DIAGNOSTICS
 from jepa_geometry.wm.training import last_logged, training_log
 
@@ -177,8 +177,7 @@ def dashboard(
     tested there. The paper's source is read from the reference file (the table the claim
     cites), never typed here.
     """
-    failed = failed or {}
-    mask = [tested([claim], failed.get(task, ()))[0] for task, claim, _ in items]
+    mask = tested_by_task(items, failed)
     table = verdict_table([(claim, ev) for _, claim, ev in items], mask)
     sources = []
     for task, claim, _ in items:
