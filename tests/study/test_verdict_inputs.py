@@ -351,7 +351,7 @@ def test_every_cell_claim_is_the_smallest_cell_and_the_paper_s_count():
     )
     paper = (ref.scale - ref.lewm).loc[["tworoom", "pusht"]]
     assert f"{paper.min():+.2f} pp" in claim.paper_note
-    assert f"{int((paper > 0).sum())} of 6 favour a" in claim.paper_note
+    assert f"{int((paper > 0).sum())} of 6 favour scale" in claim.paper_note
 
 
 def test_pooled_claims_average_the_tasks_and_exist_only_at_the_tiers_planned():

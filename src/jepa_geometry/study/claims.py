@@ -899,7 +899,8 @@ def evaluate_across(
     else:
         ev = every_evidence(parts, "task x solver cells")
         paper = min(papers) if len(papers) == len(cells) else None
-        what = f"smallest of the cells; {sum(p > 0 for p in papers)} of {len(papers)} favour a"
+        favour = sum(p > 0 for p in papers)
+        what = f"smallest of the cells; {favour} of {len(papers)} favour {spec.a}"
     note = "" if paper is None else f"{spec.paper}: {100 * paper:+.2f} pp, {what}"
     solvers = "/".join(SOLVER_NAMES.get(x, x) for x in spec.solvers)
     tiers = spec.tier or "mean over tiers"
