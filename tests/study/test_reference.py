@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from jepa_geometry.study.reference import paper_tasks, reference_numbers
+from jepa_geometry.study.reference import paper_tasks, reference_numbers, sources_sentence
 
 
 def test_reference_table_is_tidy_and_cited():
@@ -233,3 +233,11 @@ def test_anisowm_landscape_spearman_table():
     assert reference_numbers(
         table="anisowm_landscape_spearman", task="tworoom", allow_empty=True
     ).empty
+
+
+def test_sources_sentence_names_each_table_once_with_its_source():
+    text = sources_sentence(["scale_pcs_for_variance", "aniso_success", "scale_pcs_for_variance"])
+    src = reference_numbers(table="aniso_success")["source"].iloc[0]
+    assert text.count("scale_pcs_for_variance:") == 1 and f"aniso_success: {src}" in text
+    with pytest.raises(ValueError, match="unknown reference table 'nope'"):
+        sources_sentence(["nope"])

@@ -847,6 +847,13 @@ def scale_overall_table(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.
     return pd.DataFrame(rows).reindex(columns=cols)
 
 
+SCALE_OTHER_TABLES: tuple[str, ...] = (
+    "scale_success_overall_difference",
+    "scale_success_overall_wilcoxon_p",
+    "scale_pcs_for_variance",
+    "scale_success_training_seeds",
+)
+"""The reference tables SCALE's other tables are set beside (their sources are named)."""
 VARIANCE_LEVELS: tuple[int, ...] = (10, 50, 90)
 """The variance shares (percent) of SCALE's "PCs needed" table."""
 

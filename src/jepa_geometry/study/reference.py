@@ -8,6 +8,7 @@ always with the ``paper`` and ``source`` columns, e.g.::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 
@@ -79,3 +80,10 @@ def paper_tasks(paper: str) -> tuple[str, ...]:
     if paper not in set(df["paper"]):
         raise ValueError(f"unknown paper {paper!r}; valid: {', '.join(sorted(set(df.paper)))}")
     return tuple(dict.fromkeys(df.loc[df["paper"] == paper, "task"].dropna()))
+
+
+def sources_sentence(tables: Sequence[str]) -> str:
+    """Where the numbers of ``tables`` come from, in one line: each table's ``source``."""
+    return "; ".join(
+        f"{t}: {reference_numbers(table=t)['source'].iloc[0]}" for t in dict.fromkeys(tables)
+    )
