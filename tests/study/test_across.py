@@ -158,16 +158,125 @@ def test_additivity_reads_the_family_interval(low, high, reading):
 def test_verdict_matrix_is_claim_by_task_and_refuses_a_claim_twice():
     board = pd.DataFrame(
         {
-            "task": ["Two-Room", "Reacher", "Two-Room"],
-            "paper": ["SCALE"] * 3,
-            "claim": ["x", "x", "y"],
-            "verdict": ["reproduced", "not detected at this scale", "inconclusive"],
+            "task": ["Two-Room", "Reacher", "all tasks", "Reacher", "PointMaze"],
+            "paper": ["SCALE"] * 4 + ["AnisoWM"],
+            "claim": ["x", "x", "y", "z", "w"],
+            "family": ["paper"] * 4 + ["ours (extension)"],
+            "requires": ["", "", "", "DINOv2's own features", ""],
+            "verdict": [
+                "reproduced",
+                "not detected at this scale",
+                "inconclusive",
+                "not tested (precondition failed)",
+                "reproduced",
+            ],
         }
     )
     m = across.verdict_matrix(board).set_index("claim")
-    assert list(m.columns) == ["Two-Room", "Reacher"]  # the book's task order
+    # the book's task order, then the claims about all tasks together
+    assert list(m.columns) == ["Two-Room", "Reacher", "PointMaze", "all tasks"]
     assert m.loc["SCALE: x", "Reacher"] == "not detected" and m.loc["SCALE: y", "Reacher"] == ""
+    assert m.loc["SCALE: y", "all tasks"] == "inconclusive"
+    assert m.loc["SCALE: z", "Reacher"] == "not tested"
     with pytest.raises(ValueError, match="claim tested twice on one task"):
         across.verdict_matrix(pd.concat([board, board.iloc[:1]]))
     counts = across.verdict_counts(board).set_index("paper")
-    assert counts.loc["all", "claims"] == 3 and counts.loc["SCALE", "reproduced"] == 1
+    assert counts.loc["SCALE", "tested"] == 3  # the untested claim is out of the tested count
+    assert counts.loc["SCALE", "not tested (precondition failed)"] == 1
+    assert counts.loc["AnisoWM (extension)", "reproduced"] == 1  # apart from the paper's own
+    assert "AnisoWM" not in counts.index and counts.loc["all", "tested"] == 4
+    prose = across.verdict_prose(board, {})
+    assert "Across 3 tasks the book tests 3 claim-task pairs" in prose
+    assert "1 more are not tested" in prose
+    assert "SCALE: *x* (Two-Room)" in prose and "1 of 1 reproduced" in prose
+
+
+def test_scale_overall_contrasts_and_their_wilcoxon_across_cells():
+    import scipy.stats
+
+    st = _study(np.random.default_rng(2))
+    table = across.scale_overall_table(across.Studies("smoke", {"reacher": st}, {}))
+    eps = st.episodes[st.episodes.arm != "random"]
+    assert list(table.contrast) == ["scale − lewm", "aux − lewm", "scale − aux"]  # no dinowm arm
+    cell = eps.groupby(["solver", "budget", "arm"])["success"].mean().unstack()
+    for _, r in table.iterrows():
+        a, b = r["contrast"].split(" − ")
+        d = (cell[a] - cell[b]).to_numpy()
+        assert r["cells"] == 9 and r["diff (pp)"] == pytest.approx(100 * d.mean())
+        assert r["Wilcoxon p"] == pytest.approx(scipy.stats.wilcoxon(d[d != 0]).pvalue)
+        for col, ref_table in (
+            ("diff, SCALE (pp)", "scale_success_overall_difference"),
+            ("Wilcoxon p, SCALE", "scale_success_overall_wilcoxon_p"),
+        ):
+            ref = across.reference_numbers(table=ref_table, task="reacher", arm=a, versus=b)
+            assert r[col] == pytest.approx(ref.value.iloc[0])
+
+
+def test_pcs_for_variance_is_the_first_k_reaching_each_share():
+    shares = np.array([0.4, 0.2, 0.15, 0.1, 0.1, 0.05])
+    spectra = pd.DataFrame(
+        {"arm": "lewm", "train_seed": 0, "pc": np.arange(6, 0, -1), "share": shares[::-1]}
+    )
+    k = across.pcs_for_variance(spectra).set_index("variance_pct")["k"]
+    for v in (10, 50, 90):
+        want = next(i + 1 for i in range(6) if shares[: i + 1].sum() >= v / 100 - 1e-12)
+        assert k[v] == want
+    assert k.to_dict() == {10: 1, 50: 2, 90: 5}
+
+
+def test_training_seed_table_spreads_our_seeds_beside_scale_s():
+    st = _study(np.random.default_rng(3), seeds=(0, 1, 2))
+    t = across.training_seed_table(across.Studies("smoke", {"reacher": st}, {}))
+    row = t[(t.solver == "CEM") & (t.arm == "scale")].iloc[0]
+    eps = st.episodes
+    per_seed = eps[(eps.solver == "cem") & (eps.arm == "scale")].groupby("train_seed").success
+    assert row["seeds"] == 3
+    assert row["spread (pp)"] == pytest.approx(100 * np.ptp(per_seed.mean().to_numpy()))
+    ref = across.reference_numbers(
+        table="scale_success_training_seeds", task="reacher", solver="cem", arm="scale"
+    )
+    assert row["spread, SCALE (pp)"] == pytest.approx(np.ptp(ref.value.to_numpy()))
+    assert set(t[t.solver == "iCEM"]["seeds"]) == {1}  # iCEM planned with one seed
+
+
+def test_out_of_reach_tables_exist_and_say_why():
+    t = across.out_of_reach_table()
+    assert set(t["SCALE's table"]) == set(across.SCALE_TABLES_OUT_OF_REACH)
+    assert t["source"].str.contains("authors' repository").all()
+
+
+def test_pcs_for_variance_table_keeps_the_book_s_task_and_arm_order():
+    spectra = pd.concat(
+        [
+            pd.DataFrame({"arm": arm, "train_seed": 0, "pc": np.arange(1, 9), "share": 1 / 8})
+            for arm in ("aux", "scale", "lewm")
+        ]
+    )
+    geo = Geometry(probes=pd.DataFrame(), spectra=spectra, ranking=pd.DataFrame(),
+                   landscape=pd.DataFrame())  # fmt: skip
+    st = _study(np.random.default_rng(4))
+    studies = {t: across.TaskStudy(t, st.spec, st.profile, st.grid, geo, pd.DataFrame())
+               for t in ("reacher", "tworoom")}  # fmt: skip
+    t = across.pcs_for_variance_table(across.Studies("smoke", studies, {}))
+    assert list(dict.fromkeys(t.task)) == ["Two-Room", "Reacher"]
+    assert list(t.arm[:3]) == ["lewm", "scale", "aux"] and set(t["k"]) == {1.0, 4.0, 8.0}
+    sc = t[(t.task == "Reacher") & (t.arm == "scale") & (t["variance (%)"] == 50)].iloc[0]
+    ref = across.reference_numbers(
+        table="scale_pcs_for_variance", task="reacher", arm="scale", variance_pct="50"
+    )
+    assert sc["k, SCALE"] == ref.value.iloc[0] and sc["k / D"] == pytest.approx(0.5)
+
+
+def test_lens_questions_on_an_unselected_lambda_are_not_tested():
+    ev = Evidence(0.2, 0.1, 0.3, None, "u")
+    q = [
+        ("tworoom", across.verdict.Claim("ours", "q", "m", "anisowm", "lewm",
+                                          requires="Λ selected", min_effect=0.02), ev),
+        ("tworoom", across.verdict.Claim("ours", "r", "m", "scale", "lewm", min_effect=0.02), ev),
+        ("reacher", across.verdict.Claim("ours", "q", "m", "anisowm", "lewm",
+                                          requires="Λ selected", min_effect=0.02), ev),
+    ]  # fmt: skip
+    t = across.lens_table(q, {"tworoom": {"Λ selected"}, "reacher": set()})
+    assert list(t["reading"]) == [across.verdict.NOT_TESTED, "reproduced", "reproduced"]
+    assert np.isnan(t["p (Holm)"].iloc[0]) and "family" not in t
+    assert list(across.lens_table(q)["reading"]) == ["reproduced"] * 3  # nothing failed

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.study.reference import paper_tasks, reference_numbers, sources_sentence
 
 
 def test_reference_table_is_tidy_and_cited():
@@ -86,9 +86,14 @@ def test_reacher_and_pointmaze_spot_values():
     assert icem.set_index(["tier", "arm"]).value[("T2", "scale")] == 86.2
     p = reference_numbers(table="scale_success_overall_wilcoxon_p", task="pointmaze", versus="aux")
     assert dict(zip(p.arm, p.value, strict=True)) == {"scale": 0.094}
+    dw = reference_numbers(table="scale_success_overall_wilcoxon_p", task="reacher", versus="scale")
+    assert dw.value.tolist() == [0.062]  # RESULTS_dinowm.md's dw - SCALE on Reacher
     lam = reference_numbers(table="aniso_lambda_above_mean", task="reacher")
     assert lam.value.tolist() == [124.0]
     assert set(reference_numbers(task="pointmaze").paper) == {"SCALE"}  # AnisoWM has no PointMaze
+    assert "pointmaze" not in paper_tasks("AnisoWM") and "pointmaze" in paper_tasks("SCALE")
+    with pytest.raises(ValueError, match="unknown paper 'DINO'; valid: AnisoWM, LeWM, SCALE"):
+        paper_tasks("DINO")
 
 
 def test_table_ids_are_unique():
@@ -228,3 +233,11 @@ def test_anisowm_landscape_spearman_table():
     assert reference_numbers(
         table="anisowm_landscape_spearman", task="tworoom", allow_empty=True
     ).empty
+
+
+def test_sources_sentence_names_each_table_once_with_its_source():
+    text = sources_sentence(["scale_pcs_for_variance", "aniso_success", "scale_pcs_for_variance"])
+    src = reference_numbers(table="aniso_success")["source"].iloc[0]
+    assert text.count("scale_pcs_for_variance:") == 1 and f"aniso_success: {src}" in text
+    with pytest.raises(ValueError, match="unknown reference table 'nope'"):
+        sources_sentence(["nope"])

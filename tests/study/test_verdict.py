@@ -202,3 +202,80 @@ def test_dinowm_claims_take_scale_s_direction_for_the_task(task, sign):
         assert c.direction == sign
         assert ("better" if sign > 0 else "worse") in c.statement
         assert c.paper_effect == pytest.approx((per_solver["dinowm"] - per_solver[c.b]) / 100)
+
+
+def test_a_degenerate_interval_is_inconclusive():
+    """Both arms at 0 of n pairs: every difference is 0, the bootstrap interval is [0, 0], and
+    that is no evidence that the effect is below what matters."""
+    rows = [
+        {"arm": m, "train_seed": s, "episode": e, "ok": 0.0}
+        for m in ("x", "y")
+        for s in range(3)
+        for e in range(40)
+    ]
+    ev = V.paired_unit_evidence(pd.DataFrame(rows), "x", "y", "ok", "episode")
+    assert (ev.low, ev.effect, ev.high) == (0.0, 0.0, 0.0) and V.degenerate(ev)
+    assert V.verdict(_claim(min_effect=0.03), ev) == "inconclusive"
+    assert V.one_sided_p(_claim(), V.Evidence(0.5, 0.5, 0.5, None, "u")) == 1.0
+    assert V.verdict(_claim(), V.Evidence(0.5, 0.5, 0.5, None, "u")) == "inconclusive"
+
+
+def test_an_untested_claim_keeps_its_numbers_but_leaves_the_family():
+    strong = V.Evidence(0.1, 0.06, 0.14, None, "u")
+    weak = V.Evidence(0.041, 0.001, 0.081, None, "u")
+    items = [
+        (_claim(statement="a", requires="Λ selected"), strong),
+        (_claim(statement="b"), weak),
+        (_claim(statement="c"), strong),
+    ]
+    mask = V.tested([c for c, _ in items], {"Λ selected"})
+    assert mask == [False, True, True]
+    table = V.verdict_table(items, mask)
+    assert table.loc[0, "verdict"] == V.NOT_TESTED and np.isnan(table.loc[0, "p (Holm)"])
+    assert table.loc[0, "our effect [95% CI]"].startswith("+0.1")  # the numbers stay
+    p = [V.one_sided_p(c, e) for c, e in items[1:]]
+    np.testing.assert_allclose(table["p (Holm)"].iloc[1:], V.holm(p))  # a family of two
+    assert V.verdict_table(items).loc[0, "verdict"] == "reproduced"  # tested by default
+    with pytest.raises(ValueError, match="tested_mask has 2 entries for 3 claims"):
+        V.verdict_table(items, [True, True])
+
+
+def test_extensions_are_a_family_of_their_own():
+    ev = V.Evidence(0.041, 0.001, 0.081, None, "u")  # p one-sided ~ 0.022
+    own = [(_claim(statement=f"c{i}"), ev) for i in range(5)]
+    ext = [(_claim(statement="e", extension=True), ev)]
+    table = V.verdict_table(own + ext)
+    assert table["p (Holm)"].iloc[-1] == pytest.approx(V.one_sided_p(*ext[0]))  # alone
+    assert table["p (Holm)"].iloc[0] == pytest.approx(min(1.0, 5 * V.one_sided_p(*own[0])))
+    assert table["verdict"].iloc[-1] == "reproduced" and table["family"].iloc[-1] != "paper"
+
+
+def test_dinowm_claims_require_dinov2_features():
+    import types
+
+    probes = pd.DataFrame({"arm": ["lewm", "dinowm"]})
+    geo = types.SimpleNamespace(spectra=pd.DataFrame(columns=["arm"]), probes=probes)
+    for enc, holds in (("standin", False), ("dinov2", True)):
+        dw = types.SimpleNamespace(encoder=enc, token_grid=2)
+        pre = V.preconditions(geo, profile=types.SimpleNamespace(dinowm=dw))
+        row = pre.set_index("precondition").loc[V.DINOV2_FEATURES]
+        assert bool(row["holds"]) is holds and enc in row["measured"]
+    assert V.claim_requires("dinowm") == V.DINOV2_FEATURES
+    assert V.claim_requires("scale+anisowm") == V.LAMBDA_SELECTED
+    assert V.claim_requires("scale") == ""
+    no_dino = types.SimpleNamespace(spectra=geo.spectra, probes=probes.iloc[:1])
+    assert V.preconditions(no_dino, profile=types.SimpleNamespace(dinowm=dw)).empty
+
+
+def test_untested_claims_read_not_tested_and_name_what_they_need():
+    from jepa_geometry.study.claims import UNTESTED_CLAIMS, untested_table
+
+    t = untested_table()
+    assert len(t) == len(UNTESTED_CLAIMS) and set(t["verdict"]) == {V.NOT_TESTED}
+    assert t["requires"].str.len().min() > 0 and t["why not"].str.len().min() > 0
+
+
+def test_the_rule_table_lists_every_measure_with_its_minimum_effect():
+    t = V.min_effects_table().set_index("key")
+    assert list(t.index) == list(V.MIN_EFFECTS) and set(V.MEASURE_WORDS) == set(V.MIN_EFFECTS)
+    assert t.loc["success", "smallest effect that matters"] == V.MIN_EFFECTS["success"]

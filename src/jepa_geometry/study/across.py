@@ -22,9 +22,15 @@ keeps them in their own columns, beside ours, never as ours.
   ΛReg by SCALE's, and whether ``scale+anisowm`` adds up (an interaction contrast). These are
   our questions, not the papers' claims: they are tested with the same rule as a family of
   their own.
+* **SCALE's other tables** (:func:`scale_overall_table`, :func:`pcs_for_variance_table`,
+  :func:`training_seed_table`): its overall contrasts with Wilcoxon tests, the PCs per share
+  of variance and the training-seed replications, where the studies have the data; the rest
+  are listed with why not (:data:`SCALE_TABLES_OUT_OF_REACH`).
 * **The book's verdict** (:func:`book_items`): every claim of both papers on every task with a
-  study, Holm's correction across all of them at once (the family is the whole book, so a claim
-  can need more evidence here than on its task's page).
+  study, and SCALE's claims about all the tasks together, Holm's correction across all of them
+  at once (the family is the whole book, so a claim can need more evidence here than on its
+  task's page); a claim whose precondition fails on its task (:func:`failed_preconditions`) is
+  not tested there.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
 from jepa_geometry.analysis.measurements import Geometry, measure_arms
 from jepa_geometry.artifacts import NotCached, cache_only
@@ -43,7 +50,7 @@ from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval, format_rate
 from jepa_geometry.study import claims, tables, verdict
-from jepa_geometry.study.claims import INTERACTION_ARM
+from jepa_geometry.study.claims import ALL_TASKS, INTERACTION_ARM
 from jepa_geometry.study.grid import PlanningGrid, planning_grid, success_table
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE, StudySpec, available_studies, load_study
@@ -583,7 +590,7 @@ def lambda_spectra_by_task(studies: Studies, arm: str = "anisowm") -> pd.DataFra
 
 def _measurements(task: str, st: TaskStudy) -> claims.Measurements:
     return claims.Measurements(
-        task, st.episodes, st.geometry, st.spec.main_protocol, SCALE_PROTOCOL
+        task, st.episodes, st.geometry, st.spec.main_protocol, SCALE_PROTOCOL, st.grid.timing
     )
 
 
@@ -616,20 +623,28 @@ def additivity(ev: verdict.Evidence, min_effect: float, m: int) -> str:
     return "unclear"
 
 
-def lens_table(items: Sequence[tuple[str, verdict.Claim, verdict.Evidence]]) -> pd.DataFrame:
+def lens_table(
+    items: Sequence[tuple[str, verdict.Claim, verdict.Evidence]],
+    failed: dict[str, set[str]] | None = None,
+) -> pd.DataFrame:
     """The cross-lens questions with our effect and interval, read as one family: the
     directional questions by the verdict rule (Holm across them), the interaction contrasts by
-    :func:`additivity` (Bonferroni across all questions)."""
+    :func:`additivity` (Bonferroni across all questions). A question about a ΛReg arm on a
+    task where Λ was not selected (``failed``, :func:`failed_preconditions`) is not tested
+    there, and out of the family."""
     if not items:
         return pd.DataFrame()
-    table = verdict.verdict_table([(c, e) for _, c, e in items])
-    m = len(items)
+    mask = verdict.tested_by_task(items, failed)
+    table = verdict.verdict_table([(c, e) for _, c, e in items], mask)
+    m = sum(mask)
     table["verdict"] = [
-        additivity(e, c.min_effect, m) if c.a == INTERACTION_ARM else v
-        for (_, c, e), v in zip(items, table["verdict"], strict=True)
+        additivity(e, c.min_effect, m) if c.a == INTERACTION_ARM and ok else v
+        for (_, c, e), v, ok in zip(items, table["verdict"], mask, strict=True)
     ]
     table.insert(0, "task", [task_title(t) for t, _, _ in items])
-    return table.drop(columns=["paper", "paper's effect"]).rename(columns={"verdict": "reading"})
+    return table.drop(columns=["paper", "paper's effect", "family"]).rename(
+        columns={"verdict": "reading"}
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -642,18 +657,24 @@ def book_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
     (:func:`~jepa_geometry.study.claims.paper_claims` with the study's main protocol and SCALE's),
     tagged with its task. Where a task's main protocol is not SCALE's, the claims planned under
     SCALE's protocol say so in their statement, so each statement names one claim across the
-    tasks."""
+    tasks. SCALE's claims about the tasks together
+    (:data:`~jepa_geometry.study.claims.ACROSS_CLAIMS`) follow, under the task
+    :data:`~jepa_geometry.study.claims.ALL_TASKS`."""
     items = []
+    measured = {task: _measurements(task, st) for task, st in studies.studies.items()}
     for task, st in studies.studies.items():
         main = st.spec.main_protocol
-        for c, e in claims.evaluate_all(claims.PAPER_CLAIMS, _measurements(task, st)):
+        for c, e in claims.evaluate_all(claims.PAPER_CLAIMS, measured[task]):
             if main != SCALE_PROTOCOL and f"{SCALE_PROTOCOL} protocol" in c.measure:
                 c = replace(c, statement=f"{c.statement}, SCALE's protocol")
             items.append((task, c, e))
+    planned = {t: m for t, m in measured.items() if t in studies.planned}
+    items += [(ALL_TASKS, c, e) for c, e in claims.across_claims(planned)]
     return items
 
 
-SHORT_VERDICTS = {"not detected at this scale": "not detected"}  # in the claim x task matrices
+SHORT_VERDICTS = {"not detected at this scale": "not detected", verdict.NOT_TESTED: "not tested"}
+"""Shorter labels for the cells of the claim x task matrices."""
 
 
 def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
@@ -668,43 +689,67 @@ def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
             f"claim tested twice on one task: {twice.iloc[0]['claim']!r} ({twice.iloc[0]['task']})"
         )
     claims = list(dict.fromkeys(b["claim"]))
-    tasks = [task_title(t) for t in TASKS if task_title(t) in set(b["task"])]
+    order = [*(task_title(t) for t in TASKS), ALL_TASKS]
+    tasks = [t for t in order if t in set(b["task"])]
     wide = b.pivot(index="claim", columns="task", values=value)
     wide = wide.reindex(index=claims, columns=tasks).fillna("")
     return wide.replace(SHORT_VERDICTS).reset_index()
 
 
 def verdict_counts(board: pd.DataFrame) -> pd.DataFrame:
-    """Claims per paper x verdict (columns in the rule's order), with totals."""
-    t = pd.crosstab(board["paper"], board["verdict"]).reindex(
-        columns=list(verdict.VERDICTS), fill_value=0
+    """Claim-task pairs per paper x label: the tested ones by verdict (columns in the rule's
+    order) and their total ``tested``, then those not tested (a precondition failed), with
+    totals. Our extensions count under ``<paper> (extension)``."""
+    group = board["paper"] + np.where(board["family"] == "paper", "", " (extension)")
+    t = pd.crosstab(group.rename("paper"), board["verdict"]).reindex(
+        columns=list(verdict.LABELS), fill_value=0
     )
-    t["claims"] = t.sum(axis=1)
+    t.insert(len(verdict.VERDICTS), "tested", t[list(verdict.VERDICTS)].sum(axis=1))
     t.loc["all"] = t.sum()
     return t.reset_index()
 
 
 def verdict_prose(board: pd.DataFrame, missing: dict[str, str]) -> str:
-    """A short reading of the book's verdict, generated from ``board`` (markdown): the counts,
-    the claims reproduced and contradicted with their tasks, and the tasks without a study."""
-    n = len(board)
-    counts = board["verdict"].value_counts()
+    """A short reading of the book's verdict, generated from ``board`` (markdown): the counts
+    of tested claims, those not tested, the claims reproduced and contradicted with their
+    tasks, our extensions apart, and the tasks without a study."""
+    tested = board[board["verdict"] != verdict.NOT_TESTED]
+    own = tested[tested["family"] == "paper"]
+    counts = own["verdict"].value_counts()
+    untested = board[board["verdict"] == verdict.NOT_TESTED]
     parts = [
-        f"Across {board['task'].nunique()} tasks the book tests {n} claims: "
+        f"Across {len(set(board['task']) - {ALL_TASKS})} tasks the book tests {len(own)} "
+        "claim-task pairs "
+        "of the papers on tasks they evaluated: "
         + ", ".join(f"{int(counts.get(v, 0))} {v}" for v in verdict.VERDICTS)
         + "."
     ]
+    if len(untested):
+        by_pre = untested.groupby("requires", sort=False).size()
+        parts.append(
+            f"{len(untested)} more are not tested because a precondition failed ("
+            + ", ".join(f"{n} needing *{pre}*" for pre, n in by_pre.items())
+            + ")."
+        )
     for label in ("reproduced", "contradicted"):
-        sel = board[board["verdict"] == label]
+        sel = own[own["verdict"] == label]
         if sel.empty:
             parts.append(f"No claim is {label} on any task.")
             continue
         by_claim = sel.groupby(["paper", "claim"], sort=False)["task"].apply(lambda s: ", ".join(s))
         listed = "; ".join(f"{p}: *{c}* ({tasks})" for (p, c), tasks in by_claim.items())
         parts.append(f"{label.capitalize()}: {listed}.")
-    for paper, g in board.groupby("paper", sort=False):
+    for paper, g in own.groupby("paper", sort=False):
         rep = int((g["verdict"] == "reproduced").sum())
-        parts.append(f"{paper}: {rep} of its {len(g)} claim-task pairs reproduced.")
+        parts.append(f"{paper}: {rep} of its {len(g)} tested claim-task pairs reproduced.")
+    ext = tested[tested["family"] != "paper"]
+    if len(ext):
+        rep = int((ext["verdict"] == "reproduced").sum())
+        tasks = ", ".join(dict.fromkeys(ext["task"]))
+        parts.append(
+            f"Our extensions (papers' claims on tasks they did not evaluate: {tasks}), a family "
+            f"of their own: {rep} of {len(ext)} reproduced."
+        )
     if missing:
         parts.append(
             "Tasks without a study at this profile: "
@@ -719,9 +764,208 @@ def preconditions_by_task(studies: Studies) -> pd.DataFrame:
     parts = []
     for task, st in studies.studies.items():
         kappa = arm_weights("anisowm", task).kappa
-        pre = verdict.preconditions(st.geometry, kappa=kappa, diagnostics=st.diagnostics)
+        pre = verdict.preconditions(
+            st.geometry, kappa=kappa, diagnostics=st.diagnostics, profile=st.profile
+        )
         parts.append(pre.assign(task=task_title(task)))
     if not parts:
         return pd.DataFrame(columns=["task", "precondition", "measured", "criterion", "holds"])
     out = pd.concat(parts, ignore_index=True)
     return out[["task", "precondition", "measured", "criterion", "holds"]]
+
+
+def failed_preconditions(studies: Studies) -> dict[str, set[str]]:
+    """Per task (its code), the preconditions that do not hold on it: the claims requiring
+    them are not tested there (:func:`~jepa_geometry.study.tables.geometry.dashboard`)."""
+    pre = preconditions_by_task(studies)
+    titles = {task_title(t): t for t in studies.studies}
+    out: dict[str, set[str]] = {t: set() for t in studies.studies}
+    for r in pre[~pre["holds"].astype(bool)].itertuples():
+        out[titles[r.task]].add(r.precondition)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# SCALE's other tables: overall means with Wilcoxon tests, PCs per variance, training seeds
+# --------------------------------------------------------------------------------------------
+
+SCALE_CONTRASTS: tuple[tuple[str, str], ...] = (
+    ("scale", "lewm"),
+    ("aux", "lewm"),
+    ("scale", "aux"),
+    ("dinowm", "lewm"),
+    ("dinowm", "scale"),
+)
+"""SCALE's paired contrasts of its overall means (arm, versus), in its table's order."""
+
+
+def _cell_means(episodes: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """Success per (solver, tier) cell x arm under ``protocol``, pooled over the seeds and
+    pairs the cell planned (wide: one column per arm, the random floor left out)."""
+    t = episodes[(episodes["protocol"] == protocol) & (episodes["arm"] != "random")]
+    return t.pivot_table(index=["solver", "budget"], columns="arm", values="success")
+
+
+def scale_overall_table(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:
+    """SCALE's overall means and their paired contrasts, regenerated: per task and contrast
+    (:data:`SCALE_CONTRASTS`), our overall means (the mean over every (solver, tier) cell
+    planned under SCALE's protocol), their difference, and the Wilcoxon signed-rank p across
+    those cells of the per-cell differences, beside SCALE's difference and p.
+
+    SCALE's p pairs its six episode sets (n = 6, smallest p 0.031) over its 15 cells; ours
+    pairs the cells themselves (each a mean over our seeds and pairs), since our pairs come
+    from one episode set. A contrast whose cells all tie has no p (NaN)."""
+    rows = []
+    for task in studies.planned:
+        st = studies.studies[task]
+        if protocol not in st.spec.protocols:
+            continue
+        cells = _cell_means(st.episodes, protocol)
+        for a, b in SCALE_CONTRASTS:
+            if a not in cells or b not in cells:
+                continue
+            d = (cells[a] - cells[b]).dropna().to_numpy(float)
+            nonzero = d[d != 0]
+            p = float(sps.wilcoxon(nonzero).pvalue) if len(nonzero) else float("nan")
+            rows.append(
+                {
+                    "task": task_title(task),
+                    "contrast": f"{a} − {b}",
+                    "cells": len(d),
+                    "diff (pp)": 100 * float(d.mean()),
+                    "Wilcoxon p": p,
+                    "diff, SCALE (pp)": _paper_value(
+                        "scale_success_overall_difference", task, a, versus=b
+                    ),
+                    "Wilcoxon p, SCALE": _paper_value(
+                        "scale_success_overall_wilcoxon_p", task, a, versus=b
+                    ),
+                }
+            )
+    cols = ["task", "contrast", "cells", "diff (pp)", "Wilcoxon p"]
+    cols += ["diff, SCALE (pp)", "Wilcoxon p, SCALE"]
+    return pd.DataFrame(rows).reindex(columns=cols)
+
+
+SCALE_OTHER_TABLES: tuple[str, ...] = (
+    "scale_success_overall_difference",
+    "scale_success_overall_wilcoxon_p",
+    "scale_pcs_for_variance",
+    "scale_success_training_seeds",
+)
+"""The reference tables SCALE's other tables are set beside (their sources are named)."""
+VARIANCE_LEVELS: tuple[int, ...] = (10, 50, 90)
+"""The variance shares (percent) of SCALE's "PCs needed" table."""
+
+
+def pcs_for_variance(
+    spectra: pd.DataFrame, levels: Sequence[int] = VARIANCE_LEVELS
+) -> pd.DataFrame:
+    """Per (arm, training seed): the smallest number k of leading principal components whose
+    cumulative variance share reaches each of ``levels`` percent (long: arm, train_seed,
+    variance_pct, k, D), from the per-PC shares of ``spectra`` (sorted by PC)."""
+    rows = []
+    for (arm, seed), g in spectra.sort_values("pc").groupby(["arm", "train_seed"], sort=False):
+        cum = np.cumsum(g["share"].to_numpy(float))
+        cum = cum / cum[-1]
+        for v in levels:
+            k = int(np.searchsorted(cum, v / 100 - 1e-12) + 1)
+            rows.append({"arm": arm, "train_seed": seed, "variance_pct": v, "k": k, "D": len(cum)})
+    return pd.DataFrame(rows, columns=["arm", "train_seed", "variance_pct", "k", "D"])
+
+
+def pcs_for_variance_table(
+    studies: Studies, arms: Sequence[str] = ("lewm", "scale", "aux")
+) -> pd.DataFrame:
+    """SCALE's "PCs needed for 10 / 50 / 90 % of the variance", regenerated: per task, arm and
+    level, our k (mean over training seeds) and the embedding width D, beside SCALE's k (its D
+    is 192, ours the profile's: compare k / D, not k)."""
+    rows = []
+    for task, st in studies.studies.items():
+        k = pcs_for_variance(st.geometry.spectra)
+        k = k[k["arm"].isin(arms)]
+        for (arm, v), g in k.groupby(["arm", "variance_pct"], sort=False):
+            paper = _paper_value("scale_pcs_for_variance", task, arm, variance_pct=str(v))
+            rows.append(
+                {
+                    "task": task_title(task),
+                    "arm": arm,
+                    "variance (%)": v,
+                    "k": float(g["k"].mean()),
+                    "D": int(g["D"].iloc[0]),
+                    "k / D": float((g["k"] / g["D"]).mean()),
+                    "k, SCALE": paper,
+                    "k / D, SCALE": paper / 192,
+                }
+            )
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    rank = {
+        "task": {task_title(t): i for i, t in enumerate(TASKS)},
+        "arm": {a: i for i, a in enumerate(arms)},
+    }
+    return out.sort_values(
+        ["task", "variance (%)", "arm"], key=lambda s: s.map(rank[s.name]) if s.name in rank else s
+    ).reset_index(drop=True)
+
+
+def training_seed_table(
+    studies: Studies,
+    arms: Sequence[str] = ("lewm", "scale", "aux"),
+    solvers: Sequence[str] = ("cem", "icem"),
+    protocol: str = SCALE_PROTOCOL,
+) -> pd.DataFrame:
+    """SCALE's training-seed replications, regenerated: per task, solver and arm, our tier-mean
+    success under SCALE's protocol for each training seed that planned the cell, and the spread
+    across seeds (max - min, pp), beside SCALE's per-seed values and spread (its seeds 3072 to
+    3074). A seed of ours is not one of SCALE's: only the spreads compare."""
+    rows = []
+    for task, solver, tm in _tier_means(studies, protocol):
+        if solver not in solvers:
+            continue
+        ref = reference_numbers(
+            allow_empty=True, table="scale_success_training_seeds", task=task, solver=solver
+        )
+        for arm in [a for a in arms if a in set(tm["arm"])]:
+            per_seed = 100 * tm[tm["arm"] == arm].groupby("train_seed")["success"].mean()
+            paper = ref[ref["arm"] == arm].sort_values("train_seed")["value"]
+            rows.append(
+                {
+                    "task": task_title(task),
+                    "solver": SOLVER_NAMES[solver],
+                    "arm": arm,
+                    "seeds": len(per_seed),
+                    "per seed (%)": " / ".join(f"{x:.1f}" for x in per_seed),
+                    "spread (pp)": float(per_seed.max() - per_seed.min()),
+                    "per seed, SCALE (%)": " / ".join(f"{x:.2f}" for x in paper),
+                    "spread, SCALE (pp)": float(paper.max() - paper.min())
+                    if len(paper)
+                    else np.nan,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+SCALE_TABLES_OUT_OF_REACH: dict[str, str] = {
+    "scale_success_gd": "the gradient-descent planner: our grid plans with CEM, iCEM and MPPI",
+    "scale_success_20cell_sd": "its 20 cells include the GD solver (its differences are set "
+    "beside ours on the planning pages, as the closest published contrast)",
+    "scale_success_20cell_wilcoxon_p": "as scale_success_20cell_sd",
+    "scale_weight_sweep": "sweeps of SCALE's λ and Aux's w need a model trained per weight; "
+    "every study trains the papers' one weight per task",
+    "scale_qinput_distilled": "the q-only input and distilled SCALE arms are not trained here",
+    "scale_frozen_encoder_tau_gap": "the frozen-encoder decomposition retrains each arm's "
+    "predictor on its frozen encoder, a second training no study runs",
+    "scale_frozen_encoder_space_share": "as scale_frozen_encoder_tau_gap",
+}
+"""SCALE's tables in the reference file that this book cannot regenerate, and why."""
+
+
+def out_of_reach_table() -> pd.DataFrame:
+    """:data:`SCALE_TABLES_OUT_OF_REACH` with each table's source (from the reference file)."""
+    rows = []
+    for table, why in SCALE_TABLES_OUT_OF_REACH.items():
+        ref = reference_numbers(table=table)
+        rows.append({"SCALE's table": table, "source": ref["source"].iloc[0], "why not": why})
+    return pd.DataFrame(rows)

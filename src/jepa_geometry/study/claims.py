@@ -19,6 +19,12 @@ Kinds of evidence:
   paired over seeds and units;
 * :data:`INTERACTION` (ours): whether ``scale+anisowm`` adds SCALE's and ΛReg's effects, an
   interaction contrast on success or on a per-unit measure.
+
+Two more kinds of record: :data:`ACROSS_CLAIMS` (:class:`AcrossSpec`), SCALE's claims about the
+tasks together (its count of cells, Aux's shortfall across tasks, the gain at each budget),
+judged on evidence combined over the tasks (:func:`evaluate_across`); and
+:data:`UNTESTED_CLAIMS` (:class:`UntestedSpec`), the papers' claims the book cannot test yet,
+with what each would need.
 """
 
 from __future__ import annotations
@@ -27,17 +33,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from jepa_geometry.envs import task_title
-from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.study.reference import paper_tasks, reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.verdict import (
     MIN_EFFECTS,
+    NOT_TESTED,
     Claim,
     Evidence,
     claim_requires,
+    every_evidence,
     paired_unit_evidence,
+    pooled_evidence,
     seed_level_evidence,
     tier_mean_success,
 )
@@ -47,9 +57,14 @@ KINDS: tuple[str, ...] = (SUCCESS, PER_MODEL, PER_UNIT, INTERACTION)
 MAIN, CODE, MAIN_IF_NOT_CODE = "main", "code", "main_if_not_code"
 """Protocols of a success claim: the study's main one, SCALE's code protocol, or the main one
 only where it differs from the code protocol (else the code-protocol claim is the same one)."""
-SOURCES: tuple[str, ...] = ("probes", "ranking:gaussian", "ranking:dataset", "landscape")
+SOURCES: tuple[str, ...] = ("probes", "ranking:gaussian", "ranking:dataset", "landscape", "timing")
 """Where a per-model or per-unit measure is read: the probes, the rank channels of random
-(``gaussian``) or recorded (``dataset``) candidates, the cost landscapes."""
+(``gaussian``) or recorded (``dataset``) candidates, the cost landscapes, the planning grid's
+wall time per (model, cell)."""
+PLAN_TIME_TOLERANCE = 0.1
+""""No planning-time overhead" holds when an arm plans within 10 % of LeWM's wall time (on the
+log scale, ``log 1.1``): the two arms share encoder and predictor, so any larger gap is
+overhead, not the noise of a shared machine."""
 COMBINED = "scale+anisowm"
 INTERACTION_ARM = "both + base"  # the left side of an interaction contrast (interaction_table)
 LENS = "ours (cross-lens)"
@@ -57,6 +72,7 @@ SOLVER_NAMES = {"cem": "CEM", "icem": "iCEM", "mppi": "MPPI"}
 
 # Where each kind of evidence is measured in the book (chapter, section).
 PLANNING = "chapter 6 ({title} planning), section 'Planning every cell'"
+ACROSS_GRID = "chapter 8, section 'SCALE's main grid'"
 PROBES = "chapter 7 ({title} geometry), section 'Where the variance sits, and what it carries'"
 RANKING = "chapter 7 ({title} geometry), section 'Do imagined costs rank plans like reality?'"
 LANDSCAPE = "chapter 7 ({title} geometry), section 'The shape of the cost around a goal'"
@@ -69,8 +85,9 @@ class PaperNumber:
     ``value(a) - value(b)`` of ``table`` (the mean over the rows matching the task and
     ``filters``), times ``scale`` (0.01 turns the papers' percent into our fractions); ``a`` and
     ``b`` default to the claim's arms (the reference file spells SCALE's half-q arm
-    ``scale_half_q``). A ``comparable`` number is set beside ours as the paper's effect;
-    otherwise ``note`` shows it (``{pp}``: the difference in points, ``{value}``: in claim
+    ``scale_half_q``); ``value(b)`` is read from ``table_b`` with ``filters_b`` where a claim
+    compares two measures of one arm. A ``comparable`` number is set beside ours as the paper's
+    effect; otherwise ``note`` shows it (``{pp}``: the difference in points, ``{value}``: in claim
     units; ``{<arm>}``: an arm's own value when ``per_arm``), and ``missing`` is the note where
     the file has no such rows. ``cite``: the claim names the table as its source.
     """
@@ -85,6 +102,8 @@ class PaperNumber:
     missing: str = ""
     per_arm: bool = False
     cite: bool = True
+    table_b: str = ""
+    filters_b: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +120,14 @@ class ClaimSpec:
     tier the cell planned); the others their ``source`` (:data:`SOURCES`) and, per unit, their
     ``unit``. ``where`` names the chapter section holding the evidence; ``needs`` lists arms
     the study must have measured besides ``a`` and ``b`` (an interaction needs all four).
+    ``column_a`` (per-model claims) is the measure of ``a`` where it differs from ``column``: an
+    absolute claim about one arm (``a == b``) compares two of its measures, paired by seed.
+
+    A claim whose direction is the paper's (``direction`` 0) is stated on a task only where the
+    paper's own difference there is at least the smallest effect that matters: a smaller one
+    (AnisoWM's -0.005 of J_enc ordering on Push-T) is no claim either way. A claim of a paper
+    on a task the paper never evaluated (:func:`~jepa_geometry.study.reference.paper_tasks`)
+    is our extension of it, judged outside the paper's family.
     """
 
     paper: str
@@ -120,6 +147,7 @@ class ClaimSpec:
     number: PaperNumber | None = None
     where: str = ""
     needs: tuple[str, ...] = ()
+    column_a: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -132,6 +160,10 @@ class ClaimSpec:
             raise ValueError(f"source must be one of {', '.join(SOURCES)}, got {self.source!r}")
         if self.kind == SUCCESS and self.protocol not in (MAIN, CODE, MAIN_IF_NOT_CODE):
             raise ValueError(f"protocol must be main, code or main_if_not_code: {self.protocol!r}")
+        if self.column_a and self.kind != PER_MODEL:
+            raise ValueError(f"column_a is for per_model claims, not {self.kind!r}")
+        if self.a == self.b and not self.column_a:
+            raise ValueError(f"a claim of {self.a!r} against itself needs column_a")
 
 
 def _cem(protocol: str = MAIN) -> dict[str, Any]:
@@ -140,6 +172,22 @@ def _cem(protocol: str = MAIN) -> dict[str, Any]:
 
 def _per_solver(solver: str = "cem") -> tuple[tuple[str, str], ...]:
     return (("solver", solver),)
+
+
+def _top2_share(statement: str, b: str) -> ClaimSpec:
+    """SCALE's variance-redistribution claim against arm ``b`` (its PCA table)."""
+    return ClaimSpec(
+        "SCALE",
+        statement,
+        PER_MODEL,
+        "scale",
+        b,
+        "var_top2",
+        "variance share of the top-2 PCs",
+        source="probes",
+        number=PaperNumber("scale_pca_variance_share", (("k", "2"),), 0.01),
+        where=PROBES,
+    )
 
 
 PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
@@ -191,20 +239,6 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
         number=PaperNumber(
             "scale_success_mppi_tuned",
             scale=0.01,
-            comparable=False,
-            note="SCALE: {pp:+.1f} pp, code protocol",
-        ),
-    ),
-    ClaimSpec(
-        "SCALE",
-        "Aux does not plan as well as SCALE (CEM)",
-        a="scale",
-        b="aux",
-        **_cem(),
-        number=PaperNumber(
-            "scale_success_per_solver",
-            _per_solver(),
-            0.01,
             comparable=False,
             note="SCALE: {pp:+.1f} pp, code protocol",
         ),
@@ -263,16 +297,25 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
         ),
         where=PROBES,
     ),
+    _top2_share("SCALE moves variance into the top-2 PCs", "lewm"),
+    _top2_share("SCALE moves more variance into the top-2 PCs than Aux", "aux"),
     ClaimSpec(
         "SCALE",
-        "SCALE moves variance into the top-2 PCs",
+        "LeWM's q is decodable but not leveraged: its full embedding carries q, its top-2 "
+        "PCs do not",
         PER_MODEL,
-        "scale",
         "lewm",
-        "var_top2",
-        "variance share of the top-2 PCs",
+        "lewm",
+        "r2_top2",
+        "ridge R² of q from the full embedding (a) minus from the top-2 PCs (b), LeWM",
         source="probes",
-        number=PaperNumber("scale_pca_variance_share", (("k", "2"),), 0.01),
+        column_a="r2_full_ridge",
+        number=PaperNumber(
+            "scale_full_decodability",
+            (("probe", "ridge"),),
+            table_b="scale_topk_pc_probe_r2",
+            filters_b=(("k", "2"),),
+        ),
         where=PROBES,
     ),
     ClaimSpec(
@@ -352,6 +395,21 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
         number=PaperNumber("scale_rollout_error"),
         where=RANKING,
     ),
+    # SCALE, Section 3: a training-time regularizer, no overhead at planning time
+    ClaimSpec(
+        "SCALE",
+        "SCALE adds no planning-time overhead (within 10 % of LeWM's wall time)",
+        PER_UNIT,
+        "scale",
+        "lewm",
+        "log_plan_seconds",
+        "log wall time of planning a cell (same seed, protocol, solver and tier)",
+        direction=-1,
+        threshold=-float(np.log1p(PLAN_TIME_TOLERANCE)),
+        source="timing",
+        unit="cell",
+        where=PLANNING,
+    ),
     # AnisoWM, Figure 3 (success), Table 3 (cost ordering) and Figure 4 (landscapes)
     ClaimSpec(
         "AnisoWM",
@@ -362,14 +420,17 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
         budgets=("T1",),
         number=PaperNumber("aniso_success", scale=0.01),
     ),
+    # J_enc: AnisoWM reports a gain on three tasks and none that matters on Push-T (-0.005 in
+    # its text), so the claim is the paper's per task.
     ClaimSpec(
         "AnisoWM",
-        "AnisoWM orders outcomes better by J_enc",
+        "AnisoWM orders outcomes {better} by J_enc",
         PER_UNIT,
         "anisowm",
         "lewm",
         "agree_enc",
         "cost-ordering agreement of J_enc, recorded action sequences",
+        direction=0,
         source="ranking:dataset",
         unit="start",
         number=PaperNumber("aniso_cost_ordering", (("cost", "J_enc"),)),
@@ -583,10 +644,20 @@ class Measurements:
     geometry: Any
     main_protocol: str
     code_protocol: str
+    timing: pd.DataFrame | None = None
 
     def table(self, source: str) -> pd.DataFrame:
-        """The per-model or per-unit table of a :data:`SOURCES` entry."""
+        """The per-model or per-unit table of a :data:`SOURCES` entry (``timing``: one row per
+        (arm, seed, cell) with ``log_plan_seconds``; empty when the study does not plan)."""
         g = self.geometry
+        if source == "timing":
+            t = self.timing
+            if t is None or t.empty:
+                return pd.DataFrame(columns=["arm", "train_seed", "cell", "log_plan_seconds"])
+            t = t.assign(cell=t["protocol"] + "/" + t["solver"] + "/" + t["budget"])
+            seeds = t.groupby("cell")["train_seed"].transform("nunique")
+            t = t[seeds == t["train_seed"].nunique()]  # the cells every seed planned
+            return t.assign(log_plan_seconds=np.log(t["eval_seconds"]))
         if source == "probes":
             return g.probes
         if source == "landscape":
@@ -606,8 +677,14 @@ def paper_value(number: PaperNumber, task: str, a: str, b: str) -> float | None:
     """``scale * (value(a) - value(b))`` of the reference table on ``task`` (means over the
     matching rows), or None where the file has no such rows."""
     ref = reference_numbers(allow_empty=True, table=number.table, task=task, **dict(number.filters))
+    ref_b = reference_numbers(
+        allow_empty=True,
+        table=number.table_b or number.table,
+        task=task,
+        **dict(number.filters if number.filters_b is None else number.filters_b),
+    )
     va = ref[ref["arm"] == (number.a or a)]["value"]
-    vb = ref[ref["arm"] == (number.b or b)]["value"]
+    vb = ref_b[ref_b["arm"] == (number.b or b)]["value"]
     if va.empty or vb.empty:
         return None
     return float(number.scale * (va.mean() - vb.mean()))
@@ -664,6 +741,11 @@ def _evidence(spec: ClaimSpec, m: Measurements) -> tuple[str, Evidence] | None:
         return spec.measure, paired_unit_evidence(inter, spec.a, spec.b, spec.column, spec.unit)
     if {spec.a, spec.b} - set(tab["arm"]):
         return None
+    if spec.kind == PER_MODEL and spec.column_a:
+        a = tab[tab["arm"] == spec.a].assign(arm="a", value=tab[spec.column_a])
+        b = tab[tab["arm"] == spec.b].assign(arm="b", value=tab[spec.column])
+        pair = pd.concat([a, b], ignore_index=True)
+        return spec.measure, seed_level_evidence(pair, "a", "b", "value")
     if spec.kind == PER_MODEL:
         return spec.measure, seed_level_evidence(tab, spec.a, spec.b, spec.column)
     tab = tab.dropna(subset=[spec.column])
@@ -677,8 +759,8 @@ def evaluate(spec: ClaimSpec, m: Measurements) -> tuple[Claim, Evidence] | None:
     paper_effect, note, value = _paper_side(spec, m.task)
     direction, statement = spec.direction, spec.statement
     if direction == 0:
-        if not value:  # None or exactly zero: the paper states nothing on this task
-            return None
+        if value is None or abs(value) < MIN_EFFECTS[spec.column]:
+            return None  # the paper reports no difference that matters on this task
         direction = 1 if value > 0 else -1
         statement = statement.format(better="better" if direction > 0 else "worse")
     found = _evidence(spec, m)
@@ -701,9 +783,203 @@ def evaluate(spec: ClaimSpec, m: Measurements) -> tuple[Claim, Evidence] | None:
         reference=spec.number.table if spec.number is not None and spec.number.cite else "",
         computed_in=spec.where.format(title=task_title(m.task)),
         min_effect=MIN_EFFECTS[spec.column],
-        requires=claim_requires(spec.a),
+        requires=claim_requires(COMBINED if spec.kind == INTERACTION else spec.a),
+        extension=spec.paper != LENS and m.task not in paper_tasks(spec.paper),
     )
     return claim, ev
+
+
+ALL_TASKS = "all tasks"
+"""The task label of a claim about every task together (:data:`ACROSS_CLAIMS`)."""
+POOLED, EVERY = "pooled", "every"
+
+
+@dataclass(frozen=True)
+class AcrossSpec:
+    """A claim about the tasks together, on planning success under SCALE's protocol.
+
+    ``combine`` :data:`POOLED`: the mean over the tasks of each task's paired effect of ``a``
+    over ``b`` (:func:`~jepa_geometry.study.verdict.pooled_evidence`, tasks independent), per
+    ``solver``; :data:`EVERY`: every task x solver cell of ``solvers`` shows the effect
+    (:func:`~jepa_geometry.study.verdict.every_evidence`), SCALE's "all 15 task-solver
+    averages". The success of a cell is the mean over the tiers planned, or ``tier`` alone.
+    The paper's number is the same combination of its ``table`` over the same cells.
+    """
+
+    paper: str
+    statement: str
+    a: str
+    b: str
+    combine: str
+    solvers: tuple[str, ...] = ("cem",)
+    tier: str = ""
+    table: str = "scale_success_per_solver"
+
+    def __post_init__(self) -> None:
+        if self.combine not in (POOLED, EVERY):
+            raise ValueError(f"combine must be {POOLED} or {EVERY}, got {self.combine!r}")
+        if self.combine == POOLED and len(self.solvers) != 1:
+            raise ValueError(f"a pooled claim names one solver, got {self.solvers}")
+
+
+ACROSS_CLAIMS: tuple[AcrossSpec, ...] = (
+    AcrossSpec(
+        "SCALE",
+        "SCALE plans better than LeWM in every task-solver average (its 15 of 15)",
+        "scale",
+        "lewm",
+        EVERY,
+        solvers=("cem", "icem", "mppi"),
+    ),
+    AcrossSpec(
+        "SCALE",
+        "Aux does not plan as well as SCALE, across the tasks (CEM)",
+        "scale",
+        "aux",
+        POOLED,
+    ),
+    *(
+        AcrossSpec(
+            "SCALE",
+            f"SCALE's gain over LeWM persists at budget {tier} (CEM, mean over the tasks)",
+            "scale",
+            "lewm",
+            POOLED,
+            tier=tier,
+            table="scale_success_per_tier",
+        )
+        for tier in ("T1", "T2", "T3", "T4", "T5")
+    ),
+)
+"""SCALE's claims about the tasks together: its count of cells, the consistency of its gain
+over Aux (which it states across the tasks: Aux leads on Push-T in its own table), and its
+gain at each compute budget."""
+
+
+def _across_cells(
+    spec: AcrossSpec, studies: Mapping[str, Measurements]
+) -> list[tuple[str, str, Evidence, float | None]]:
+    """``(task, solver, our evidence, SCALE's difference)`` of every cell the claim combines
+    that the studies planned with both arms under SCALE's protocol."""
+    cells = []
+    for task, m in studies.items():
+        eps = m.episodes
+        if "arm" not in eps or {spec.a, spec.b} - set(eps["arm"]):
+            continue
+        for solver in spec.solvers:
+            cell = eps[(eps["protocol"] == m.code_protocol) & (eps["solver"] == solver)]
+            budgets = sorted(set(cell["budget"])) if not spec.tier else [spec.tier]
+            if cell.empty or not set(budgets) <= set(cell["budget"]):
+                continue
+            t = tier_mean_success(eps, m.code_protocol, solver, budgets)
+            ev = paired_unit_evidence(t, spec.a, spec.b, "success", "episode")
+            keys = (("solver", solver),) + ((("tier", spec.tier),) if spec.tier else ())
+            paper = paper_value(PaperNumber(spec.table, keys, 0.01), task, spec.a, spec.b)
+            cells.append((task, solver, ev, paper))
+    return cells
+
+
+def evaluate_across(
+    spec: AcrossSpec, studies: Mapping[str, Measurements]
+) -> tuple[Claim, Evidence] | None:
+    """The claim of ``spec`` on the tasks of ``studies`` with our combined evidence, or None
+    where no study planned its cells. The paper's effect is the same combination of its
+    numbers over the same cells, shown as a note (its one training seed and 600 episodes per
+    tier are another footing)."""
+    cells = _across_cells(spec, studies)
+    if not cells:
+        return None
+    tasks = ", ".join(task_title(t) for t in dict.fromkeys(t for t, *_ in cells))
+    parts = [ev for *_, ev, _ in cells]
+    papers = [p for *_, p in cells if p is not None]
+    if spec.combine == POOLED:
+        ev = pooled_evidence(parts)
+        paper = sum(papers) / len(papers) if len(papers) == len(cells) else None
+        what = "mean over the tasks"
+    else:
+        ev = every_evidence(parts, "task x solver cells")
+        paper = min(papers) if len(papers) == len(cells) else None
+        favour = sum(p > 0 for p in papers)
+        what = f"smallest of the cells; {favour} of {len(papers)} favour {spec.a}"
+    note = "" if paper is None else f"{spec.paper}: {100 * paper:+.2f} pp, {what}"
+    solvers = "/".join(SOLVER_NAMES.get(x, x) for x in spec.solvers)
+    tiers = spec.tier or "mean over tiers"
+    claim = Claim(
+        spec.paper,
+        spec.statement,
+        f"success, SCALE's protocol, {solvers} ({tiers}); {tasks}",
+        spec.a,
+        spec.b,
+        1,
+        0.0,
+        None,
+        note,
+        unit="pp",
+        display_scale=100.0,
+        reference=spec.table,
+        computed_in=ACROSS_GRID,
+        min_effect=MIN_EFFECTS["success"],
+    )
+    return claim, ev
+
+
+def across_claims(studies: Mapping[str, Measurements]) -> list[tuple[Claim, Evidence]]:
+    """:func:`evaluate_across` of every :data:`ACROSS_CLAIMS` record that has cells."""
+    return [item for spec in ACROSS_CLAIMS if (item := evaluate_across(spec, studies))]
+
+
+@dataclass(frozen=True)
+class UntestedSpec:
+    """A claim of a paper that this book does not test yet: what it ``requires`` (an
+    experiment or a rule the book lacks) and where its evidence would be measured."""
+
+    paper: str
+    statement: str
+    requires: str
+    reason: str
+
+
+KAPPA_SWEEP = "a κ sweep of trained ΛReg models"
+UNTESTED_CLAIMS: tuple[UntestedSpec, ...] = (
+    UntestedSpec(
+        "AnisoWM",
+        "κ constrains but does not determine the learned spectrum",
+        KAPPA_SWEEP,
+        "every study trains ΛReg at the one bound κ of its task; no model is trained at another",
+    ),
+    UntestedSpec(
+        "AnisoWM",
+        "The effect of κ on planning is not monotone (its appendix κ sweep)",
+        KAPPA_SWEEP,
+        "as above; chapter 2 sweeps κ in the linear-Gaussian model only, which is not this claim",
+    ),
+    UntestedSpec(
+        "AnisoWM",
+        "The learned spectra differ by environment",
+        "a fixed test of a difference between tasks",
+        "the verdict rule compares two arms on one task; the spectra per task are shown "
+        "(chapter 8, 'The geometry of every arm on every task'), not judged",
+    ),
+)
+"""The papers' claims the verdict does not test, with what each would need: they read
+"not tested" until that exists."""
+
+
+def untested_table(specs: Sequence[UntestedSpec] = UNTESTED_CLAIMS) -> pd.DataFrame:
+    """The :data:`UNTESTED_CLAIMS` as rows of a verdict table (no evidence, no family)."""
+    return pd.DataFrame(
+        [
+            {
+                "paper": u.paper,
+                "claim": u.statement,
+                "requires": u.requires,
+                "why not": u.reason,
+                "verdict": NOT_TESTED,
+            }
+            for u in specs
+        ],
+        columns=["paper", "claim", "requires", "why not", "verdict"],
+    )
 
 
 def evaluate_all(specs: Sequence[ClaimSpec], m: Measurements) -> list[tuple[Claim, Evidence]]:
@@ -717,15 +993,19 @@ def paper_claims(
     geometry: Any,
     main_protocol: str = "goal100_budget150",
     code_protocol: str = "goal25_budget50",
+    timing: pd.DataFrame | None = None,
 ) -> list[tuple[Claim, Evidence]]:
     """The two papers' claims about ``task`` (:data:`PAPER_CLAIMS`), each with our evidence.
 
     ``episodes`` is :func:`jepa_geometry.study.grid.evaluate_arms` output, ``geometry`` a
-    :class:`jepa_geometry.analysis.measurements.Geometry`. A claim whose arms or cells were not
+    :class:`jepa_geometry.analysis.measurements.Geometry`, ``timing`` the grid's per-cell wall
+    times (:attr:`~jepa_geometry.study.grid.PlanningGrid.timing`; without it the planning-time
+    claim is left out). A claim whose arms or cells were not
     run is left out. The papers' effects are attached only where the setting is comparable (same
-    protocol and measure); otherwise the note says what the paper reported.
+    protocol and measure); otherwise the note says what the paper reported. A paper's claim on
+    a task the paper never evaluated is marked as our extension (``Claim.extension``).
     """
-    m = Measurements(task, episodes, geometry, main_protocol, code_protocol)
+    m = Measurements(task, episodes, geometry, main_protocol, code_protocol, timing)
     return evaluate_all(PAPER_CLAIMS, m)
 
 
@@ -737,6 +1017,8 @@ def lens_claims_by_task(
 
 
 __all__ = [
+    "ACROSS_CLAIMS",
+    "ALL_TASKS",
     "CODE",
     "COMBINED",
     "INTERACTION",
@@ -748,15 +1030,23 @@ __all__ = [
     "MAIN_IF_NOT_CODE",
     "PAPER_CLAIMS",
     "PER_MODEL",
+    "EVERY",
     "PER_UNIT",
+    "POOLED",
     "SUCCESS",
+    "UNTESTED_CLAIMS",
+    "AcrossSpec",
     "ClaimSpec",
     "Measurements",
     "PaperNumber",
+    "UntestedSpec",
+    "across_claims",
     "evaluate",
+    "evaluate_across",
     "evaluate_all",
     "interaction_table",
     "lens_claims_by_task",
     "paper_claims",
     "paper_value",
+    "untested_table",
 ]

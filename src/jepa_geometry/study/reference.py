@@ -8,6 +8,7 @@ always with the ``paper`` and ``source`` columns, e.g.::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 
@@ -70,3 +71,19 @@ def reference_numbers(allow_empty: bool = False, **filters: str) -> pd.DataFrame
             return df.reset_index(drop=True)
         raise ValueError(f"no reference numbers match {filters}")
     return df.dropna(axis=1, how="all").reset_index(drop=True)
+
+
+def paper_tasks(paper: str) -> tuple[str, ...]:
+    """The tasks ``paper`` reports any number on, in the file's order: the tasks it evaluated.
+    A claim of ``paper`` on another task is our extension, not the paper's claim."""
+    df = _tidy()
+    if paper not in set(df["paper"]):
+        raise ValueError(f"unknown paper {paper!r}; valid: {', '.join(sorted(set(df.paper)))}")
+    return tuple(dict.fromkeys(df.loc[df["paper"] == paper, "task"].dropna()))
+
+
+def sources_sentence(tables: Sequence[str]) -> str:
+    """Where the numbers of ``tables`` come from, in one line: each table's ``source``."""
+    return "; ".join(
+        f"{t}: {reference_numbers(table=t)['source'].iloc[0]}" for t in dict.fromkeys(tables)
+    )

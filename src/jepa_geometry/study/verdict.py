@@ -14,7 +14,17 @@ manufacture "reproduced" rows by chance:
   side of the threshold;
 * **not detected at this scale**: that interval rules out an effect of ``min_effect`` in the
   claimed direction without showing the opposite (the effect, if any, is too small here);
-* **inconclusive**: otherwise (the data cannot tell).
+* **inconclusive**: otherwise (the data cannot tell), and always when the interval has no
+  width: a bootstrap that sees every (seed, unit) difference equal (both arms at 0 of n pairs,
+  or both at n of n) has measured no spread, not an exact effect;
+* **not tested (precondition failed)**: the claim assumes something of the trained models
+  (:func:`preconditions`) that does not hold here, so its measurement does not test what the
+  paper means. Such a claim is kept in the table with its numbers but is not judged: it is
+  out of Holm's family and out of the counts of tested claims.
+
+A paper's claim on a task the paper never evaluated is our extension (``Claim.extension``): it
+is judged by the same rule in a family of its own, so it neither spends nor borrows the
+correction of the paper's own claims.
 
 The papers' magnitudes are shown beside ours but decide nothing: they were measured in another
 setting (a ViT at 224 px, D = 192), so only the sign of a claim is tested at the laptop scale.
@@ -30,7 +40,7 @@ should be.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,10 +57,15 @@ VERDICTS: tuple[str, ...] = (
     "not detected at this scale",
     "inconclusive",
 )
+"""The labels of a tested claim, in the rule's order."""
+NOT_TESTED = "not tested (precondition failed)"
+LABELS: tuple[str, ...] = (*VERDICTS, NOT_TESTED)
+"""Every label a claim's row can carry: the four verdicts, and :data:`NOT_TESTED`."""
 ALPHA = 0.05  # family-wise error rate of a chapter's claims
 # The smallest effect that would matter, per measure (claim units), fixed before the rerun:
 # 3 points of success; 0.02 of variance share; 0.05 of R²; 0.1 of the P90/P10 ratio; 0.02 of
-# Kendall τ; 0.01 of rollout error (relative); 0.01 of ordering agreement; 0.05 of Spearman ρ.
+# Kendall τ; 0.01 of rollout error (relative); 0.01 of ordering agreement; 0.05 of Spearman ρ;
+# none beyond the stated tolerance for the log planning time (a claim of no overhead).
 MIN_EFFECTS: dict[str, float] = {
     "success": 0.03,
     "var_top2": 0.02,
@@ -63,8 +78,35 @@ MIN_EFFECTS: dict[str, float] = {
     "agree_enc": 0.01,
     "agree_pred": 0.01,
     "spearman": 0.05,
+    "log_plan_seconds": 0.0,
 }
+MEASURE_WORDS: dict[str, str] = {
+    "success": "planning success (fraction of pairs reached)",
+    "var_top2": "variance share of the top-2 PCs",
+    "r2_top2": "ridge R² of q from the top-2 PCs",
+    "r2_full_ridge": "ridge R² of q from the full embedding",
+    "ratio_p90_over_p10": "distance-ratio dispersion P90/P10",
+    "tau_geom": "Kendall τ, geometry channel",
+    "tau_pred": "Kendall τ, predictor channel",
+    "rollout_error": "rollout error (relative)",
+    "agree_enc": "cost-ordering agreement of J_enc",
+    "agree_pred": "cost-ordering agreement of J_pred",
+    "spearman": "landscape Spearman ρ",
+    "log_plan_seconds": "log wall time of planning a cell",
+}
+"""Each measure of :data:`MIN_EFFECTS` in words, as the book's rule table names it."""
 UNIT_LABELS = {"episode": "pairs", "start": "starts", "goal_index": "goals"}
+
+
+def min_effects_table() -> pd.DataFrame:
+    """The smallest effect that matters per measure (:data:`MIN_EFFECTS`), as the book shows
+    the rule: one row per measure, its key and its words."""
+    return pd.DataFrame(
+        [
+            {"measure": MEASURE_WORDS[k], "key": k, "smallest effect that matters": v}
+            for k, v in MIN_EFFECTS.items()
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -86,6 +128,7 @@ class Claim:
     computed_in: str = ""  # the chapter and section whose measurements are the evidence
     min_effect: float = 0.0  # the smallest effect that matters, beyond the threshold
     requires: str = ""  # the precondition (see preconditions) the claim assumes, if any
+    extension: bool = False  # a paper's claim on a task the paper did not evaluate (ours)
 
     def __post_init__(self) -> None:
         if self.direction not in (1, -1):
@@ -115,14 +158,20 @@ Z95 = float(sps.norm.ppf(0.975))
 def one_sided_p(claim: Claim, ev: Evidence) -> float:
     """p-value of H0 "direction * effect <= threshold + min_effect" (no meaningful effect in
     the claimed direction), from the normal approximation that matches the 95 % interval
-    (se = interval width / (2 * 1.96)). An interval with no finite bound gives p = 1."""
-    if not (np.isfinite(ev.low) and np.isfinite(ev.high)):
+    (se = interval width / (2 * 1.96)). An interval with no finite bound, or with no width
+    (:func:`degenerate`), measures no uncertainty and gives p = 1."""
+    if degenerate(ev):
         return 1.0
     gap = claim.direction * ev.effect - (claim.threshold + claim.min_effect)
     se = (ev.high - ev.low) / (2 * Z95)
-    if se <= 0:
-        return 0.0 if gap > 0 else 1.0
     return float(sps.norm.sf(gap / se))
+
+
+def degenerate(ev: Evidence) -> bool:
+    """Whether ``ev``'s interval says nothing about uncertainty: a bound is infinite (one
+    model, no interval) or the interval has no width (every resampled difference equal, as
+    when both arms succeed on all pairs or on none)."""
+    return not (np.isfinite(ev.low) and np.isfinite(ev.high)) or ev.high <= ev.low
 
 
 def holm(p: Sequence[float]) -> np.ndarray:
@@ -150,10 +199,10 @@ def family_interval(ev: Evidence, m: int) -> tuple[float, float]:
 def verdict(claim: Claim, ev: Evidence, p_holm: float | None = None, m: int = 1) -> str:
     """The rule of this module's docstring, for one claim among ``m`` (``p_holm``: its Holm-
     adjusted p-value; alone, the unadjusted one)."""
+    if degenerate(ev):
+        return "inconclusive"
     p = one_sided_p(claim, ev) if p_holm is None else p_holm
     lo, hi = family_interval(ev, m)
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return "inconclusive"
     upper = max(claim.direction * lo, claim.direction * hi)  # in the claimed direction
     if p < ALPHA:
         return "reproduced"
@@ -164,17 +213,58 @@ def verdict(claim: Claim, ev: Evidence, p_holm: float | None = None, m: int = 1)
     return "inconclusive"
 
 
-def verdict_table(items: Sequence[tuple[Claim, Evidence]]) -> pd.DataFrame:
+def tested(claims: Sequence[Claim], failed: Collection[str]) -> list[bool]:
+    """Per claim, whether it is tested: its ``requires`` names no precondition in ``failed``
+    (the preconditions that do not hold on its task)."""
+    return [not (c.requires and c.requires in failed) for c in claims]
+
+
+def tested_by_task(
+    items: Sequence[tuple[str, Claim, Any]], failed: Mapping[str, Collection[str]] | None
+) -> list[bool]:
+    """:func:`tested` for ``(task, claim, ...)`` items, each against the preconditions that
+    fail on its own task (``failed``: task -> names; None or a missing task: none failed)."""
+    failed = failed or {}
+    return [tested([item[1]], failed.get(item[0], ()))[0] for item in items]
+
+
+def family_holm(
+    items: Sequence[tuple[Claim, Evidence]], tested_mask: Sequence[bool]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Holm-adjusted one-sided p-values and family sizes of ``items``: one family for the
+    papers' claims, one for our extensions (``Claim.extension``), untested claims in neither
+    (their p and family size are NaN and 0)."""
+    p = np.full(len(items), np.nan)
+    size = np.zeros(len(items), dtype=int)
+    for ext in (False, True):
+        idx = [
+            i
+            for i, ((c, _), t) in enumerate(zip(items, tested_mask, strict=True))
+            if t and c.extension == ext
+        ]
+        if idx:
+            p[idx] = holm([one_sided_p(*items[i]) for i in idx])
+            size[idx] = len(idx)
+    return p, size
+
+
+def verdict_table(
+    items: Sequence[tuple[Claim, Evidence]], tested_mask: Sequence[bool] | None = None
+) -> pd.DataFrame:
     """One row per claim: statement, measure, the paper's effect, ours with its 95 % interval,
-    the smallest effect that matters, the Holm-adjusted p-value across all ``items``, verdict."""
+    the smallest effect that matters, the Holm-adjusted p-value within its family
+    (:func:`family_holm`), verdict. A claim marked untested in ``tested_mask`` (default: all
+    tested; see :func:`tested`) keeps its numbers and reads :data:`NOT_TESTED`."""
 
     def num(x: float) -> str:
         return f"{0.0 if abs(x) < 1e-9 else x:+.3g}"
 
-    m = len(items)
-    p_holm = holm([one_sided_p(c, e) for c, e in items]) if m else np.array([])
+    mask = [True] * len(items) if tested_mask is None else list(tested_mask)
+    if len(mask) != len(items):
+        raise ValueError(f"tested_mask has {len(mask)} entries for {len(items)} claims")
+    p_holm, size = family_holm(items, mask)
     rows = []
-    for (claim, ev), p in zip(items, p_holm, strict=True):
+    for (claim, ev), p, m in zip(items, p_holm, size, strict=True):
         k, u = claim.display_scale, f" {claim.unit}" if claim.unit else ""
         paper = "" if claim.paper_effect is None else f"{num(k * claim.paper_effect)}{u}"
         rows.append(
@@ -189,7 +279,8 @@ def verdict_table(items: Sequence[tuple[Claim, Evidence]]) -> pd.DataFrame:
                 "p (Holm)": float(p),
                 "units": ev.units,
                 "requires": claim.requires,
-                "verdict": verdict(claim, ev, float(p), m),
+                "family": "ours (extension)" if claim.extension else "paper",
+                "verdict": verdict(claim, ev, float(p), int(m)) if m else NOT_TESTED,
             }
         )
     return pd.DataFrame(rows)
@@ -197,10 +288,15 @@ def verdict_table(items: Sequence[tuple[Claim, Evidence]]) -> pd.DataFrame:
 
 ISOTROPY_RATIO_MAX = 2.0  # LeWM's top-8 variance share at most twice the isotropic 8 / D
 SELECTION_FRACTION_MIN = 0.9  # Λ counts as selected when cond Λ reaches 90 % of its bound κ
+LAMBDA_SELECTED = "Λ selected"
+DINOV2_FEATURES = "DINOv2's own features"
 
 
 def preconditions(
-    geometry: Any, kappa: float = 2.0, diagnostics: pd.DataFrame | None = None
+    geometry: Any,
+    kappa: float = 2.0,
+    diagnostics: pd.DataFrame | None = None,
+    profile: Any = None,
 ) -> pd.DataFrame:
     """What the claims assume about the trained models, measured (one row each).
 
@@ -215,6 +311,9 @@ def preconditions(
       ``corr_v_rel_err`` over their last three logged steps is negative, i.e. Λ gives more
       target variance where the model predicts relatively well, as AnisoWM's theory wants.
       Informative only: no claim requires it (it was added after the claims were fixed).
+    * "DINOv2's own features" (with ``profile``, where the study has a ``dinowm`` arm): its
+      frozen encoder is DINOv2 (``profile.dinowm.encoder``). SCALE's DINO-WM claims are about
+      DINOv2's pretrained features; an offline stand-in cannot confirm or contradict them.
     """
     rows = []
     spec = geometry.spectra[geometry.spectra["arm"] == "lewm"]
@@ -235,7 +334,7 @@ def preconditions(
         mean = float(np.mean(conds))
         rows.append(
             {
-                "precondition": "Λ selected",
+                "precondition": LAMBDA_SELECTED,
                 "measured": f"mean cond Λ {mean:.2f} of bound κ = {kappa:g}",
                 "criterion": f">= {SELECTION_FRACTION_MIN:g} κ",
                 "holds": mean >= SELECTION_FRACTION_MIN * kappa,
@@ -253,6 +352,17 @@ def preconditions(
                     "holds": mean < 0,
                 }
             )
+    if profile is not None and "dinowm" in set(geometry.probes["arm"]):
+        enc = profile.dinowm.encoder
+        rows.append(
+            {
+                "precondition": DINOV2_FEATURES,
+                "measured": f"DINO-WM's frozen encoder: {enc}, token grid "
+                f"{profile.dinowm.token_grid} x {profile.dinowm.token_grid}",
+                "criterion": "encoder = dinov2",
+                "holds": enc == "dinov2",
+            }
+        )
     return pd.DataFrame(rows, columns=["precondition", "measured", "criterion", "holds"])
 
 
@@ -317,6 +427,35 @@ def seed_level_evidence(table: pd.DataFrame, a: str, b: str, value: str) -> Evid
     return Evidence(eff, eff - half, eff + half, p, f"{len(seeds)} seeds (t-interval)")
 
 
+def pooled_evidence(parts: Sequence[Evidence], label: str = "tasks") -> Evidence:
+    """The mean of independent effects (one per task: separately trained models, separate
+    pairs): effect ``mean(e_t)``, standard error ``sqrt(sum se_t^2) / k`` with each ``se_t``
+    read off its 95 % interval as in :func:`one_sided_p`, and the normal 95 % interval. A part
+    without a finite interval leaves the mean without one."""
+    if not parts:
+        raise ValueError("pooled_evidence needs at least one part")
+    eff = float(np.mean([e.effect for e in parts]))
+    units = f"{len(parts)} {label}: " + "; ".join(dict.fromkeys(e.units for e in parts))
+    if any(not (np.isfinite(e.low) and np.isfinite(e.high)) for e in parts):
+        return Evidence(eff, -np.inf, np.inf, None, units)
+    se = float(np.sqrt(sum(((e.high - e.low) / (2 * Z95)) ** 2 for e in parts)) / len(parts))
+    return Evidence(eff, eff - Z95 * se, eff + Z95 * se, None, units)
+
+
+def every_evidence(parts: Sequence[Evidence], label: str = "cells") -> Evidence:
+    """Evidence that *every* one of ``k`` effects is positive, through the smallest of them:
+    effect ``min(e_i)``, interval ``[min(lo_i), min(hi_i)]`` of the intervals widened to
+    family-wise coverage over the ``k`` parts (:func:`family_interval`), which covers the
+    smallest true effect whenever every widened interval covers its own. "Every cell is
+    better" is then tested as "the smallest is better" (the intersection-union test)."""
+    if not parts:
+        raise ValueError("every_evidence needs at least one part")
+    wide = [family_interval(e, len(parts)) for e in parts]
+    eff = min(e.effect for e in parts)
+    units = f"smallest of {len(parts)} {label}"
+    return Evidence(eff, min(lo for lo, _ in wide), min(hi for _, hi in wide), None, units)
+
+
 def tier_mean_success(
     episodes: pd.DataFrame, protocol: str, solver: str, budgets: Sequence[str]
 ) -> pd.DataFrame:
@@ -336,5 +475,8 @@ def tier_mean_success(
 
 
 def claim_requires(arm: str) -> str:
-    """The precondition a claim about ``arm`` assumes: ΛReg arms need a selected Λ."""
-    return "Λ selected" if "anisowm" in arm else ""
+    """The precondition a claim about ``arm`` assumes: ΛReg arms need a selected Λ, DINO-WM
+    needs DINOv2's own features (SCALE's claims are about that pretrained encoder)."""
+    if "anisowm" in arm:
+        return LAMBDA_SELECTED
+    return DINOV2_FEATURES if arm == "dinowm" else ""

@@ -4,20 +4,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.envs import task_title
+from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables.models import diagnostics_long
 from jepa_geometry.study.tables.shared import arm_order, mark_papers, verdict_style
-from jepa_geometry.study.verdict import verdict_table
+from jepa_geometry.study.verdict import tested_by_task, verdict_table
 from jepa_geometry.wm.objective import DIAGNOSTICS
 from jepa_geometry.wm.training import last_logged, training_log
 
@@ -163,20 +163,27 @@ def landscape_summary(landscape_rows: pd.DataFrame, arms: Sequence[str]) -> pd.D
     return per_model.groupby("arm").agg(["mean", "min", "max"]).loc[list(arms)]
 
 
-def dashboard(items: Sequence[tuple[str, Any, Any]]) -> pd.DataFrame:
+def dashboard(
+    items: Sequence[tuple[str, Any, Any]], failed: Mapping[str, Collection[str]] | None = None
+) -> pd.DataFrame:
     """Every claim of both papers on the tasks of ``items``: the paper's value and where it is
     published, ours with its 95 % interval, the verdict, and the chapter section that measures
-    it; one family (Holm's correction across every row).
+    it; the papers' claims one family (Holm's correction across every row), our extensions
+    another (:func:`~jepa_geometry.study.verdict.family_holm`).
 
     ``items`` are ``(task, claim, evidence)``, the claims of
-    :func:`~jepa_geometry.study.claims.paper_claims` tagged with their task. The paper's
-    source is read from the reference file (the table the claim cites), never typed here.
+    :func:`~jepa_geometry.study.claims.paper_claims` tagged with their task; ``failed`` maps a
+    task to the preconditions that fail on it, and a claim that requires one of them is not
+    tested there. The paper's source is read from the reference file (the table the claim
+    cites), never typed here.
     """
-    table = verdict_table([(claim, ev) for _, claim, ev in items])
+    mask = tested_by_task(items, failed)
+    table = verdict_table([(claim, ev) for _, claim, ev in items], mask)
     sources = []
     for task, claim, _ in items:
+        on = {"task": task} if task in TASKS else {}  # a claim about all tasks: the whole table
         ref = (
-            reference_numbers(table=claim.reference, task=task, allow_empty=True)
+            reference_numbers(table=claim.reference, allow_empty=True, **on)
             if claim.reference
             else pd.DataFrame()
         )
@@ -186,7 +193,7 @@ def dashboard(items: Sequence[tuple[str, Any, Any]]) -> pd.DataFrame:
             sources.append(f"{claim.paper}: no number for this task")
         else:
             sources.append("no number published (figure only)" if claim.paper_note else "")
-    table.insert(0, "task", [task_title(task) for task, _, _ in items])
+    table.insert(0, "task", [task_title(t) if t in TASKS else t for t, _, _ in items])
     table["paper's source"] = sources
     table["computed in"] = [claim.computed_in for _, claim, _ in items]
     cols = [
@@ -201,6 +208,7 @@ def dashboard(items: Sequence[tuple[str, Any, Any]]) -> pd.DataFrame:
         "p (Holm)",
         "units",
         "requires",
+        "family",
         "verdict",
         "computed in",
     ]

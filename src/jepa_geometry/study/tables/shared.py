@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from jepa_geometry.study.grid import STUDY_ARMS
+from jepa_geometry.study.verdict import NOT_TESTED
 
 
 def arm_order(arms: Sequence[str]) -> list[str]:
@@ -22,12 +23,15 @@ VERDICT_COLOURS: dict[str, str] = {
     "not detected at this scale": "#e0e0e0",
     "not detected": "#e0e0e0",
     "inconclusive": "#ffffff",
+    NOT_TESTED: "#fff7bc",
+    "not tested": "#fff7bc",
     "reinforce": "#c7e9c0",
     "add up": "#deebf7",
     "fight": "#fcbba1",
     "unclear": "#ffffff",
 }
-"""Cell colours of verdicts and cross-lens readings (colour-blind safe greens, reds, greys)."""
+"""Cell colours of verdicts and cross-lens readings (colour-blind safe greens, reds, greys;
+pale yellow for a claim not tested)."""
 
 
 def verdict_style(table: pd.DataFrame, text_columns: Sequence[str] = ("claim",)) -> Any:
