@@ -16,12 +16,10 @@ from jepa_geometry.study.reference import reference_numbers
 
 def test_plan_cells_is_scales_solver_grid():
     cells = study.plan_cells(["goal100_budget150", "goal25_budget50"])
-    assert len(cells) == 2 * (5 + 2 + 2)
-    assert {(c.solver, c.budget) for c in cells if c.solver != "cem"} == {
-        ("icem", "T1"),
-        ("icem", "T3"),
-        ("mppi", "T1"),
-        ("mppi", "T3"),
+    assert len(cells) == 2 * 3 * 5
+    tiers = ("T1", "T2", "T3", "T4", "T5")  # every solver at SCALE's five tiers
+    assert {(c.solver, c.budget) for c in cells} == {
+        (s, t) for s in ("cem", "icem", "mppi") for t in tiers
     }
     with pytest.raises(
         study.StudyError, match=r"unknown protocol.*valid: goal25_budget50, goal100_budget150"
@@ -162,9 +160,9 @@ def test_cell_jobs_list_every_cell_of_the_grid_longest_first():
 
     spec, prof = load_study("tworoom"), jg.load_profile("laptop")
     plain, mppi = cell_jobs(spec, prof, None), cell_jobs(spec, prof, 5.0)
-    # independent count: 6 arms (DINO-WM included) x (CEM 5 tiers x 3 seeds + iCEM/MPPI 2 tiers
-    # x 1 seed under the main protocol, all 9 cells x 1 seed under the secondary one)
-    assert len(plain) + len(mppi) == 6 * (5 * 3 + 4 + 9) == 168
+    # independent count: 6 arms (DINO-WM included) x (CEM 5 tiers x 3 seeds + iCEM/MPPI 5 tiers
+    # x 1 seed under the main protocol, all 15 cells x 1 seed under the secondary one)
+    assert len(plain) + len(mppi) == 6 * (5 * 3 + 10 + 15) == 240
     assert {j.solver for j in mppi} == {"mppi"}
     # every arm at the study's T*, except DINO-WM at its own 0.5 on the mean cost (0.5 D)
     d = prof.dinowm.token_grid**2 * 96  # the stand-in's 96 features per token
@@ -193,10 +191,10 @@ def test_build_study_fills_the_cache_the_serial_grid_reads(data_root):
     manifests = sorted(data_root.rglob("manifest.json"))
     grid = study.planning_grid(spec, prof, progress=False)
     assert sorted(data_root.rglob("manifest.json")) == manifests  # nothing rebuilt
-    assert len(grid.timing) == 2 * (5 + 4 + 9)  # one seed in smoke: every cell once per arm
+    assert len(grid.timing) == 2 * (5 + 10 + 15)  # one seed in smoke: every cell once per arm
     times = build_times(spec, prof).set_index("stage")
     sweep = len(study.mppi_sweep_jobs("tworoom", prof))
-    assert list(times.jobs) == [1, 2, sweep + 2 * 14, 2 * 4, 1 + 2 + sweep + 2 * 18]
+    assert list(times.jobs) == [1, 2, sweep + 2 * 20, 2 * 10, 1 + 2 + sweep + 2 * 30]
     assert (times.job_seconds > 0).all() and (times.wall_seconds >= 0).all()
     assert times.loc["total", "wall_seconds"] >= times.loc["models", "wall_seconds"]
 

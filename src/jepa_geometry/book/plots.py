@@ -479,7 +479,7 @@ def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
     fig, axes = plt.subplots(
         len(solvers),
         1,
-        figsize=(PAGE_WIDTH - 1.2, 2.4 * len(solvers) + 0.4),  # the legend sits to the right
+        figsize=(PAGE_WIDTH, 2.4 * len(solvers) + 0.8),
         sharey=True,
         squeeze=False,
     )
@@ -513,8 +513,9 @@ def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
         ax.set_title(solver.upper() if solver != "icem" else "iCEM", fontsize=10)
         ax.set_ylabel("success (%)")
     axes[-1, 0].set_xlabel("budget tier")
-    axes[0, 0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=True)
-    fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8)
+    fig.tight_layout(rect=(0, 0.08 if len(labels) <= 4 else 0.12, 1, 1))
     return fig
 
 

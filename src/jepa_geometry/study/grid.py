@@ -4,7 +4,7 @@ The grid of every task's study (chapters 6 and 7, executed once per task):
 
 * **Arms** (:data:`STUDY_ARMS`): ``lewm`` (the baseline), ``scale``, ``aux``, ``anisowm``
   (κ = 2) and ``scale+anisowm``, each trained with every seed of ``profile.seeds.train``.
-* **Cells** (:func:`plan_cells`): CEM at the five budget tiers, iCEM and MPPI at T1 and T3,
+* **Cells** (:func:`plan_cells`): CEM, iCEM and MPPI at the five budget tiers (SCALE's grid),
   under each protocol named (``goal100_budget150``: goal 100 steps ahead, budget 150;
   ``goal25_budget50``: 25 / 50).
 * **MPPI temperature** (:func:`select_mppi_temperature`): chosen on the baseline arm with a
@@ -31,7 +31,7 @@ from jepa_geometry import stats
 from jepa_geometry.jobs import progress_bar
 from jepa_geometry.planning.evaluator import PlanningCell, evaluate_arm
 from jepa_geometry.planning.protocol import PROTOCOLS
-from jepa_geometry.planning.solver import MPPI_T_STAR_DIM, budget_tiers
+from jepa_geometry.planning.solver import MPPI_T_STAR_DIM, TIERS, budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.spec import BASELINE, StudySpec
 from jepa_geometry.wm.arms import DINOWM, arm_name, check_arms
@@ -61,12 +61,12 @@ class Cell:
 
 
 def plan_cells(protocols: Sequence[str] = ("goal100_budget150", "goal25_budget50")) -> list[Cell]:
-    """CEM at T1..T5, iCEM and MPPI at T1 and T3, for each protocol (SCALE's solver grid)."""
+    """CEM, iCEM and MPPI at T1..T5 for each protocol: SCALE's solver grid, so that a
+    per-solver mean is over the same five tiers as SCALE's."""
     bad = [p for p in protocols if p not in PROTOCOLS]
     if bad:
         raise StudyError(f"unknown protocol(s) {bad}; valid: {', '.join(PROTOCOLS)}")
-    solvers = [("cem", t) for t in ("T1", "T2", "T3", "T4", "T5")]
-    solvers += [(s, t) for s in ("icem", "mppi") for t in ("T1", "T3")]
+    solvers = [(s, t) for s in ("cem", "icem", "mppi") for t in TIERS]
     return [Cell(p, s, t) for p in protocols for s, t in solvers]
 
 

@@ -133,7 +133,9 @@ def gate_style(gate: pd.DataFrame) -> Any:
     shown = gate.drop(columns=["task", "reason", "gap", "powered"], errors="ignore")
     first = [c for c in GATE_KEY_COLUMNS if c in shown]
     shown = shown[first + [c for c in shown if c not in first]]
-    return shown.style.format({k: v for k, v in formats.items() if k in shown}).hide(axis="index")
+    return shown.style.format({k: v for k, v in formats.items() if k in shown}, na_rep="").hide(
+        axis="index"
+    )
 
 
 def gate_table(tasks: list[str], profile: Profile, progress: bool = False) -> pd.DataFrame:

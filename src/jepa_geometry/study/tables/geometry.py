@@ -312,5 +312,5 @@ def verdict_display(table: pd.DataFrame) -> Any:
     papers' columns marked, p-values to three digits."""
     first = [c for c in KEY_COLUMNS if c in table.columns]
     shown = table[first + [c for c in table.columns if c not in first]]
-    styled = verdict_style(shown).format({"p (Holm)": "{:.3g}"})
+    styled = verdict_style(shown).format({"p (Holm)": "{:.3g}"}, na_rep="")
     return mark_papers(styled)
