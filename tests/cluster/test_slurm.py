@@ -26,6 +26,7 @@ import pytest
 import torch
 
 from jepa_geometry.artifacts import Artifact
+from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.profiles import load_profile, with_overrides
 from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import load_study
@@ -147,21 +148,24 @@ def _weights(path: Path) -> dict:
 
 
 def test_a_training_job_preempted_by_the_scheduler_resumes_bit_identical(
-    slurm, study, tmp_path, monkeypatch
+    slurm, tmp_path, monkeypatch
 ):
     """SLURM's preemption notice, sent by the scheduler (``scancel --signal``): SIGTERM, which
     submitit lets pass, then SIGUSR2, whose handler checkpoints the call and asks SLURM to
     requeue the job; the requeued job resumes from the trainer's resume file."""
-    cache, _, _ = study
     profile = with_overrides(SMOKE, {"train.steps": 120, "train.checkpoint_every": 10})
     unit = cluster.stage_units("train", [load_study("tworoom")], profile)[0]
     task, arm, seed, p = unit.args
-    for where in ("slurm", "fresh"):  # the study's dataset (its key ignores training settings)
-        shutil.copytree(cache / "datasets" / task, tmp_path / where / "datasets" / task)
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path / "slurm"))
-    job = cluster.make_executor("slurm", tmp_path / "jobs", "train", p, PARTITION).submit(
-        unit.call, *unit.args
-    )
+    load_dataset(task, p, progress=False)
+    shutil.copytree(tmp_path / "slurm" / "datasets", tmp_path / "fresh" / "datasets")
+    umask = os.umask(0o002)  # a group's shared cache: SLURM runs the job with this umask
+    try:
+        job = cluster.make_executor("slurm", tmp_path / "jobs", "train", p, PARTITION).submit(
+            unit.call, *unit.args
+        )
+    finally:
+        os.umask(umask)
     art = world_model_artifact(task, arm, seed, p)
     resume = art.write_path.parent / f".{art.key}.resume.pt"
     wait_for("the training's first checkpoint", resume.exists, timeout_s=300)
@@ -175,6 +179,8 @@ def test_a_training_job_preempted_by_the_scheduler_resumes_bit_identical(
     resumed = art.manifest()["summary"]["resumed_from"]
     print(f"slurm preemption: resumed from step {resumed} of {p.train.steps}")
     assert 0 < resumed < p.train.steps
+    assert art.path.stat().st_mode & 0o777 == 0o775  # the group reads and writes it
+    assert (art.path / "model.pt").stat().st_mode & 0o777 == 0o664
     interrupted = _weights(art.path / "model.pt")
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path / "fresh"))
     fresh = train_world_model(task, arm, seed, p, progress=False)
