@@ -20,7 +20,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +69,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for(what: str, ready, timeout_s: float = 30.0, procs=()) -> None:
+def wait_for(
+    what: str,
+    ready: Callable[[], object],
+    timeout_s: float = 30.0,
+    procs: Sequence[subprocess.Popen] = (),
+) -> None:
     """Poll ``ready()`` until it is true; fail naming ``what`` after ``timeout_s`` or as soon
     as one of ``procs`` (the daemons just started) has exited."""
     deadline = time.monotonic() + timeout_s
@@ -90,11 +95,10 @@ class Daemons:
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def start(self, name: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen:
-        out = open(self.logs / f"{name}.out", "wb")  # noqa: SIM115 -- the daemon's stream
-        proc = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
-        out.close()
+        with open(self.logs / f"{name}.out", "wb") as out:  # the daemon holds its own copy
+            proc = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
         self.procs.append(proc)
         return proc
 
