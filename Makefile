@@ -21,7 +21,7 @@ export MUJOCO_GL ?= egl
 export DVC_NO_ANALYTICS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test chapter html data-pull data-push lint clean-book venv lock lab
+.PHONY: book test test-cluster chapter html data-pull data-push lint clean-book venv lock lab
 
 venv: $(STAMP)
 
@@ -85,11 +85,17 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 
 ## test: ruff, the unit tests and every chapter at the smoke profile, one pytest-xdist worker
-## per core (each on one torch thread; tests/conftest.py), the 25 slowest tests listed
+## per core (each on one torch thread; tests/conftest.py), the 25 slowest tests listed; the
+## tests marked cluster are left to test-cluster
 TEST_WORKERS ?= $(shell nproc)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1 --durations=25
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1 --durations=25 -m "not cluster"
+
+## test-cluster: the grid on a one-node SLURM cluster and a DVC remote over SSH, Debian's daemons
+## started on localhost for the tests (tests/cluster; root, apt-get installs what is missing)
+test-cluster: $(STAMP)
+	$(BIN)/pytest -q -m cluster --durations=10 tests/cluster
 
 clean-book:
 	rm -rf _build book/chapters

@@ -130,6 +130,27 @@ def test_two_processes_build_once(data_root, tmp_path):
     load(Artifact("results", "race", {"k": 1}))
 
 
+@pytest.mark.parametrize("umask", [0o002, 0o022, 0o077])
+def test_the_cache_writes_with_the_users_umask(data_root, umask):
+    """A cache shared by a group (umask 002) gives the group what the umask lets it have: every
+    folder, payload file, manifest and atomically written file, none left at 0700 or 0600."""
+    old = os.umask(umask)
+    try:
+        art = Artifact("results", "shared", {"umask": umask})
+        get_or_build(art, _write)
+        with atomic_path(data_root / "results" / "shared" / "resume.pt") as tmp:
+            tmp.write_bytes(b"weights")
+    finally:
+        os.umask(old)
+    made = [p for p in data_root.rglob("*") if ".locks" not in p.parts]
+    dirs = {p.name: p.stat().st_mode & 0o777 for p in made if p.is_dir()}
+    files = {p.name: p.stat().st_mode & 0o777 for p in made if p.is_file()}
+    assert {"results", "shared", art.key, "sub"} <= set(dirs)
+    assert set(files) == {"a.txt", "b.bin", "manifest.json", "resume.pt"}
+    assert set(dirs.values()) == {0o777 & ~umask}, dirs
+    assert set(files.values()) == {0o666 & ~umask}, files
+
+
 def test_atomic_path_keeps_old_file_on_failure(tmp_path):
     target = tmp_path / "ckpt.pt"
     target.write_text("old")

@@ -39,9 +39,9 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import subprocess
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -452,7 +452,7 @@ def get_or_build(
         target = art.write_path
         target.parent.mkdir(parents=True, exist_ok=True)
         _remove_leftovers(art)
-        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{art.key}-", dir=target.parent))
+        tmp = fresh_dir(target.parent, f"{TMP_PREFIX}{art.key}-")
         try:
             t0 = time.perf_counter()
             extra = build(tmp)
@@ -463,6 +463,33 @@ def get_or_build(
                 shutil.rmtree(tmp, ignore_errors=True)
     note_read(art.kind, art.name, art.key)
     return target
+
+
+def _fresh(parent: Path, prefix: str, make: Callable[[Path], None]) -> Path:
+    """``make(parent / (prefix + random))`` for a name nobody holds yet."""
+    for _ in range(100):
+        path = Path(parent) / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            make(path)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free name {prefix}* in {parent}")
+
+
+def fresh_dir(parent: Path, prefix: str) -> Path:
+    """A new empty folder ``parent/<prefix><random>`` with the mode the umask gives every new
+    folder (``tempfile.mkdtemp`` makes them 0700, which would leave each artifact readable by
+    its builder alone, even in a cache a group shares with umask 002)."""
+    return _fresh(parent, prefix, lambda p: p.mkdir())
+
+
+def fresh_file(parent: Path, prefix: str) -> Path:
+    """A new empty file ``parent/<prefix><random>`` with the mode the umask gives every new
+    file (``tempfile.mkstemp`` makes them 0600), for the same reason as :func:`fresh_dir`."""
+    return _fresh(
+        parent, prefix, lambda p: os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    )
 
 
 def replace_dir(tmp: Path, target: Path) -> None:
@@ -580,12 +607,9 @@ def atomic_path(path: Path) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     # ".<name>.tmp<random>": ignored by DVC (.dvcignore), and torch.save names its archive
     # records after the stem ".<name>", so a checkpoint's bytes do not depend on the suffix
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}{TMP_FILE_SUFFIX}", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = fresh_file(path.parent, f".{path.name}{TMP_FILE_SUFFIX}")
     try:
         yield tmp
-        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

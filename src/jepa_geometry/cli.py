@@ -198,9 +198,11 @@ def _study_tasks(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(
             f"unknown study task(s) {bad or text!r}; valid: all, {', '.join(have)}"
         )
-    if len(set(tasks)) != len(tasks):
+    twice = sorted({t for t in tasks if tasks.count(t) > 1})
+    if twice:
         raise argparse.ArgumentTypeError(
-            f"each task once, got {text!r}; valid: all, {', '.join(have)}"
+            f"{', '.join(twice)} given more than once in {text!r}; each task once, valid: "
+            f"all, {', '.join(have)}"
         )
     return tasks
 

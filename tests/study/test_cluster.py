@@ -269,3 +269,12 @@ def test_two_grids_in_one_folder_stop_the_second_in_one_line(tmp_path):
         with pytest.raises(cluster.GridError, match=r"another grid is running with the folder"):
             cluster.run_grid([load_study("tworoom")], load_profile("smoke"), folder=folder)
     assert sorted(p.name for p in folder.iterdir()) == [cluster.GRID_LOCK]
+
+
+def test_a_study_given_twice_stops_the_grid_before_any_work(tmp_path):
+    spec = load_study("tworoom")
+    with pytest.raises(cluster.GridError, match=r"study of tworoom is given more than once"):
+        cluster.run_grid([spec, spec], SMOKE, "local", tmp_path / "jobs", progress=False)
+    with pytest.raises(cluster.GridError, match=r"study of tworoom is given more than once"):
+        cluster.dry_run([spec, load_study("pusht"), spec], SMOKE)
+    assert not (tmp_path / "jobs").exists()

@@ -40,6 +40,7 @@ from jepa_geometry.artifacts import (
     atomic_path,
     data_root,
     environ,
+    fresh_dir,
     is_heavy,
     read_manifest,
     read_only_roots,
@@ -164,7 +165,7 @@ def _copy_small(src: Path, dest: Path, kind: str) -> None:
     atomically; each copied byte checked against the manifest."""
     man = read_manifest(src / MANIFEST)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{dest.name}-", dir=dest.parent))
+    tmp = fresh_dir(dest.parent, f"{TMP_PREFIX}{dest.name}-")
     try:
         for fname, rec in sorted(man.get("files", {}).items()):
             if is_heavy(kind, fname):

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -67,6 +69,7 @@ STAGES: tuple[str, ...] = ("collect", "pretrain", "train", "plan", "mppi")
 EXECUTORS: tuple[str, ...] = ("local", "slurm")
 STATUSES: tuple[str, ...] = ("cached", "done", "failed", "blocked")
 POLL_S = 0.5  # how often the runner looks at its jobs
+SQUEUE_S = 5.0  # how often, at most, it asks SLURM which of its jobs are still queued
 
 
 class GridError(ValueError):
@@ -388,6 +391,20 @@ def check_dinov2(specs: Sequence[StudySpec], base: Profile) -> None:
         )
 
 
+def check_specs(specs: Sequence[StudySpec]) -> None:
+    """Stop before any work, in one line, when there is no study or a task's study comes twice
+    (its every unit would be submitted twice, the copies racing for the same artifacts)."""
+    if not specs:
+        raise GridError("no study to run: give at least one task")
+    tasks = [s.task for s in specs]
+    twice = sorted({t for t in tasks if tasks.count(t) > 1})
+    if twice:
+        raise GridError(
+            f"the study of {', '.join(twice)} is given more than once ({', '.join(tasks)}); "
+            "give each task once"
+        )
+
+
 def dry_run(specs: Sequence[StudySpec], base: Profile) -> pd.DataFrame:
     """Every unit of the grid, nothing submitted: stage, kind, task, label, estimated
     device-hours, whether it is cached, and the resources its kind asks for. The ``mppi``
@@ -396,6 +413,7 @@ def dry_run(specs: Sequence[StudySpec], base: Profile) -> pd.DataFrame:
     A study that trains ``dinowm`` on DINOv2 without the weights file is listed without that
     arm (its checkpoints have no key yet); ``attrs["left_out"]`` names those tasks, so the
     caller can say so."""
+    check_specs(specs)
     left_out = missing_dinov2(specs, base)
     specs = [
         replace(s, arms=tuple(a for a in s.arms if a != DINOWM)) if s.task in left_out else s
@@ -540,6 +558,72 @@ def _last_error(e: Exception) -> str:
     return text[-1] if text else repr(e)
 
 
+class SlurmQueue:
+    """Which of the grid's SLURM jobs are still in the queue, asked of ``squeue`` (one call
+    for all of them, at most every :data:`SQUEUE_S` seconds).
+
+    submitit's own status calls go to ``sacct``, which fails on every poll of a cluster that
+    keeps no accounting (no ``slurmdbd``) and then reports every job as running, and its
+    ``done()`` is true as soon as a job has written its result, while the job is still in the
+    queue. ``squeue`` answers with or without accounting, so a job counts as ended only once
+    it has left the queue (requeued jobs stay in it), and the grid returns only when every
+    one of its jobs has. A failing ``squeue`` (a controller restarting) is said once, and the
+    jobs count as queued until it answers again.
+    """
+
+    def __init__(self) -> None:
+        self.queued: set[str] = set()
+        self.asked = float("-inf")
+        self.failing = False
+
+    def left(self, jobs: Sequence[Any]) -> list[Any]:
+        """The jobs among ``jobs`` that are no longer in the queue."""
+        if time.monotonic() - self.asked >= SQUEUE_S:
+            self.asked = time.monotonic()
+            cmd = ["squeue", "--noheader", "--me", "--format=%i"]
+            try:
+                out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+            except (OSError, subprocess.CalledProcessError) as e:
+                if not self.failing:
+                    why = getattr(e, "stderr", "") or str(e)
+                    print(
+                        f"grid: squeue failed ({why.strip()}); the jobs count as queued "
+                        "until it answers",
+                        file=sys.stderr,
+                    )
+                self.failing = True
+                return []
+            self.failing = False
+            self.queued = set(out.split())
+        return [j for j in jobs if str(j.job_id) not in self.queued]
+
+
+def slurm_state(job_id: str) -> str:
+    """The state SLURM gives a job that has left the queue (``scontrol show job``, which
+    keeps an ended job for ``MinJobAge``, 300 s by default), with its reason:
+    ``CANCELLED (None)``; ``unknown`` once it is forgotten."""
+    res = subprocess.run(
+        ["scontrol", "show", "job", "--oneliner", str(job_id)], capture_output=True, text=True
+    )
+    fields = dict(re.findall(r"(\w+)=(\S+)", res.stdout))
+    if res.returncode or "JobState" not in fields:
+        return "unknown"
+    return f"{fields['JobState']} ({fields.get('Reason', 'None')})"
+
+
+def _outcome(r: _Running, executor: str) -> tuple[str, str]:
+    """A finished job's status (done or failed) and error: the exception of a unit that raised,
+    or, for a SLURM job that left the queue without a result (cancelled, out of time or
+    memory, its node lost), its state there."""
+    if executor == "slurm" and not r.job.paths.result_pickle.exists():
+        return "failed", f"the job left the queue without a result: {slurm_state(r.job.job_id)}"
+    try:
+        r.job.result()
+    except Exception as e:  # noqa: BLE001 -- reported, the other units go on
+        return "failed", _last_error(e)
+    return "done", ""
+
+
 def run_stage(
     units: Sequence[Unit],
     executor: str,
@@ -551,7 +635,8 @@ def run_stage(
     blocked_by: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Submit the units of one stage that are not cached and whose inputs exist, at most
-    ``max_parallel`` at a time, and wait for them. One row per unit: status (cached, done,
+    ``max_parallel`` at a time, and wait for them (on SLURM until each has left the queue,
+    :class:`SlurmQueue`). One row per unit: status (cached, done,
     failed, blocked), seconds, the job's log and the error (failed) or missing input
     (blocked). ``blocked_by`` maps an artifact key to the failed unit that should have built it,
     for the message."""
@@ -585,6 +670,7 @@ def run_stage(
         progress=progress and bool(todo),
     )
     queue = list(todo)
+    slurm = SlurmQueue()
     try:
         while queue or running:
             while queue and len(running) < max_parallel:
@@ -594,14 +680,13 @@ def run_stage(
                 job = executors[u.kind].submit(u.call, *u.args)
                 running.append(_Running(u, job, time.perf_counter()))
             time.sleep(POLL_S)
-            for r in [r for r in running if r.job.done()]:
+            jobs = [r.job for r in running]
+            ended = slurm.left(jobs) if executor == "slurm" else [j for j in jobs if j.done()]
+            for r in [r for r in running if r.job in ended]:
                 running.remove(r)
+                status, error = _outcome(r, executor)
                 seconds = time.perf_counter() - r.started
-                try:
-                    r.job.result()
-                    rows.append(_row(r.unit, "done", seconds, _log_of(r.job)))
-                except Exception as e:  # noqa: BLE001 -- reported, the other units go on
-                    rows.append(_row(r.unit, "failed", seconds, _log_of(r.job), _last_error(e)))
+                rows.append(_row(r.unit, status, seconds, _log_of(r.job), error))
                 bar.update(1)
     finally:
         bar.close()
@@ -637,8 +722,7 @@ def run_grid(
     local executor, unlimited on SLURM, whose queue does the limiting)."""
     if executor not in EXECUTORS:
         raise GridError(f"unknown executor {executor!r}; valid: {', '.join(EXECUTORS)}")
-    if not specs:
-        raise GridError("no study to run: give at least one task")
+    check_specs(specs)
     check_dinov2(specs, base)
     if max_parallel is None:
         max_parallel = default_workers() if executor == "local" else 10_000
