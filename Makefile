@@ -93,9 +93,9 @@ test: $(STAMP)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1 --durations=25 -m "not cluster"
 
 ## test-cluster: the grid on a one-node SLURM cluster and a DVC remote over SSH, Debian's daemons
-## started on localhost for the tests (tests/cluster; root, apt-get installs what is missing)
+## started on localhost for the tests (marked cluster; root, apt-get installs what is missing)
 test-cluster: $(STAMP)
-	$(BIN)/pytest -q -m cluster --durations=10 tests/cluster
+	$(BIN)/pytest -q -m cluster --durations=10 tests
 
 clean-book:
 	rm -rf _build book/chapters

@@ -226,7 +226,9 @@ def test_per_task_episode_counts():
     bad = load_profile("smoke", {"data.task_episodes": {"cubes": [1, 1]}})
     with pytest.raises(ValueError, match=r"unknown task\(s\) 'cubes'; valid: tworoom"):
         collect.episode_counts("pusht", bad)
-    with pytest.raises(ProfileError, match="expected 2 items"):
+    with pytest.raises(
+        ProfileError, match=r"task_episodes\.cube .*at most 2 items.*got \[1, 2, 3\]"
+    ):
         load_profile("smoke", {"data.task_episodes": {"cube": [1, 2, 3]}})
     # the key depends on this task's sizes only
     sizes = {**laptop.data.task_episodes, "cube": [9, 9]}

@@ -1,5 +1,5 @@
 """The study grid on a real SLURM cluster: Debian's slurm-wlm and munge on localhost, one node
-of two CPUs, ``select/cons_tres``, no accounting daemon (``tests/cluster/services.py``).
+of two CPUs, ``select/cons_tres``, no accounting daemon (``tests/services.py``).
 
 The smoke Two-Room study runs through ``jepa-geometry grid --executor slurm`` from an empty
 cache, each kind of unit with its own resources, and a rerun submits nothing; a training job
@@ -31,8 +31,8 @@ from jepa_geometry.profiles import load_profile, with_overrides
 from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import train_world_model, world_model_artifact
-from tests.cluster.services import PARTITION, Slurm, slurm_cluster, wait_for
 from tests.conftest import REPO
+from tests.services import PARTITION, Slurm, slurm_cluster, wait_for
 
 pytestmark = pytest.mark.cluster
 # each kind of unit asks for its own memory and time, so the jobs show which kind they are

@@ -1,5 +1,5 @@
 """A DVC remote over SSH, the way a team shares its cache: Debian's ``sshd`` on a localhost
-port with a throw-away key (``tests/cluster/services.py``), ``dvc-ssh`` as the client. A
+port with a throw-away key (``tests/services.py``), ``dvc-ssh`` as the client. A
 smoke cache is pushed from one clone and pulled into a fresh one, every file byte for byte,
 with the commands the README gives for a team's own server."""
 
@@ -14,8 +14,8 @@ import pytest
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.wm.training import train_world_model
 from tests.book.test_dvc import run, sha256_tree
-from tests.cluster.services import ssh_server
 from tests.conftest import REPO
+from tests.services import ssh_server
 
 DVC = Path(sys.executable).parent / "dvc"
 pytestmark = pytest.mark.cluster
