@@ -198,6 +198,7 @@ def test_ceiling_cell_is_cached_under_a_key_naming_the_arm(smoke, data) -> None:
     assert dataclasses.replace(cell, train_seed=1).artifacts()[0].key == art.key
     first = cell.evaluate(progress=False)
     assert len(first.episodes) == 3 and (first.episodes["arm"] == CEILING).all()
+    assert list(first.random["episode"]) == list(first.episodes["episode"])  # same pairs
     assert all(a.exists() for a, _ in cell.ceiling_chunks())
     stamp = (art.path / "episodes.parquet").stat().st_mtime_ns
     again = cell.evaluate(progress=False)
@@ -236,3 +237,28 @@ def test_planner_refuses_states_of_two_shapes(smoke, data, task) -> None:
     planner = SimulatorPlanner(task, data, solver_spec("cem", "T5", smoke), frameskip=5)
     with pytest.raises(PlanningError, match=r"\(N, S\)"):
         planner.plan(np.zeros((2, 2)), np.zeros((3, 2)), seed=0)
+
+
+def test_the_grid_plans_the_ceiling_when_the_study_lists_it(smoke, data) -> None:
+    """A study with ``ceiling: k`` gets the ceiling's table on min(k, n) pairs of every cell,
+    kept apart from the arms' table; the study's MPPI temperature is rescaled by q_dim / D."""
+    from jepa_geometry.study.grid import Cell, ceiling_temperature, evaluate_ceiling_cells
+
+    cells = [Cell("goal25_budget50", "cem", "T5"), Cell("goal25_budget50", "mppi", "T5")]
+    tab = evaluate_ceiling_cells(TASK, smoke, cells, temperature=16.0, pairs=99, progress=False)
+    assert len(tab) == 2 * smoke.eval.episodes
+    assert (tab["arm"] == CEILING).all() and (tab["train_seed"] == -1).all()
+    assert sorted(set(tab["solver"])) == ["cem", "mppi"]
+    assert ceiling_temperature(TASK, 16.0, smoke) == pytest.approx(16.0 * 2 / 32)
+
+
+def test_the_plan_command_plans_the_ceiling(smoke, data, capsys) -> None:
+    from jepa_geometry.cli import main
+
+    argv = ["plan", "--task", TASK, "--arm", CEILING, "--profile", "smoke", "--budget", "T5"]
+    assert main([*argv, "--pairs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert f"{TASK} {CEILING}" in out and "success" in out
+    assert main([*argv, "--pairs", "9"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "1..4" in err and "9" in err

@@ -135,6 +135,7 @@ def _replan_rounds(
     chunks: Sequence[tuple[int, np.ndarray]],
     include: np.ndarray,
     bar: Any,
+    share_among_active: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Model-predictive control of the episodes ``include`` of the given chunks: plan, execute
     the whole plan, replan, until the protocol's budget is spent or the episode succeeded.
@@ -143,7 +144,9 @@ def _replan_rounds(
     plans a whole chunk (``active`` marks its unfinished included episodes; the others keep
     their place, so each episode's sampling noise is that of the whole chunk's solve) with the
     solver seeded by (eval seed, round, chunk). Returns the plans per episode and each
-    episode's share of its chunks' solve wall time.
+    episode's share of its chunks' solve wall time: divided among the chunk's episodes, or
+    with ``share_among_active`` among its active ones (when only they cost anything, as
+    simulated rollouts do).
     """
     proto = runner.eps.protocol
     n = len(runner.eps)
@@ -159,7 +162,7 @@ def _replan_rounds(
                 continue
             plan = plan_chunk(r, c, rows, active)
             plans[todo] += 1
-            seconds[todo] += plan.seconds / len(rows)
+            seconds[todo] += plan.seconds / (len(todo) if share_among_active else len(rows))
             raw = data.unzscore_action(planner.env_actions(plan.actions[active])[:, :steps])
             runner.execute(np.clip(raw, task.action_low, task.action_high), todo)
             bar.set_postfix(success=f"{runner.success[include].sum()}/{include.sum()}")
@@ -267,7 +270,8 @@ def evaluate_ceiling(
 
     The chunks, their solver seeds and the replanning loop are the learned arms', and an
     episode left out is treated as finished (kept in its chunk, never simulated), so each
-    included episode is planned exactly as in a run on every episode.
+    included episode is planned exactly as in a run on every episode. ``plan_seconds`` is the
+    episode's share of its solves' wall time among the episodes simulated in them.
     """
     proto = episodes.protocol
     if spec.horizon != proto.horizon:
@@ -292,7 +296,7 @@ def evaluate_ceiling(
             return planner.plan(states, goals, seed=plan_seed(seed, r, c), active=active)
 
         plans, seconds = _replan_rounds(
-            task, data, runner, planner, plan_chunk, [(c, rows)], include, bar
+            task, data, runner, planner, plan_chunk, [(c, rows)], include, bar, True
         )
         out = runner.table()
         out["plans"] = plans
@@ -504,18 +508,31 @@ def evaluate_arm(
     temperature: float | None = None,
     episodes: int | None = None,
     weights: dict[str, float] | None = None,
+    pairs: int | None = None,
     progress: bool = True,
 ) -> EvalResult:
-    """Evaluate one trained world model (trained if missing) in one planning cell: the
+    """Evaluate one trained world model (trained if missing), or the simulator (arm
+    ``"ceiling"``, on ``pairs`` of the pairs if given), in one planning cell: the
     :class:`PlanningCell` of these arguments, planned by :func:`evaluate_cell`."""
     cell = PlanningCell(
-        task, arm, train_seed, profile, solver, budget, protocol, temperature, episodes, weights
+        task,
+        arm,
+        train_seed,
+        profile,
+        solver,
+        budget,
+        protocol,
+        temperature,
+        episodes,
+        weights,
+        pairs,
     )
     return evaluate_cell(cell, progress)
 
 
 def evaluate_cell(cell: PlanningCell, progress: bool = True) -> EvalResult:
-    """Plan one cell (the model trained first if missing) on its episode set.
+    """Plan one cell (the model trained first if missing; the ceiling by
+    :func:`evaluate_ceiling`, chunk by chunk) on its episode set.
 
     Results are cached: ``results/plan-<task>/<key>/episodes.parquet`` for the arm and
     ``results/random-<task>/<key>/episodes.parquet`` for the floor (shared by all arms). The
@@ -585,6 +602,8 @@ def evaluate_cell(cell: PlanningCell, progress: bool = True) -> EvalResult:
         tab.insert(0, col, val)
     for col, val in (("solver", cell.solver), ("budget", cell.budget), ("protocol", proto.name)):
         tab[col] = val
+    rand = pd.read_parquet(rand_path / "episodes.parquet")
+    rand = rand[rand["episode"].isin(tab["episode"])].reset_index(drop=True)  # a subset's pairs
     return EvalResult(
         task=task,
         arm=arm,
@@ -592,7 +611,7 @@ def evaluate_cell(cell: PlanningCell, progress: bool = True) -> EvalResult:
         spec=spec,
         protocol=proto,
         episodes=tab,
-        random=pd.read_parquet(rand_path / "episodes.parquet"),
+        random=rand,
         eval_seconds=float(manifest["eval_seconds"]),
     )
 
