@@ -4,6 +4,7 @@
     jepa-geometry collect --task tworoom               # collect (or find) a dataset
     jepa-geometry train --task tworoom --arm scale  # train (or find) one world model
     jepa-geometry plan --task tworoom --arm scale --solver icem --budget T3
+    jepa-geometry plan --task cube --arm ceiling --pairs 50  # the simulator as the model
     jepa-geometry study tworoom --workers 2            # build a task's whole study (cached)
     jepa-geometry grid --profile paper --tasks all --executor slurm --partition gpu --dry-run
     jepa-geometry book --profile smoke                 # execute every chapter into book/chapters/
@@ -57,6 +58,7 @@ from jepa_geometry.envs.collect import build_dataset
 from jepa_geometry.envs.dataset import dataset_artifact
 from jepa_geometry.envs.episodes import FILENAME
 from jepa_geometry.jobs import default_workers
+from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import evaluate_arm, summary_text
 from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.planning.solver import SOLVERS, TIERS
@@ -174,6 +176,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         temperature=args.temperature,
         episodes=args.episodes,
         weights=dict(args.weight or []) or None,
+        pairs=args.pairs,
     )
     print(summary_text(res))
     return 0
@@ -328,9 +331,11 @@ def _cmd_evidence(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def _add_arm(p: argparse.ArgumentParser) -> None:
+def _add_arm(p: argparse.ArgumentParser, also: str = "") -> None:
     p.add_argument("--task", required=True, choices=TASKS)
-    p.add_argument("--arm", required=True, help="arm: lewm, scale, aux, anisowm or a sum (a+b)")
+    p.add_argument(
+        "--arm", required=True, help=f"arm: lewm, scale, aux, anisowm or a sum (a+b){also}"
+    )
     p.add_argument("--seed", type=int, default=0, help="training seed of the world model")
     p.add_argument(
         "--weight",
@@ -378,7 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
     st.set_defaults(func=_cmd_train)
 
     pl = sub.add_parser("plan", help="evaluate goal-reaching planning of a trained world model")
-    _add_arm(pl)
+    _add_arm(pl, f", or {CEILING} (the simulator as the world model)")
     _add_profile(pl)
     pl.add_argument("--solver", default="cem", choices=SOLVERS)
     pl.add_argument("--budget", default="T1", choices=TIERS, help="compute tier")
@@ -389,6 +394,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         help="start/goal pairs (default: the profile's)",
+    )
+    pl.add_argument(
+        "--pairs",
+        type=_positive_int,
+        default=None,
+        help=f"{CEILING} only: plan a seeded subset of this many of the pairs (default: all)",
     )
     pl.set_defaults(func=_cmd_plan)
 

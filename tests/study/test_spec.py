@@ -53,6 +53,8 @@ def test_unknown_task_lists_the_valid_studies():
             r"solver_seeds must be null or distinct integers >= 0, got \(0, 0\)",
         ),
         ({"secondary_seeds": (-1,)}, "secondary_seeds must be null or distinct integers"),
+        ({"ceiling": 0}, r"ceiling must be null or a number of pairs >= 1, got 0"),
+        ({"ceiling": True}, r"ceiling must be null or a number of pairs >= 1, got True"),
     ],
 )
 def test_bad_specifications_stop_with_one_line(change, message):
@@ -68,3 +70,8 @@ def test_seeds_outside_the_profile_are_refused():
     assert dataclasses.replace(spec, solver_seeds=None).seeds(
         "solver_seeds", load_profile("smoke")
     ) == [0]
+
+
+def test_a_study_may_list_the_ceiling_and_none_of_the_shipped_ones_does():
+    assert all(load_study(t).ceiling is None for t in available_studies())
+    assert dataclasses.replace(load_study("tworoom"), ceiling=50).ceiling == 50

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,10 +36,11 @@ from torch import nn
 
 from jepa_geometry import stats
 from jepa_geometry.artifacts import Artifact, get_or_build, stable_spec
-from jepa_geometry.envs import Task, shared_task
+from jepa_geometry.envs import Task, q_names, shared_task
 from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.envs.episodes import EpisodeData
 from jepa_geometry.jobs import JOB_THREADS, job_threads, progress_bar
+from jepa_geometry.planning.ceiling import CEILING, CEILING_COST, SimulatorPlanner
 from jepa_geometry.planning.protocol import (
     HARD_THRESHOLDS,
     EpisodeSet,
@@ -47,9 +49,19 @@ from jepa_geometry.planning.protocol import (
     draw_episode_set,
     episode_set_spec,
     make_protocol,
+    pair_subset,
 )
-from jepa_geometry.planning.solver import Planner, SolverSpec, budget_tiers, plan_seed, solver_spec
+from jepa_geometry.planning.solver import (
+    BlockPlanner,
+    Plan,
+    Planner,
+    SolverSpec,
+    budget_tiers,
+    plan_seed,
+    solver_spec,
+)
 from jepa_geometry.profiles import Profile
+from jepa_geometry.wm.arms import arm_name
 from jepa_geometry.wm.training import load_world_model, world_model_artifact
 
 EPISODE_BATCH = 25  # episodes per batched solve (see evaluate_planner)
@@ -114,6 +126,59 @@ class _Runner:
         return out
 
 
+def _replan_rounds(
+    task: Task,
+    data: EpisodeData,
+    runner: _Runner,
+    planner: BlockPlanner,
+    plan_chunk: Callable[[int, int, np.ndarray, np.ndarray], Plan],
+    chunks: Sequence[tuple[int, np.ndarray]],
+    include: np.ndarray,
+    bar: Any,
+    share_among_active: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Model-predictive control of the episodes ``include`` of the given chunks: plan, execute
+    the whole plan, replan, until the protocol's budget is spent or the episode succeeded.
+
+    ``chunks`` are ``(chunk index, episode rows)``; ``plan_chunk(round, chunk, rows, active)``
+    plans a whole chunk (``active`` marks its unfinished included episodes; the others keep
+    their place, so each episode's sampling noise is that of the whole chunk's solve) with the
+    solver seeded by (eval seed, round, chunk). Returns the plans per episode and each
+    episode's share of its chunks' solve wall time: divided among the chunk's episodes, or
+    with ``share_among_active`` among its active ones (when only they cost anything, as
+    simulated rollouts do).
+    """
+    proto = runner.eps.protocol
+    n = len(runner.eps)
+    plans = np.zeros(n, dtype=np.int64)
+    seconds = np.zeros(n)
+    for r in range(proto.plans):
+        steps = min(proto.plan_steps, proto.budget - r * proto.plan_steps)
+        for c, rows in chunks:
+            bar.update(1)
+            active = include[rows] & ~runner.success[rows]
+            todo = rows[active]
+            if len(todo) == 0:
+                continue
+            plan = plan_chunk(r, c, rows, active)
+            plans[todo] += 1
+            seconds[todo] += plan.seconds / (len(todo) if share_among_active else len(rows))
+            raw = data.unzscore_action(planner.env_actions(plan.actions[active])[:, :steps])
+            runner.execute(np.clip(raw, task.action_low, task.action_high), todo)
+            bar.set_postfix(success=f"{runner.success[include].sum()}/{include.sum()}")
+    return plans, seconds
+
+
+def _chunks(n: int, episode_batch: int) -> list[tuple[int, np.ndarray]]:
+    """The fixed chunks ``(index, rows)`` of ``episode_batch`` episodes each, by episode index."""
+    if episode_batch < 1:
+        raise EvaluationError(f"episode_batch must be >= 1, got {episode_batch}")
+    return [
+        (c, np.arange(i, min(i + episode_batch, n)))
+        for c, i in enumerate(range(0, n, episode_batch))
+    ]
+
+
 def evaluate_planner(
     task: Task,
     model: Any,
@@ -142,8 +207,7 @@ def evaluate_planner(
     proto = episodes.protocol
     if spec.horizon != proto.horizon:
         raise EvaluationError(f"solver horizon {spec.horizon} != protocol horizon {proto.horizon}")
-    if episode_batch < 1:
-        raise EvaluationError(f"episode_batch must be >= 1, got {episode_batch}")
+    chunks = _chunks(len(episodes), episode_batch)
     device = model_device(model)
     planner = Planner(
         model,
@@ -156,41 +220,31 @@ def evaluate_planner(
     was_training = model.training
     model.eval()
     runner = _Runner(task, episodes, seed)
-    n = len(episodes)
-    chunks = [np.arange(i, min(i + episode_batch, n)) for i in range(0, n, episode_batch)]
-    plans = np.zeros(n, dtype=np.int64)
-    seconds = np.zeros(n)
     z_goal = _encode(model, episodes.goal_pixels)
+
+    def plan_chunk(r: int, c: int, rows: np.ndarray, active: np.ndarray) -> Plan:
+        # Only unfinished episodes are rendered, encoded and rolled out; the finished
+        # ones keep their place in the chunk (zeros), so the solver's noise per
+        # episode is the same as when the whole chunk is planned (LatentGoalCost).
+        z_now = torch.zeros(len(rows), 1, z_goal.shape[1], device=device)
+        z_now[torch.as_tensor(active, device=device)] = _encode(
+            model, runner.observe(rows[active])
+        )[:, None]
+        return planner.plan(
+            z_now,
+            z_goal[rows],
+            seed=plan_seed(seed, r, c),
+            active=active if skip_finished else None,
+        )
+
     bar = progress_bar(
         total=proto.plans * len(chunks), desc=f"{episodes.task} {spec}", progress=progress
     )
     try:
-        for r in range(proto.plans):
-            steps = min(proto.plan_steps, proto.budget - r * proto.plan_steps)
-            for c, rows in enumerate(chunks):
-                bar.update(1)
-                active = ~runner.success[rows]
-                todo = rows[active]
-                if len(todo) == 0:
-                    continue
-                # Only unfinished episodes are rendered, encoded and rolled out; the finished
-                # ones keep their place in the chunk (zeros), so the solver's noise per
-                # episode is the same as when the whole chunk is planned (LatentGoalCost).
-                z_now = torch.zeros(len(rows), 1, z_goal.shape[1], device=device)
-                z_now[torch.as_tensor(active, device=device)] = _encode(
-                    model, runner.observe(todo)
-                )[:, None]
-                plan = planner.plan(
-                    z_now,
-                    z_goal[rows],
-                    seed=plan_seed(seed, r, c),
-                    active=active if skip_finished else None,
-                )
-                plans[todo] += 1
-                seconds[todo] += plan.seconds / len(rows)
-                raw = data.unzscore_action(planner.env_actions(plan.actions)[:, :steps])
-                runner.execute(np.clip(raw, task.action_low, task.action_high), rows)
-                bar.set_postfix(success=f"{runner.success.sum()}/{n}")
+        include = np.ones(len(episodes), dtype=bool)
+        plans, seconds = _replan_rounds(
+            task, data, runner, planner, plan_chunk, chunks, include, bar
+        )
     finally:
         bar.close()
         model.train(was_training)
@@ -198,6 +252,62 @@ def evaluate_planner(
     out["plans"] = plans
     out["plan_seconds"] = seconds
     return out
+
+
+def evaluate_ceiling(
+    task: Task,
+    data: EpisodeData,
+    episodes: EpisodeSet,
+    spec: SolverSpec,
+    seed: int,
+    include: np.ndarray | None = None,
+    episode_batch: int = EPISODE_BATCH,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """:func:`evaluate_planner` with the simulator as the world model (the ceiling,
+    :mod:`jepa_geometry.planning.ceiling`), on the episodes ``include`` (n,) bool (default:
+    all); one row per included episode, with :func:`evaluate_planner`'s columns.
+
+    The chunks, their solver seeds and the replanning loop are the learned arms', and an
+    episode left out is treated as finished (kept in its chunk, never simulated), so each
+    included episode is planned exactly as in a run on every episode. ``plan_seconds`` is the
+    episode's share of its solves' wall time among the episodes simulated in them.
+    """
+    proto = episodes.protocol
+    if spec.horizon != proto.horizon:
+        raise EvaluationError(f"solver horizon {spec.horizon} != protocol horizon {proto.horizon}")
+    n = len(episodes)
+    include = np.ones(n, dtype=bool) if include is None else np.asarray(include, dtype=bool)
+    if include.shape != (n,):
+        raise EvaluationError(f"include must be ({n},) bool, got shape {include.shape}")
+    chunks = [(c, rows) for c, rows in _chunks(n, episode_batch) if include[rows].any()]
+    planner = SimulatorPlanner(task, data, spec, proto.frameskip)
+    bar = progress_bar(
+        total=proto.plans * len(chunks), desc=f"{episodes.task} {CEILING} {spec}", progress=progress
+    )
+
+    def run_chunk(c: int, rows: np.ndarray) -> pd.DataFrame:
+        # a fresh runner per chunk: a chunk's result does not depend on the chunks run
+        # before it in this process (so it can be cached and resumed on its own)
+        runner = _Runner(task, episodes, seed)
+
+        def plan_chunk(r: int, c: int, rows: np.ndarray, active: np.ndarray) -> Plan:
+            states, goals = runner.states[rows], episodes.goal_states[rows]
+            return planner.plan(states, goals, seed=plan_seed(seed, r, c), active=active)
+
+        plans, seconds = _replan_rounds(
+            task, data, runner, planner, plan_chunk, [(c, rows)], include, bar, True
+        )
+        out = runner.table()
+        out["plans"] = plans
+        out["plan_seconds"] = seconds
+        return out.iloc[rows[include[rows]]]
+
+    try:
+        tables = [run_chunk(c, rows) for c, rows in chunks]
+    finally:
+        bar.close()
+    return pd.concat(tables, ignore_index=True)
 
 
 def evaluate_random(task: Task, episodes: EpisodeSet, seed: int) -> pd.DataFrame:
@@ -256,6 +366,11 @@ class PlanningCell:
     under a ``protocol`` ("profile": ``profile.eval``), MPPI's ``temperature`` (None: the
     profile's), and ``episodes`` pairs (None: the profile's count). A record is a job: pools
     and the cluster pass it whole, and :meth:`evaluate` plans it (or reads it from the cache).
+
+    The arm :data:`~jepa_geometry.planning.ceiling.CEILING` plans with the simulator as the
+    model (no training seed, no weights: its key names neither), optionally on a seeded subset
+    of ``pairs`` of the cell's pairs (:func:`~jepa_geometry.planning.protocol.pair_subset`),
+    cached per chunk of :data:`EPISODE_BATCH` episodes so an interrupted cell resumes.
     """
 
     task: str
@@ -268,6 +383,7 @@ class PlanningCell:
     temperature: float | None = None
     episodes: int | None = None
     weights: dict[str, float] | None = None
+    pairs: int | None = None
 
     def plan(self) -> tuple[Protocol, int, SolverSpec, Artifact, Artifact]:
         """Protocol, pair count, solver spec and the two cached artifacts of the cell."""
@@ -278,10 +394,34 @@ class PlanningCell:
             raise EvaluationError(
                 f"episodes must be an integer >= 1 (or None: the profile's), got {n!r}"
             )
+        ceiling = self.arm == CEILING
+        if not ceiling:
+            try:
+                arm_name(self.arm)
+            except ValueError as e:
+                raise EvaluationError(f"{e}; or {CEILING!r} (the simulator as the model)") from None
+            if self.pairs is not None:
+                raise EvaluationError(
+                    f"pairs={self.pairs!r}: a subset of pairs is for the {CEILING!r} arm only "
+                    f"(the learned arms plan every pair); use None"
+                )
+        elif self.weights:
+            raise EvaluationError(f"the {CEILING!r} arm has no loss weights, got {self.weights}")
+        if self.pairs is not None:
+            pair_subset(n, self.pairs, profile.seeds.eval)  # checks the count before any work
         spec = solver_spec(
-            self.solver, self.budget, profile, temperature=self.temperature, task=self.task
+            self.solver,
+            self.budget,
+            profile,
+            temperature=self.temperature,
+            task=self.task,
+            embed_dim=len(q_names(self.task)) if ceiling else None,
         )
         set_spec = episode_set_spec(self.task, profile, proto, n, profile.seeds.eval)
+        rand_art = Artifact("results", f"random-{self.task}", {**set_spec, "policy": "uniform"})
+        if ceiling:
+            key = {**self._ceiling_key(set_spec, spec), "pairs": self.pairs}
+            return proto, n, spec, Artifact("results", f"plan-{self.task}", key), rand_art
         ckpt = world_model_artifact(self.task, self.arm, self.train_seed, profile, self.weights)
         plan_art = Artifact(
             "results",
@@ -301,8 +441,40 @@ class PlanningCell:
                 added={"device": "cpu"},
             ),
         )
-        rand_art = Artifact("results", f"random-{self.task}", {**set_spec, "policy": "uniform"})
         return proto, n, spec, plan_art, rand_art
+
+    @staticmethod
+    def _ceiling_key(set_spec: dict[str, Any], spec: SolverSpec) -> dict[str, Any]:
+        """What a ceiling result depends on besides its pairs: the episode set (the dataset's
+        key, hence its q statistics and simulator versions), the cost, the solver and the
+        chunking (the solver's seeds and noise are per chunk)."""
+        return {
+            **set_spec,
+            "arm": CEILING,
+            "cost": CEILING_COST,
+            "solver": spec.as_dict(),
+            "episode_batch": EPISODE_BATCH,
+        }
+
+    def ceiling_chunks(self) -> list[tuple[Artifact, np.ndarray]]:
+        """The ceiling cell's chunks that hold planned pairs: each chunk's cached result and
+        its (n,) bool mask of planned pairs. A chunk is keyed by its own pairs, so subsets
+        that share a chunk's pairs share its result."""
+        if self.arm != CEILING:
+            raise EvaluationError(f"arm {self.arm!r} is not planned in chunks; only {CEILING!r}")
+        _, n, spec, _, _ = self.plan()
+        proto = make_protocol(self.profile, self.protocol)
+        seed = self.profile.seeds.eval
+        base = self._ceiling_key(episode_set_spec(self.task, self.profile, proto, n, seed), spec)
+        include = np.ones(n, bool) if self.pairs is None else pair_subset(n, self.pairs, seed)
+        out = []
+        for c, rows in _chunks(n, EPISODE_BATCH):
+            mask = np.zeros(n, dtype=bool)
+            mask[rows] = include[rows]
+            if mask.any():
+                key = {**base, "chunk": c, "rows": np.flatnonzero(mask).tolist()}
+                out.append((Artifact("results", f"ceiling-chunk-{self.task}", key), mask))
+        return out
 
     def artifacts(self) -> tuple[Artifact, Artifact]:
         """The cell's two cached results (built or not): the arm's per-episode table and the
@@ -336,18 +508,31 @@ def evaluate_arm(
     temperature: float | None = None,
     episodes: int | None = None,
     weights: dict[str, float] | None = None,
+    pairs: int | None = None,
     progress: bool = True,
 ) -> EvalResult:
-    """Evaluate one trained world model (trained if missing) in one planning cell: the
+    """Evaluate one trained world model (trained if missing), or the simulator (arm
+    ``"ceiling"``, on ``pairs`` of the pairs if given), in one planning cell: the
     :class:`PlanningCell` of these arguments, planned by :func:`evaluate_cell`."""
     cell = PlanningCell(
-        task, arm, train_seed, profile, solver, budget, protocol, temperature, episodes, weights
+        task,
+        arm,
+        train_seed,
+        profile,
+        solver,
+        budget,
+        protocol,
+        temperature,
+        episodes,
+        weights,
+        pairs,
     )
     return evaluate_cell(cell, progress)
 
 
 def evaluate_cell(cell: PlanningCell, progress: bool = True) -> EvalResult:
-    """Plan one cell (the model trained first if missing) on its episode set.
+    """Plan one cell (the model trained first if missing; the ceiling by
+    :func:`evaluate_ceiling`, chunk by chunk) on its episode set.
 
     Results are cached: ``results/plan-<task>/<key>/episodes.parquet`` for the arm and
     ``results/random-<task>/<key>/episodes.parquet`` for the floor (shared by all arms). The
@@ -383,11 +568,32 @@ def evaluate_cell(cell: PlanningCell, progress: bool = True) -> EvalResult:
             "plan_seconds": seconds,
         }
 
+    def build_ceiling(tmp) -> dict:
+        tables, seconds, eval_seconds = [], [], 0.0
+        for chunk_art, mask in cell.ceiling_chunks():
+
+            def build_chunk(ctmp, mask=mask) -> dict:
+                env, data, eps = context()
+                t0 = time.perf_counter()
+                with job_threads():
+                    table = evaluate_ceiling(env, data, eps, spec, seed, mask, progress=progress)
+                times = table.pop("plan_seconds").round(6).tolist()
+                table.to_parquet(ctmp / "episodes.parquet", index=False)
+                return {"eval_seconds": time.perf_counter() - t0, "plan_seconds": times}
+
+            path = get_or_build(chunk_art, build_chunk)
+            manifest = chunk_art.manifest()
+            tables.append(pd.read_parquet(path / "episodes.parquet"))
+            seconds += manifest["plan_seconds"]
+            eval_seconds += float(manifest["eval_seconds"])
+        pd.concat(tables, ignore_index=True).to_parquet(tmp / "episodes.parquet", index=False)
+        return {"eval_seconds": eval_seconds, "plan_seconds": seconds}
+
     def build_random(tmp) -> None:
         env, _, eps = context()
         evaluate_random(env, eps, seed).to_parquet(tmp / "episodes.parquet", index=False)
 
-    plan_path = get_or_build(plan_art, build_plan)
+    plan_path = get_or_build(plan_art, build_ceiling if arm == CEILING else build_plan)
     rand_path = get_or_build(rand_art, build_random)
     manifest = plan_art.manifest()
     tab = pd.read_parquet(plan_path / "episodes.parquet")
@@ -396,6 +602,8 @@ def evaluate_cell(cell: PlanningCell, progress: bool = True) -> EvalResult:
         tab.insert(0, col, val)
     for col, val in (("solver", cell.solver), ("budget", cell.budget), ("protocol", proto.name)):
         tab[col] = val
+    rand = pd.read_parquet(rand_path / "episodes.parquet")
+    rand = rand[rand["episode"].isin(tab["episode"])].reset_index(drop=True)  # a subset's pairs
     return EvalResult(
         task=task,
         arm=arm,
@@ -403,7 +611,7 @@ def evaluate_cell(cell: PlanningCell, progress: bool = True) -> EvalResult:
         spec=spec,
         protocol=proto,
         episodes=tab,
-        random=pd.read_parquet(rand_path / "episodes.parquet"),
+        random=rand,
         eval_seconds=float(manifest["eval_seconds"]),
     )
 

@@ -236,6 +236,28 @@ def draw_episode_set(
     )
 
 
+SUBSET_LABEL = 1_000_033  # seed label of pair subsets, distinct from plan rounds
+
+
+def pair_subset(n: int, pairs: int, seed: int) -> np.ndarray:
+    """A seeded subset of ``pairs`` of the ``n`` pairs of a set, as an (n,) bool mask.
+
+    The first ``pairs`` entries of one permutation of the pair indices, drawn with
+    ``default_rng(SeedSequence([seed, SUBSET_LABEL]))``: independent of the pairs' order in the
+    set (which follows the dataset rows), and nested, so a larger subset contains every
+    smaller one and extends its results. For an arm too slow to plan every pair (the ceiling
+    on a slow simulator).
+    """
+    if isinstance(pairs, bool) or not isinstance(pairs, int | np.integer) or not 1 <= pairs <= n:
+        raise EvaluationError(
+            f"pairs must be an integer in 1..{n} (the set's pairs), got {pairs!r}"
+        )
+    order = np.random.default_rng(np.random.SeedSequence([seed, SUBSET_LABEL])).permutation(n)
+    mask = np.zeros(n, dtype=bool)
+    mask[order[:pairs]] = True
+    return mask
+
+
 def hard_threshold(task: str) -> float:
     if task not in HARD_THRESHOLDS:
         raise EvaluationError(

@@ -233,30 +233,28 @@ class Plan:
     seconds: float  # wall time of the whole batched solve
 
 
-class Planner:
-    """Plans batches of episodes with one swm solver against one world model.
+class BlockPlanner:
+    """Drives one swm solver over plans of ``H`` z-scored action blocks, for any cost model.
 
+    ``cost`` is a swm ``Costable`` (``get_cost(info_dict, candidates) -> (B, S)``);
     ``action_dim`` is the env's action dimension ``A`` and ``frameskip`` the env steps per
-    block; the model's ``action_block_dim`` must equal ``frameskip · A``. ``action_bounds``
-    (low, high), each of shape (A,), are the bounds *in the z-scored planning space*; only
-    iCEM uses them (it clamps candidates). All N episodes of a call are solved in one batch
-    (swm's ``batch_size = N``); callers chunk larger sets (see ``evaluation.evaluate_planner``).
+    block, so a block has ``frameskip · A`` entries. ``action_bounds`` (low, high), each of
+    shape (A,), are the bounds *in the z-scored planning space*; only iCEM uses them (it
+    clamps candidates). All N episodes of a call are solved in one batch (swm's
+    ``batch_size = N``); callers chunk larger sets (see ``evaluator.evaluate_planner``).
+    Subclasses say what a plan starts from: :class:`Planner` (a learned latent model) and
+    ``ceiling.SimulatorPlanner`` (the simulator itself).
     """
 
     def __init__(
         self,
-        model: RolloutModel,
+        cost: Any,
         spec: SolverSpec,
         action_dim: int,
         frameskip: int,
         action_bounds: tuple[np.ndarray, np.ndarray] | None = None,
         device: str = "cpu",
     ) -> None:
-        if model.action_block_dim != frameskip * action_dim:
-            raise PlanningError(
-                f"world model action block dim {model.action_block_dim} != frameskip "
-                f"{frameskip} x task action dim {action_dim}; was it trained on this task?"
-            )
         if action_bounds is None:
             action_bounds = (np.full(action_dim, -np.inf), np.full(action_dim, np.inf))
         low, high = (np.asarray(b, dtype=np.float32).reshape(-1) for b in action_bounds)
@@ -264,13 +262,12 @@ class Planner:
             raise PlanningError(
                 f"action_bounds must be two arrays of shape ({action_dim},) with low < high"
             )
-        self.model = model
         self.spec = spec
         self.action_dim = action_dim
         self.frameskip = frameskip
         self.bounds = (low, high)
-        self.cost = LatentGoalCost(model)
-        self.solver = _make_solver(self.cost, spec, device)
+        self.cost = cost
+        self.solver = _make_solver(cost, spec, device)
 
     def _configure(self, n: int) -> None:
         import gymnasium as gym
@@ -287,6 +284,54 @@ class Planner:
         space = gym.spaces.Box(low=low, high=high, dtype=np.float32)
         self.solver.batch_size = n
         self.solver.configure(action_space=space, n_envs=n, config=cfg)
+
+    @staticmethod
+    def _active(active: np.ndarray | torch.Tensor | None, n: int) -> torch.Tensor | None:
+        """``active`` as an (n,) bool tensor (None stays None)."""
+        if active is None:
+            return None
+        active = torch.as_tensor(np.asarray(active, dtype=bool))
+        if active.shape != (n,):
+            raise PlanningError(f"active must be ({n},) bool, got {tuple(active.shape)}")
+        return active
+
+    def _solve(self, info: dict, n: int, seed: int) -> tuple[torch.Tensor, float]:
+        """The solver's plans (n, H, frameskip·A) for ``info`` and its wall time; the solver's
+        generator is re-seeded first, so the same seed gives the same sampling noise."""
+        self._configure(n)
+        self.solver.torch_gen.manual_seed(int(seed))
+        t0 = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()):  # swm prints "<solver> solve time"
+            out = self.solver.solve(info)
+        return out["actions"].to(torch.float32), time.perf_counter() - t0
+
+    def env_actions(self, plan_actions: torch.Tensor) -> np.ndarray:
+        """Unfold z-scored blocks (N, H, frameskip·A) into per-step actions (N, H·frameskip, A).
+
+        Within a block the ``frameskip`` actions are stored time-major, as the dataset's
+        clips concatenate them.
+        """
+        n, h, _ = plan_actions.shape
+        return plan_actions.reshape(n, h * self.frameskip, self.action_dim).cpu().numpy()
+
+
+class Planner(BlockPlanner):
+    """Plans batches of episodes with one swm solver against one learned world model.
+
+    The model's ``action_block_dim`` must equal ``frameskip · A``; ``options`` are
+    :class:`BlockPlanner`'s ``action_bounds`` and ``device``.
+    """
+
+    def __init__(
+        self, model: RolloutModel, spec: SolverSpec, action_dim: int, frameskip: int, **options: Any
+    ) -> None:
+        if model.action_block_dim != frameskip * action_dim:
+            raise PlanningError(
+                f"world model action block dim {model.action_block_dim} != frameskip "
+                f"{frameskip} x task action dim {action_dim}; was it trained on this task?"
+            )
+        self.model = model
+        super().__init__(LatentGoalCost(model), spec, action_dim, frameskip, **options)
 
     @torch.no_grad()
     def plan(
@@ -310,19 +355,11 @@ class Planner:
                 f"z_goal must be ({z_context.shape[0]}, {d}), got {tuple(z_goal.shape)}"
             )
         n = z_context.shape[0]
-        self._configure(n)
-        self.solver.torch_gen.manual_seed(int(seed))
         info = {"z_context": z_context.float(), "z_goal": z_goal.float()}
+        active = self._active(active, n)
         if active is not None:
-            active = torch.as_tensor(np.asarray(active, dtype=bool))
-            if active.shape != (n,):
-                raise PlanningError(f"active must be ({n},) bool, got {tuple(active.shape)}")
             info["active"] = active
-        t0 = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):  # swm prints "<solver> solve time"
-            out = self.solver.solve(info)
-        seconds = time.perf_counter() - t0
-        actions = out["actions"].to(torch.float32)
+        actions, seconds = self._solve(info, n, seed)
         cost = self.cost.get_cost(
             {k: v[:, None] for k, v in info.items()}, actions[:, None].to(z_goal.device)
         )[:, 0]
@@ -336,17 +373,8 @@ class Planner:
         the world model's encoder (``WorldModel.encode``)."""
         return self.plan(encode(context), encode(goal), seed)
 
-    def env_actions(self, plan_actions: torch.Tensor) -> np.ndarray:
-        """Unfold z-scored blocks (N, H, frameskip·A) into per-step actions (N, H·frameskip, A).
 
-        Within a block the ``frameskip`` actions are stored time-major, as the dataset's
-        clips concatenate them.
-        """
-        n, h, _ = plan_actions.shape
-        return plan_actions.reshape(n, h * self.frameskip, self.action_dim).cpu().numpy()
-
-
-def _make_solver(cost: LatentGoalCost, spec: SolverSpec, device: str) -> Any:
+def _make_solver(cost: Any, spec: SolverSpec, device: str) -> Any:
     from stable_worldmodel.solver import CEMSolver, ICEMSolver, MPPISolver
 
     common = dict(
@@ -373,6 +401,7 @@ def plan_seed(eval_seed: int, *parts: int) -> int:
 __all__ = [
     "SOLVERS",
     "TIERS",
+    "BlockPlanner",
     "MPPI_T_STAR",
     "LatentGoalCost",
     "Plan",

@@ -28,7 +28,9 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry import stats
+from jepa_geometry.envs import q_names
 from jepa_geometry.jobs import progress_bar
+from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import PlanningCell, evaluate_arm
 from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.planning.solver import MPPI_T_STAR_DIM, TIERS, budget_tiers
@@ -77,6 +79,15 @@ def arm_temperature(arm: str, temperature: float | None, profile: Profile) -> fl
     if temperature is None or arm_name(arm) != DINOWM:
         return temperature
     return mppi_temperature(latent_dim(profile))
+
+
+def ceiling_temperature(task: str, temperature: float | None, profile: Profile) -> float | None:
+    """The study's MPPI temperature (chosen on the baseline's ``D``-dim latent) for the
+    ceiling's cost, summed over the ``q_dim`` coordinates of standardized q: rescaled by
+    ``q_dim / D``, as ``solver.mppi_temperature`` rescales ``T*`` by ``D / 192``."""
+    if temperature is None:
+        return None
+    return temperature * len(q_names(task)) / profile.model.embed_dim
 
 
 def check_study_arms(arms: Sequence[str]) -> list[str]:
@@ -276,6 +287,41 @@ def evaluate_arms(
     return pd.concat(tables, ignore_index=True), pd.DataFrame(timing)
 
 
+def evaluate_ceiling_cells(
+    task: str,
+    profile: Profile,
+    cells: Sequence[Cell],
+    *,
+    temperature: float,
+    pairs: int,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Plan every cell with the simulator as the world model (the ceiling) on a seeded subset
+    of ``pairs`` of its pairs (all of them when the profile draws fewer); cached per cell and
+    chunk. One table, the arms' columns, ``arm == "ceiling"`` and ``train_seed == -1`` (it
+    has no training seed); its episodes are those of the arms' cells, so a page can pair
+    each ceiling row with the arms' rows of the same ``episode``."""
+    n = profile.eval.episodes
+    tables = []
+    for c in progress_bar(list(cells), desc=f"{task} {CEILING}", progress=progress):
+        res = evaluate_arm(
+            task,
+            CEILING,
+            -1,
+            profile,
+            solver=c.solver,
+            budget=c.budget,
+            protocol=c.protocol,
+            temperature=ceiling_temperature(task, temperature, profile)
+            if c.solver == "mppi"
+            else None,
+            pairs=min(pairs, n),
+            progress=False,
+        )
+        tables.append(res.episodes)
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+
+
 # --------------------------------------------------------------------------------------
 # Tables
 # --------------------------------------------------------------------------------------
@@ -377,6 +423,10 @@ class PlanningGrid:
     sweep: pd.DataFrame
     episodes: pd.DataFrame
     timing: pd.DataFrame
+    ceiling: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    """The ceiling's per-episode table (:func:`evaluate_ceiling_cells`) when the study lists
+    it (``StudySpec.ceiling``); empty otherwise. Kept apart from ``episodes``, whose arms
+    are paired by training seed against the baseline."""
 
 
 def grid_parts(spec: StudySpec, profile: Profile) -> list[tuple[list[Cell], list[int]]]:
@@ -427,9 +477,22 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
         )
         for cells, seeds in jobs
     ]
+    ceiling = (
+        pd.DataFrame()
+        if spec.ceiling is None
+        else evaluate_ceiling_cells(
+            spec.task,
+            profile,
+            [c for cells, _ in jobs for c in cells],
+            temperature=temperature,
+            pairs=spec.ceiling,
+            progress=progress,
+        )
+    )
     return PlanningGrid(
         temperature=temperature,
         sweep=sweep,
         episodes=pd.concat([p[0] for p in parts], ignore_index=True),
         timing=pd.concat([p[1] for p in parts], ignore_index=True),
+        ceiling=ceiling,
     )

@@ -27,7 +27,7 @@ before its models were trained: SIGReg's strength (``tables.sigreg_strength_deci
 ΛReg variant (``lambdareg.choose_variant``). Every task's study applies them; its pages show
 the decision as taken there."""
 _FIELDS = ("task", "arms", "protocols", "solver_seeds", "secondary_seeds", "about")
-_OPTIONAL = ("settings", "plans")
+_OPTIONAL = ("settings", "plans", "ceiling")
 
 
 class SpecError(ValueError):
@@ -55,6 +55,10 @@ class StudySpec:
     plans: bool = True
     """False for a task whose gate failed at every rung of its ladder: its arms are trained
     and measured (geometry needs no planner) but never compared by planning."""
+    ceiling: int | None = None
+    """Pairs of every planning cell also planned with the simulator as the world model (the
+    ceiling, :mod:`jepa_geometry.planning.ceiling`): a seeded subset of that many pairs, or
+    all of them when the profile draws fewer; None: no ceiling."""
 
     def __post_init__(self) -> None:
         check_task(self.task)
@@ -82,6 +86,13 @@ class StudySpec:
                     f"integers >= 0, got {seeds!r}"
                 )
         object.__setattr__(self, "arms", tuple(names))
+        if self.ceiling is not None and (
+            isinstance(self.ceiling, bool) or not isinstance(self.ceiling, int) or self.ceiling < 1
+        ):
+            raise SpecError(
+                f"study {self.task!r}: ceiling must be null or a number of pairs >= 1, "
+                f"got {self.ceiling!r}"
+            )
         for name, rung in self.settings.items():
             if name not in PROFILES:
                 raise SpecError(
@@ -163,6 +174,7 @@ def load_study(task: str) -> StudySpec:
         about=str(raw["about"]).strip(),
         settings=_settings(task, raw.get("settings", {})),
         plans=_plans(task, raw.get("plans", True)),
+        ceiling=raw.get("ceiling"),
     )
 
 
