@@ -80,7 +80,7 @@ def lab(tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_a_chapter_opens_in_jupyterlab_as_a_notebook_and_runs(lab, tmp_path: Path):
+def test_a_chapter_opens_in_jupyterlab_as_a_notebook_and_runs(lab, tmp_path: Path, monkeypatch):
     base, token = lab
     status, page = _get(f"{base}/lab", token)
     assert status == 200 and b"JupyterLab" in page
@@ -91,19 +91,14 @@ def test_a_chapter_opens_in_jupyterlab_as_a_notebook_and_runs(lab, tmp_path: Pat
     params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
     assert 'profile = "laptop"' in params.source  # the chapter's own default
     params.source = params.source.replace('profile = "laptop"', 'profile = "smoke"')  # README
-    env = {DATA_ENV: str(tmp_path / "cache")}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)  # the kernel inherits the server's environment, as in JupyterLab
-    try:
-        NotebookClient(
-            nb,
-            kernel_name=nb.metadata["kernelspec"]["name"],
-            timeout=600,
-            resources={"metadata": {"path": str(REPO / "chapters")}},
-        ).execute()
-    finally:
-        for k, v in old.items():
-            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+    # the kernel inherits the server's environment, as in JupyterLab
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "cache"))
+    NotebookClient(
+        nb,
+        kernel_name=nb.metadata["kernelspec"]["name"],
+        timeout=600,
+        resources={"metadata": {"path": str(REPO / "chapters")}},
+    ).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     glued = {

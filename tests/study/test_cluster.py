@@ -202,12 +202,8 @@ def test_a_failing_unit_is_reported_and_the_rest_finish(data_root, tmp_path):
         0.0,
     )
     rows = cluster.run_stage([bad, good], "local", tmp_path / "jobs", SMOKE, 2, progress=False)
-    by = {r["unit"]: r for r in rows}
-    assert by["collect tworoom"]["status"] == "done" and good.cached
-    assert by["divide by zero"]["status"] == "failed"
-    assert "ZeroDivisionError" in by["divide by zero"]["error"]
-    log = by["divide by zero"]["log"]
-    assert os.path.isfile(log) and "ZeroDivisionError" in open(log).read()
+    assert_failed_unit_reported(rows)
+    assert good.cached
     blocked = cluster.run_stage(
         [after],
         "local",
@@ -278,3 +274,15 @@ def test_a_study_given_twice_stops_the_grid_before_any_work(tmp_path):
     with pytest.raises(cluster.GridError, match=r"study of tworoom is given more than once"):
         cluster.dry_run([spec, load_study("pusht"), spec], SMOKE)
     assert not (tmp_path / "jobs").exists()
+
+
+def assert_failed_unit_reported(rows: list[dict]) -> dict[str, dict]:
+    """The stage's rows by unit, after checking that the failing unit is reported with its log
+    while the good one finished (shared by the local-executor and SLURM tests)."""
+    by = {r["unit"]: r for r in rows}
+    assert by["collect tworoom"]["status"] == "done"
+    assert by["divide by zero"]["status"] == "failed"
+    assert "ZeroDivisionError" in by["divide by zero"]["error"]
+    log = by["divide by zero"]["log"]
+    assert os.path.isfile(log) and "ZeroDivisionError" in open(log).read()
+    return by

@@ -355,7 +355,8 @@ def setup_chapter(namespace: dict[str, Any], chapter: str) -> Profile:
     source = root / "chapters" / f"{chapter}.md"
     if not source.is_file():
         raise ChapterError(f"no chapter {chapter!r} at {source}")
-    defaults = parameters_of(jupytext.read(source))
+    nb = jupytext.read(source)
+    defaults = parameters_of(nb)
     given = {
         k: v
         for k, v in namespace.items()
@@ -369,7 +370,7 @@ def setup_chapter(namespace: dict[str, Any], chapter: str) -> Profile:
     profile = load_profile(given.get("profile", defaults["profile"]), overrides)
     use_profile_cache(profile.name)  # a kernel started by hand (JupyterLab) picks it too
     display(HTML(parameters_html({**defaults, **given}, defaults)))
-    glue("reading_minutes", reading_minutes(jupytext.read(source)), display=False)
+    glue("reading_minutes", reading_minutes(nb), display=False)
     return profile
 
 
