@@ -14,8 +14,9 @@ For each task, the ceiling (the simulator as the world model,
 * **projections**: ``pairs x plans per pair x sum over cells of (rollouts per replan x time
   per rollout)``, with the protocol's number of plans per pair (an upper bound: a pair stops
   at success, and one solved at the start plans nothing), for the five CEM tiers and for a
-  task study's grid (CEM at T1..T5, iCEM and MPPI at T1 and T3), for ``--pairs`` and for the
-  subset ``--subset``.
+  task study's grid (``study.grid.plan_cells`` under SCALE's protocol: CEM, iCEM, MPPI and MPPI
+  at swm's temperature at T1..T5), for ``--pairs`` and for the subset ``--subset``; the
+  studies' own rule (``study.grid.ceiling_rule_pairs``) uses the rollout time printed here.
 
 First, per task, **restore exactness**: the largest absolute difference between the states an
 environment reaches when stepped without interruption (``--check-steps`` behaviour-policy
@@ -40,12 +41,20 @@ from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.jobs import job_threads
 from jepa_geometry.planning.ceiling import simulate
 from jepa_geometry.planning.evaluator import evaluate_ceiling
-from jepa_geometry.planning.protocol import PROTOCOLS, draw_episode_set, make_protocol
+from jepa_geometry.planning.protocol import (
+    PROTOCOLS,
+    SCALE_PROTOCOL,
+    draw_episode_set,
+    make_protocol,
+)
 from jepa_geometry.planning.solver import TIERS, budget_tiers, solver_spec
 from jepa_geometry.profiles import PROFILES, load_profile
+from jepa_geometry.study.grid import plan_cells
 
-STUDY_CELLS = [("cem", t) for t in TIERS] + [(s, t) for s in ("icem", "mppi") for t in ("T1", "T3")]
-"""A task study's solver cells (``study.grid.plan_cells``), for the grid's projection."""
+STUDY_CELLS = [(c.solver, c.budget) for c in plan_cells([SCALE_PROTOCOL])]
+"""A task study's solver cells under SCALE's protocol (``study.grid.plan_cells``), for the
+projection of a ceiling over the whole grid (the studies plan it on CEM's five tiers only,
+``study.grid.ceiling_cells``)."""
 
 
 def rollouts_per_replan(profile, cells) -> int:

@@ -16,7 +16,6 @@ from jepa_geometry.planning.ceiling import (
     CEILING,
     SimulatorGoalCost,
     SimulatorPlanner,
-    ceiling_temperature,
     simulate,
 )
 from jepa_geometry.planning.evaluator import (
@@ -209,9 +208,10 @@ def test_ceiling_cell_is_cached_under_a_key_naming_the_arm(smoke, data) -> None:
 
 
 def test_mppi_temperature_is_rescaled_to_the_q_dimension(smoke) -> None:
-    assert ceiling_temperature(TASK, 2) == pytest.approx(mppi_temperature(TASK, 192) * 2 / 192)
+    """Without a study's temperature the ceiling's MPPI takes SCALE's T* at q_dim = 2."""
     cell = PlanningCell(TASK, CEILING, 0, smoke, "mppi", "T1")
-    assert cell.plan()[2].temperature == pytest.approx(ceiling_temperature(TASK, 2))
+    expected = mppi_temperature(TASK, 192) * 2 / 192
+    assert cell.plan()[2].temperature == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(
@@ -246,9 +246,12 @@ def test_the_grid_plans_the_ceiling_when_the_study_lists_it(smoke, data) -> None
 
     cells = [Cell("goal25_budget50", "cem", "T5"), Cell("goal25_budget50", "mppi", "T5")]
     tab = evaluate_ceiling_cells(TASK, smoke, cells, temperature=16.0, pairs=99, progress=False)
-    assert len(tab) == 2 * smoke.eval.episodes
-    assert (tab["arm"] == CEILING).all() and (tab["train_seed"] == -1).all()
+    assert len(tab) == 2 * 2 * smoke.eval.episodes  # the ceiling and the random policy
+    assert tab.groupby("arm").size().to_dict() == {CEILING: 8, "random": 8}
+    assert (tab["train_seed"] == -1).all()
     assert sorted(set(tab["solver"])) == ["cem", "mppi"]
+    top, rnd = tab[tab["arm"] == CEILING], tab[tab["arm"] == "random"]
+    assert list(top["episode"]) == list(rnd["episode"])  # the random policy on the same pairs
     assert ceiling_temperature(TASK, 16.0, smoke) == pytest.approx(16.0 * 2 / 32)
 
 

@@ -4,6 +4,8 @@ computations on synthetic studies."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -104,13 +106,14 @@ def test_scale_grid_and_contrasts_are_tier_means_of_the_same_units():
 def test_favour_count_counts_points_and_intervals():
     con = pd.DataFrame(
         {
-            "arm": ["scale"] * 4,
-            "diff": [0.05, 0.02, -0.01, -0.04],
-            "low": [0.01, -0.01, -0.03, -0.06],
-            "high": [0.09, 0.05, 0.01, -0.02],
+            "arm": ["scale"] * 5,
+            "solver": ["cem", "icem", "mppi_swm", "cem", "mppi"],
+            "diff": [0.05, 0.02, -0.01, -0.04, 0.3],
+            "low": [0.01, -0.01, -0.03, -0.06, 0.2],
+            "high": [0.09, 0.05, 0.01, -0.02, 0.4],
         }
     )
-    c = across.favour_count(con, "scale")
+    c = across.favour_count(con, "scale")  # MPPI at T* is not a cell of SCALE's main grid
     assert (c["cells"], c["point"], c["interval_above"], c["interval_below"]) == (4, 2, 1, 1)
     # SCALE's own text: "SCALE improves the success rate over LeWM on all 15 task-solver
     # averages" -- the reference file must say the same
@@ -196,13 +199,14 @@ def test_scale_overall_contrasts_and_their_wilcoxon_across_cells():
 
     st = _study(np.random.default_rng(2))
     table = across.scale_overall_table(across.Studies("smoke", {"reacher": st}, {}))
-    eps = st.episodes[st.episodes.arm != "random"]
+    # SCALE's cells: CEM, iCEM and MPPI at swm's T; the synthetic MPPI rows are at T*
+    eps = st.episodes[(st.episodes.arm != "random") & st.episodes.solver.isin(["cem", "icem"])]
     assert list(table.contrast) == ["scale − lewm", "aux − lewm", "scale − aux"]  # no dinowm arm
     cell = eps.groupby(["solver", "budget", "arm"])["success"].mean().unstack()
     for _, r in table.iterrows():
         a, b = r["contrast"].split(" − ")
         d = (cell[a] - cell[b]).to_numpy()
-        assert r["cells"] == 9 and r["diff (pp)"] == pytest.approx(100 * d.mean())
+        assert r["cells"] == 6 and r["diff (pp)"] == pytest.approx(100 * d.mean())
         assert r["Wilcoxon p"] == pytest.approx(scipy.stats.wilcoxon(d[d != 0]).pvalue)
         for col, ref_table in (
             ("diff, SCALE (pp)", "scale_success_overall_difference"),
@@ -280,3 +284,39 @@ def test_lens_questions_on_an_unselected_lambda_are_not_tested():
     assert list(t["reading"]) == [across.verdict.NOT_TESTED, "reproduced", "reproduced"]
     assert np.isnan(t["p (Holm)"].iloc[0]) and "family" not in t
     assert list(across.lens_table(q)["reading"]) == ["reproduced"] * 3  # nothing failed
+
+
+def test_ceiling_grid_sets_every_arm_on_the_ceiling_s_pairs():
+    rng = np.random.default_rng(3)
+    st = _study(rng)
+    cells = [("cem", b) for b in ("T1", "T2", "T3")]
+    pairs = [2, 5, 11, 17, 30]
+    top = pd.DataFrame(
+        [
+            (arm, -1, solver, budget, e, bool(rng.random() < (0.9 if arm == "ceiling" else 0.1)))
+            for arm in ("ceiling", "random")
+            for solver, budget in cells
+            for e in pairs
+        ],
+        columns=["arm", "train_seed", "solver", "budget", "episode", "success"],
+    ).assign(protocol="goal25_budget50")
+    grid = dataclasses.replace(st.grid, ceiling=top)
+    st = dataclasses.replace(st, grid=grid)
+    out = across.ceiling_grid(across.Studies("smoke", {"reacher": st}, {}))
+    by = out.set_index("arm")
+    assert list(out.arm) == ["ceiling", "lewm", "scale", "random"]
+    eps = st.episodes
+    for arm in ("lewm", "scale"):
+        sel = eps[(eps.arm == arm) & (eps.solver == "cem") & eps.episode.isin(pairs)]
+        assert by.loc[arm, "rate"] == pytest.approx(sel.success.mean())
+        assert (by.loc[arm, "pairs"], by.loc[arm, "seeds"]) == (5, 2)
+        # gap: the ceiling's tier mean per pair minus each seed's, averaged
+        c = top[top.arm == "ceiling"].groupby("episode").success.mean()
+        a = sel.groupby(["train_seed", "episode"]).success.mean()
+        expected = np.mean([c[e] - a[(s, e)] for s in (0, 1) for e in pairs])
+        assert by.loc[arm, "gap"] == pytest.approx(expected)
+        assert by.loc[arm, "gap_low"] <= expected <= by.loc[arm, "gap_high"]
+    assert by.loc["ceiling", "rate"] == pytest.approx(top[top.arm == "ceiling"].success.mean())
+    shown = across.ceiling_grid_display(out)
+    assert shown.loc[0, "task"] == "Reacher" and shown.loc[0, "pairs"] == 5
+    assert "ceiling - random (pp)" in shown.columns

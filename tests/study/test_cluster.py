@@ -18,6 +18,8 @@ from submitit.core.utils import JobPaths
 
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, Artifact, environ
 from jepa_geometry.book.pipeline import resolve_page, run_chapter
+from jepa_geometry.planning.protocol import make_protocol
+from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import load_profile, with_overrides
 from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import load_study
@@ -38,10 +40,18 @@ def test_dry_run_counts_and_costs_every_unit_without_building(data_root):
         ("collect", "collect"): 5,
         ("pretrain", "train"): 1,
         ("train", "train"): models,
-        ("plan", "plan"): models + 1,
+        ("plan", "plan"): models + 1 + 5,  # and the MPPI sweep, and one per ceiling cell
         ("plan", "measure"): models,
         ("mppi", "plan"): models,
     }
+    ceiling = units[units.unit.str.contains("ceiling")]
+    # the ceiling's cost: pairs x plans x rollouts per replan x the simulator's time per rollout
+    pairs = min(spec.ceiling, SMOKE.eval.episodes)
+    plans = make_protocol(SMOKE, spec.main_protocol).plans
+    rollouts = [s * i for s, i in budget_tiers(SMOKE).values()]
+    per_rollout = SMOKE.cluster.ceiling_rollout_ms["tworoom"] / 1e3
+    expected = [pairs * plans * r * per_rollout / 3600 for r in rollouts]
+    assert sorted(ceiling.hours) == pytest.approx(sorted(expected))
     train = units[units.stage == "train"]
     assert train.hours.tolist() == pytest.approx(
         [SMOKE.train.steps / SMOKE.cluster.train_steps_per_s / 3600] * models

@@ -16,11 +16,15 @@ from jepa_geometry.study.reference import reference_numbers
 
 def test_plan_cells_is_scales_solver_grid():
     cells = study.plan_cells(["goal100_budget150", "goal25_budget50"])
-    assert len(cells) == 2 * 3 * 5
+    assert len(cells) == 2 * 3 * 5 + 5  # MPPI at swm's T too, under SCALE's protocol only
     tiers = ("T1", "T2", "T3", "T4", "T5")  # every solver at SCALE's five tiers
-    assert {(c.solver, c.budget) for c in cells} == {
-        (s, t) for s in ("cem", "icem", "mppi") for t in tiers
-    }
+    for protocol, solvers in (
+        ("goal100_budget150", ("cem", "icem", "mppi")),
+        ("goal25_budget50", ("cem", "icem", "mppi", study.MPPI_SWM)),
+    ):
+        assert {(c.solver, c.budget) for c in cells if c.protocol == protocol} == {
+            (s, t) for s in solvers for t in tiers
+        }
     with pytest.raises(
         study.StudyError, match=r"unknown protocol.*valid: goal25_budget50, goal100_budget150"
     ):
@@ -161,18 +165,56 @@ def test_cell_jobs_list_every_cell_of_the_grid_longest_first():
     spec, prof = load_study("tworoom"), jg.load_profile("laptop")
     plain, mppi = cell_jobs(spec, prof, None), cell_jobs(spec, prof, 5.0)
     # independent count: 6 arms (DINO-WM included) x (CEM 5 tiers x 3 seeds + iCEM/MPPI 5 tiers
-    # x 1 seed under the main protocol, all 15 cells x 1 seed under the secondary one)
-    assert len(plain) + len(mppi) == 6 * (5 * 3 + 10 + 15) == 240
+    # x 1 seed under the main protocol, all 15 cells and MPPI at swm's T x 1 seed under the
+    # secondary one), and the ceiling's CEM at 5 tiers under the main protocol
+    assert len(plain) + len(mppi) == 6 * (5 * 3 + 10 + 15 + 5) + 5 == 275
     assert {j.solver for j in mppi} == {"mppi"}
     # every arm at the study's T*, except DINO-WM at its own 0.5 on the mean cost (0.5 D)
     d = prof.dinowm.token_grid**2 * 96  # the stand-in's 96 features per token
     assert all(j.temperature == (0.5 * d if j.arm == "dinowm" else 5.0) for j in mppi)
-    assert all(j.temperature is None and j.solver != "mppi" for j in plain)
+    swm = [j for j in plain if j.solver == "mppi"]  # swm's 0.5 for D = 192, scaled to our D
+    assert len(swm) == 6 * 5 and {j.protocol for j in swm} == {"goal25_budget50"}
+    shipped = 0.5 * prof.model.embed_dim / 192
+    assert all(j.temperature == (0.5 * d if j.arm == "dinowm" else shipped) for j in swm)
+    assert all(j.temperature is None for j in plain if j.solver != "mppi")
+    top = [j for j in plain if j.arm == "ceiling"]
+    assert [(j.solver, j.protocol, j.train_seed, j.pairs) for j in top] == [
+        ("cem", "goal100_budget150", -1, spec.ceiling)
+    ] * 5
     tiers = budget_tiers(prof)
     cost = [tiers[j.budget][0] * tiers[j.budget][1] for j in plain]
     assert cost == sorted(cost, reverse=True)
-    keys = {(j.arm, j.train_seed, j.protocol, j.solver, j.budget) for j in plain}
+    keys = {(j.arm, j.train_seed, j.protocol, j.solver, j.budget, j.temperature) for j in plain}
     assert len(keys) == len(plain)  # no cell twice
+    # a study whose gate failed plans only the ceiling
+    cube = load_study("cube")
+    assert not cube.plans
+    cube_jobs = cell_jobs(cube, cube.profile(prof), None)
+    assert {j.arm for j in cube_jobs} == {"ceiling"} and len(cube_jobs) == 5
+    assert cell_jobs(cube, cube.profile(prof), 5.0) == []
+
+
+def test_planning_cells_take_the_temperature_their_label_names():
+    from jepa_geometry.study.spec import load_study
+
+    prof = jg.load_profile("laptop")
+    spec = load_study("tworoom")
+    cell = study.Cell("goal25_budget50", "mppi", "T1")
+    with pytest.raises(study.StudyError, match=r"needs the study's MPPI temperature T\*, got None"):
+        study.planning_cell("tworoom", "lewm", 0, prof, cell, None)
+    with pytest.raises(study.StudyError, match=r"unknown solver 'gd'; valid: cem, icem, mppi, "):
+        study.planning_cell("tworoom", "lewm", 0, prof, study.Cell("p", "gd", "T1"), 5.0)
+    q_dim = 2  # Two-Room's q: the agent's position
+    top = study.planning_cell("tworoom", "ceiling", -1, prof, cell, 5.0, 39)
+    assert top.temperature == pytest.approx(5.0 * q_dim / prof.model.embed_dim)
+    swm = study.Cell("goal25_budget50", study.MPPI_SWM, "T1")
+    assert study.planning_cell("tworoom", "scale", 0, prof, swm, None).temperature == (
+        pytest.approx(0.5 * prof.model.embed_dim / 192)
+    )
+    assert study.ceiling_pairs(spec, prof) == spec.ceiling
+    assert study.ceiling_pairs(spec, jg.load_profile("smoke")) == min(
+        spec.ceiling, jg.load_profile("smoke").eval.episodes
+    )
 
 
 @pytest.mark.slow
@@ -187,14 +229,21 @@ def test_build_study_fills_the_cache_the_serial_grid_reads(data_root):
     spec = dataclasses.replace(load_study("tworoom"), arms=("lewm", "scale"))
     prof = jg.load_profile("smoke", {"train.steps": 4})
     stages = build_study(spec, prof, workers=2, progress=False)
-    assert list(stages.stage) == ["dataset", "models", "MPPI sweep + CEM/iCEM cells", "MPPI cells"]
+    assert list(stages.stage) == [
+        "dataset",
+        "models",
+        "MPPI sweep + other cells",
+        "MPPI cells at T*",
+    ]
     manifests = sorted(data_root.rglob("manifest.json"))
     grid = study.planning_grid(spec, prof, progress=False)
     assert sorted(data_root.rglob("manifest.json")) == manifests  # nothing rebuilt
-    assert len(grid.timing) == 2 * (5 + 10 + 15)  # one seed in smoke: every cell once per arm
+    assert len(grid.timing) == 2 * (5 + 10 + 15 + 5)  # one seed in smoke: every cell once per arm
+    assert len(grid.ceiling) and set(grid.ceiling["arm"]) == {"ceiling", "random"}
     times = build_times(spec, prof).set_index("stage")
     sweep = len(study.mppi_sweep_jobs("tworoom", prof))
-    assert list(times.jobs) == [1, 2, sweep + 2 * 20, 2 * 10, 1 + 2 + sweep + 2 * 30]
+    # per arm 25 cells need no T* (CEM, iCEM, MPPI at swm's T) and 10 do; the ceiling's 5
+    assert list(times.jobs) == [1, 2, sweep + 2 * 25 + 5, 2 * 10, 1 + 2 + sweep + 2 * 35 + 5]
     assert (times.job_seconds > 0).all() and (times.wall_seconds >= 0).all()
     assert times.loc["total", "wall_seconds"] >= times.loc["models", "wall_seconds"]
 

@@ -5,6 +5,13 @@ import dataclasses
 import pytest
 
 from jepa_geometry.profiles import load_profile
+from jepa_geometry.study.grid import (
+    CEILING_BUDGET_S,
+    CEILING_MIN_PAIRS,
+    StudyError,
+    ceiling_rule_pairs,
+    ceiling_seconds_per_pair,
+)
 from jepa_geometry.study.spec import SpecError, available_studies, load_study
 
 
@@ -72,6 +79,28 @@ def test_seeds_outside_the_profile_are_refused():
     ) == [0]
 
 
-def test_a_study_may_list_the_ceiling_and_none_of_the_shipped_ones_does():
-    assert all(load_study(t).ceiling is None for t in available_studies())
-    assert dataclasses.replace(load_study("tworoom"), ceiling=50).ceiling == 50
+def test_every_study_plans_the_ceiling_on_the_pairs_its_rule_gives_at_laptop():
+    """The study files' pairs are the rule's (cost within the budget, at least the minimum),
+    recomputed here from the cost model: 15 min of one core over the ceiling's CEM cells."""
+    laptop = load_profile("laptop")
+    for task in available_studies():
+        spec = load_study(task)
+        p = spec.profile(laptop)
+        per_pair = ceiling_seconds_per_pair(spec, p)
+        assert spec.ceiling == ceiling_rule_pairs(spec, p)
+        assert spec.ceiling == CEILING_MIN_PAIRS or spec.ceiling * per_pair <= CEILING_BUDGET_S
+        assert spec.ceiling == CEILING_MIN_PAIRS or (spec.ceiling + 1) * per_pair > CEILING_BUDGET_S
+    # per pair: plans x (samples x iterations) summed over the five CEM tiers x ms per rollout
+    tworoom = load_study("tworoom")
+    rollouts = sum(s * i for s, i in laptop.plan.tiers.values())
+    plans = 150 // 25  # Two-Room's main protocol: budget 150 steps, a plan every 25 (5 x 5)
+    expected = plans * rollouts * laptop.cluster.ceiling_rollout_ms["tworoom"] / 1e3
+    assert ceiling_seconds_per_pair(tworoom, laptop) == pytest.approx(expected)
+
+
+def test_a_ceiling_cost_without_the_task_s_measurement_stops_with_one_line():
+    laptop = load_profile("laptop")
+    cluster = dataclasses.replace(laptop.cluster, ceiling_rollout_ms={"cube": 79.5})
+    bad = dataclasses.replace(laptop, cluster=cluster)
+    with pytest.raises(StudyError, match=r"no entry for 'tworoom'; it has: cube$"):
+        ceiling_seconds_per_pair(load_study("tworoom"), bad)

@@ -625,3 +625,63 @@ def test_a_verdict_table_shows_claim_and_verdict_first():
     assert list(styler.data.columns[:2]) == ["claim", "verdict"]
     html = styler.to_html()
     assert "0.0123" in html and "#c7e9c0" in html and "font-style: italic" in html
+
+
+def _ceiling_frames():
+    """Two learned seeds on 6 pairs, the ceiling and the random policy on pairs 1, 3, 4."""
+    cell = {"protocol": "p", "solver": "cem", "budget": "T1"}
+    lewm = [[1, 0, 0, 1, 0, 1], [0, 0, 1, 1, 0, 0]]  # seed x episode
+    rows = [
+        {**cell, "arm": "lewm", "train_seed": s, "episode": e, "success": bool(v)}
+        for s, outcomes in enumerate(lewm)
+        for e, v in enumerate(outcomes)
+    ]
+    episodes = pd.DataFrame(rows)
+    top = {1: 1, 3: 1, 4: 0}
+    rnd = {1: 0, 3: 0, 4: 0}
+    ceiling = pd.DataFrame(
+        [
+            {**cell, "arm": arm, "train_seed": -1, "episode": e, "success": bool(v)}
+            for arm, outcomes in (("ceiling", top), ("random", rnd))
+            for e, v in outcomes.items()
+        ]
+    )
+    return episodes, ceiling
+
+
+def test_ceiling_table_sets_the_arms_on_the_ceiling_s_pairs_and_pairs_the_gap():
+    episodes, ceiling = _ceiling_frames()
+    t = tables.planning.ceiling_table(episodes, ceiling, arms=("lewm", "scale", "random"))
+    by = t.set_index("arm")
+    assert list(t["arm"]) == ["ceiling", "lewm", "random"]  # scale planned nothing here
+    assert by.loc["ceiling", "rate"] == pytest.approx(2 / 3)
+    # lewm on pairs 1, 3, 4 only: seed 0 -> 0, 1, 0; seed 1 -> 0, 1, 0
+    assert by.loc["lewm", "rate"] == pytest.approx(2 / 6)
+    assert (by.loc["lewm", "pairs"], by.loc["lewm", "seeds"]) == (3, 2)
+    # per (seed, pair) ceiling - lewm: (1-0, 1-1, 0-0) for both seeds -> mean 1/3
+    assert by.loc["lewm", "gap"] == pytest.approx(1 / 3)
+    assert by.loc["lewm", "gap_low"] <= 1 / 3 <= by.loc["lewm", "gap_high"]
+    assert by.loc["random", "gap"] == pytest.approx(2 / 3)
+    assert np.isnan(by.loc["ceiling", "gap"])
+    shown = tables.planning.ceiling_display(t)
+    assert list(shown.columns[:3]) == ["solver", "budget", "pairs"]
+    assert shown.loc[0, "ceiling - lewm (pp)"].startswith("33.3 [")
+    words = tables.planning.ceiling_sentence(t)
+    assert "CEM at T1 reaches 66.7 [" in words and "of 3 pairs" in words
+    assert "`lewm` reaches 33.3 [" in words
+
+
+def test_a_study_without_a_ceiling_gives_an_empty_ceiling_table():
+    episodes, _ = _ceiling_frames()
+    t = tables.planning.ceiling_table(episodes, pd.DataFrame())
+    assert t.empty and "gap" in t.columns
+    assert tables.planning.ceiling_sentence(t) == "the study has no ceiling"
+
+
+def test_without_learned_rows_the_ceiling_is_read_against_the_random_policy():
+    episodes, ceiling = _ceiling_frames()
+    t = tables.planning.ceiling_table(episodes.iloc[0:0], ceiling)
+    assert list(t["arm"]) == ["ceiling", "random"]
+    words = tables.planning.ceiling_sentence(t)
+    assert "no learned model planned them, and the random policy reaches 0.0 [" in words
+    assert words.endswith("points below the ceiling") and "66.7 [" in words

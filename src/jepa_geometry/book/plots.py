@@ -22,6 +22,7 @@ from matplotlib.patches import Circle
 from jepa_geometry.analysis import landscape
 from jepa_geometry.artifacts import atomic_path, data_root
 from jepa_geometry.envs import task_title
+from jepa_geometry.study.grid import GRID_SOLVERS, SOLVER_NAMES
 from jepa_geometry.theory.linear_gaussian import quadratic_form_grid
 
 _FIG_ID = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -475,7 +476,7 @@ def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
     (``arm == "random"``) is drawn as a grey band when present.
     """
     t = table[table["protocol"] == protocol]
-    solvers = [s for s in ("cem", "icem", "mppi") if s in set(t["solver"])]
+    solvers = [s for s in GRID_SOLVERS if s in set(t["solver"])]
     fig, axes = plt.subplots(
         len(solvers),
         1,
@@ -510,7 +511,7 @@ def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
                 label=m,
             )
         ax.set_xticks(range(len(budgets)), budgets)
-        ax.set_title(solver.upper() if solver != "icem" else "iCEM", fontsize=10)
+        ax.set_title(SOLVER_NAMES[solver], fontsize=10)
         ax.set_ylabel("success (%)")
     axes[-1, 0].set_xlabel("budget tier")
     handles, labels = axes[0, 0].get_legend_handles_labels()
@@ -522,8 +523,10 @@ def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
 def plot_paired(paired, protocol: str, arms: list[str]) -> plt.Figure:
     """Forest plot: each arm minus the baseline per cell, with paired 95 % CIs."""
     t = paired[paired["protocol"] == protocol].copy()
-    t["cell"] = t["solver"].str.upper().str.replace("ICEM", "iCEM") + " " + t["budget"]
-    cells = list(dict.fromkeys(t.sort_values(["solver", "budget"])["cell"]))
+    t["cell"] = t["solver"].map(SOLVER_NAMES) + " " + t["budget"]
+    order = {s: i for i, s in enumerate(GRID_SOLVERS)}
+    t = t.sort_values(["solver", "budget"], key=lambda c: c.map(order) if c.name == "solver" else c)
+    cells = list(dict.fromkeys(t["cell"]))
     arms = [m for m in arms if m in set(t["arm"])]
     fig, ax = plt.subplots(figsize=(6.4, 0.35 * len(cells) * len(arms) / 2 + 1.5))
     palette = dict(zip(arms, sns.color_palette("colorblind", len(arms)), strict=True))
@@ -738,7 +741,7 @@ def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
     ``grid`` is :func:`jepa_geometry.study.across.scale_grid` output.
     """
     tasks = list(dict.fromkeys(grid["task"]))
-    solvers = [s for s in ("cem", "icem", "mppi") if s in set(grid["solver"])]
+    solvers = [s for s in GRID_SOLVERS if s in set(grid["solver"])]
     arms = [a for a in dict.fromkeys(grid["arm"]) if a != "random"]
     palette = _arm_palette(arms)
     fig, axes = plt.subplots(
@@ -772,7 +775,7 @@ def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
                     ax.plot(x, r.paper, "D", mfc="none", mec=palette[arm], ms=6)
             ax.set_xticks(range(len(arms)), arms, rotation=45, ha="right", fontsize=8)
             if i == 0:
-                ax.set_title(solver.upper() if solver != "icem" else "iCEM")
+                ax.set_title(SOLVER_NAMES[solver])
             if j == 0:
                 ax.set_ylabel(f"{task_title(task)}\nsuccess (%)")
     handles = [
@@ -800,7 +803,7 @@ def plot_contrast_forest(contrasts: pd.DataFrame) -> plt.Figure:
     """
     arms = list(dict.fromkeys(contrasts["arm"]))
     rows = list(dict.fromkeys(zip(contrasts.task, contrasts.solver, strict=True)))
-    labels = [f"{task_title(t)} {s.upper() if s != 'icem' else 'iCEM'}" for t, s in rows]
+    labels = [f"{task_title(t)} {SOLVER_NAMES[s]}" for t, s in rows]
     palette = _arm_palette(arms)
     ncols = min(len(arms), 2)
     nrows = -(-len(arms) // ncols)

@@ -37,7 +37,6 @@ from jepa_geometry.planning.solver import (
     Plan,
     PlanningError,
     SolverSpec,
-    mppi_temperature,
 )
 
 CEILING = "ceiling"
@@ -56,15 +55,6 @@ def simulate(task: Task, state: np.ndarray, actions: np.ndarray) -> np.ndarray:
     for a in np.asarray(actions, dtype=np.float32):
         task.step(a)
     return task.get_state()
-
-
-def ceiling_temperature(task: str, q_dim: int) -> float:
-    """MPPI temperature of the ceiling: SCALE's ``T*`` rescaled to the cost's dimension,
-    ``T* · q_dim / 192``. The learned arms' ``T*`` is rescaled by ``D / 192`` because the summed
-    cost of a whitened latent grows linearly with its dimension; standardized q has unit
-    variance per coordinate, so the same rule with ``q_dim`` puts the ceiling's softmax at the
-    same sharpness relative to its cost's spread."""
-    return mppi_temperature(task, q_dim)
 
 
 class SimulatorGoalCost:
@@ -177,6 +167,5 @@ __all__ = [
     "CEILING_COST",
     "SimulatorGoalCost",
     "SimulatorPlanner",
-    "ceiling_temperature",
     "simulate",
 ]

@@ -51,13 +51,18 @@ from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval, format_rate
 from jepa_geometry.study import claims, tables, verdict
 from jepa_geometry.study.claims import ALL_TASKS, INTERACTION_ARM
-from jepa_geometry.study.grid import PlanningGrid, planning_grid, success_table
+from jepa_geometry.study.grid import (
+    GRID_SOLVERS,
+    PAPER_SOLVER,
+    SOLVER_NAMES,
+    PlanningGrid,
+    planning_grid,
+    success_table,
+)
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE, StudySpec, available_studies, load_study
 from jepa_geometry.wm.arms import arm_weights
 
-SOLVERS: tuple[str, ...] = ("cem", "icem", "mppi")
-SOLVER_NAMES = {"cem": "CEM", "icem": "iCEM", "mppi": "MPPI"}
 CONTRAST_ARMS: tuple[str, ...] = (
     "scale",
     "aux",
@@ -195,7 +200,7 @@ def _tier_means(studies: Studies, protocol: str) -> Iterator[tuple[str, str, pd.
     for task in studies.planned:
         st = studies.studies[task]
         if protocol in st.spec.protocols:
-            for solver in SOLVERS:
+            for solver in GRID_SOLVERS:
                 yield task, solver, _tier_mean(st.episodes, protocol, solver)
 
 
@@ -204,13 +209,23 @@ def _paper_value(table: str, task: str, arm: str, **filters: str) -> float:
     return float(ref["value"].mean()) if len(ref) else float("nan")
 
 
+def _scale_solver_value(task: str, arm: str, solver: str) -> float:
+    """SCALE's per-solver mean for our ``solver`` label at the same temperature: its main grid
+    (:data:`~jepa_geometry.study.grid.PAPER_SOLVER`), or its ``T*`` table for our MPPI at
+    ``T*``."""
+    if solver == "mppi":
+        return _paper_value("scale_success_mppi_tuned", task, arm)
+    return _paper_value("scale_success_per_solver", task, arm, solver=PAPER_SOLVER[solver])
+
+
 def scale_grid(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:
     """SCALE's main grid: per task x solver x arm, success averaged over the budget tiers
     (SCALE's per-solver mean), with a 95 % interval (bootstrap over training seeds and pairs of
     the tier means) and SCALE's value (percent; NaN where it reports none).
 
-    Columns: task, solver, arm, rate, low, high, seeds, pairs, paper. Our MPPI runs at each
-    study's T*, SCALE's main grid at its shipped temperature (its T* table is
+    Columns: task, solver, arm, rate, low, high, seeds, pairs, paper. SCALE's main grid plans
+    MPPI at swm's shipped temperature: its values sit beside our ``mppi_swm`` rows, and its
+    ``T*`` table's beside our ``mppi`` rows at the study's ``T*`` (also
     :func:`mppi_tstar_table`).
     """
     rows = []
@@ -222,7 +237,7 @@ def scale_grid(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame
                 .to_numpy(float)
             )
             lo, hi = bootstrap_interval(m if len(m) > 1 else m[0])
-            paper = _paper_value("scale_success_per_solver", task, arm, solver=solver)
+            paper = _scale_solver_value(task, arm, solver)
             rows.append(
                 {
                     "task": task,
@@ -251,9 +266,9 @@ def scale_contrasts(
     for task, solver, tm in _tier_means(studies, protocol):
         for arm in [a for a in arms if a in set(tm["arm"])]:
             ev = verdict.paired_unit_evidence(tm, arm, BASELINE, "success", "episode")
-            paper = _paper_value(
-                "scale_success_per_solver", task, arm, solver=solver
-            ) - _paper_value("scale_success_per_solver", task, BASELINE, solver=solver)
+            paper = _scale_solver_value(task, arm, solver) - _scale_solver_value(
+                task, BASELINE, solver
+            )
             rows.append(
                 {
                     "task": task,
@@ -274,8 +289,10 @@ def scale_contrasts(
 def favour_count(contrasts: pd.DataFrame, arm: str = "scale") -> dict[str, Any]:
     """SCALE's headline count for ``arm`` - LeWM: of the task x solver averages, how many
     favour ``arm`` in SCALE's table, in ours by the point estimate, and in ours with the whole
-    95 % interval above zero (and below zero)."""
-    ours = contrasts[contrasts["arm"] == arm]
+    95 % interval above zero (and below zero). Ours are counted on SCALE's footing: its main
+    grid's solvers at its temperatures (:data:`~jepa_geometry.study.grid.PAPER_SOLVER`; our
+    MPPI at ``T*`` is not one of its cells)."""
+    ours = contrasts[(contrasts["arm"] == arm) & contrasts["solver"].isin(list(PAPER_SOLVER))]
     ref = reference_numbers(table="scale_success_per_solver")
     wide = ref.pivot_table(index=["task", "solver"], columns="arm", values="value")
     paper = wide[arm] - wide[BASELINE] if arm in wide else pd.Series(dtype=float)
@@ -343,11 +360,90 @@ def scale_tier_table(
                 if arm in g.index:
                     r = g.loc[arm]
                     row[f"{arm} (%)"] = format_rate(r.rate, r.low, r.high)
-                    row[f"{arm}, SCALE (%)"] = _paper_value(
-                        "scale_success_per_tier", task, arm, solver=solver, tier=tier
+                    row[f"{arm}, SCALE (%)"] = (
+                        _paper_value(
+                            "scale_success_per_tier",
+                            task,
+                            arm,
+                            solver=PAPER_SOLVER[solver],
+                            tier=tier,
+                        )
+                        if solver in PAPER_SOLVER
+                        else np.nan
                     )
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+CEILING_ACROSS_ARMS: tuple[str, ...] = ("lewm", "scale", "random")
+
+
+def ceiling_grid(studies: Studies, arms: Sequence[str] = CEILING_ACROSS_ARMS) -> pd.DataFrame:
+    """The ceiling on every task (planned or not): CEM success averaged over the five tiers of
+    the study's main protocol (SCALE's per-solver mean) for the simulator as the model and for
+    ``arms`` **on the ceiling's pairs**, each with a 95 % interval (bootstrap over training
+    seeds and pairs of the tier means), and the gap ``ceiling - arm`` with the same bootstrap
+    of its per (seed, pair) differences (the ceiling's one outcome per pair against each
+    seed's).
+
+    Columns: task, protocol, arm, rate, low, high, seeds, pairs, gap, gap_low, gap_high (gap
+    NaN on the ceiling's rows). A task without a ceiling has no rows; an arm that did not plan
+    (a failed gate) has none either.
+    """
+    cols = ["task", "protocol", "arm", "rate", "low", "high", "seeds", "pairs"]
+    cols += ["gap", "gap_low", "gap_high"]
+    rows = []
+    for task, st in studies.studies.items():
+        top = st.grid.ceiling
+        if top.empty:
+            continue
+        protocol = st.spec.main_protocol
+        pairs = set(top.loc[top["arm"] == "ceiling", "episode"])
+        both = pd.concat([st.episodes, top], ignore_index=True)
+        both = both[both["episode"].isin(pairs)].drop_duplicates(
+            ["arm", "train_seed", "protocol", "solver", "budget", "episode"]
+        )
+        tm = _tier_mean(both, protocol, "cem")
+        best = tm[tm["arm"] == "ceiling"].sort_values("episode")["success"].to_numpy(float)
+        for arm in ["ceiling", *arms]:
+            t = tm[tm["arm"] == arm]
+            if t.empty:
+                continue
+            m = t.pivot(index="train_seed", columns="episode", values="success").to_numpy(float)
+            lo, hi = bootstrap_interval(m if len(m) > 1 else m[0])
+            gap = (np.nan, np.nan, np.nan)
+            if arm != "ceiling":
+                d = best[None, :] - m
+                gap = (float(d.mean()), *bootstrap_interval(d if len(d) > 1 else d[0]))
+            rows.append(
+                {
+                    "task": task,
+                    "protocol": protocol,
+                    "arm": arm,
+                    "rate": float(m.mean()),
+                    "low": lo,
+                    "high": hi,
+                    "seeds": len(m),
+                    "pairs": m.shape[1],
+                    **dict(zip(("gap", "gap_low", "gap_high"), gap, strict=True)),
+                }
+            )
+    return pd.DataFrame(rows, columns=cols)
+
+
+def ceiling_grid_display(grid: pd.DataFrame) -> pd.DataFrame:
+    """:func:`ceiling_grid` as the page shows it: one row per task (its main protocol and the
+    ceiling's pairs), per arm the tier-mean success with its interval, and each arm's gap to
+    the ceiling in points."""
+    out = []
+    for task, g in grid.groupby("task", sort=False):
+        row: dict[str, Any] = {
+            "task": task_title(task),
+            "protocol": g["protocol"].iloc[0],
+            "pairs": int(g["pairs"].max()),
+        }
+        out.append({**row, **tables.planning.ceiling_columns(g)})
+    return pd.DataFrame(out)
 
 
 def mppi_tstar_table(
@@ -801,8 +897,14 @@ SCALE_CONTRASTS: tuple[tuple[str, str], ...] = (
 
 def _cell_means(episodes: pd.DataFrame, protocol: str) -> pd.DataFrame:
     """Success per (solver, tier) cell x arm under ``protocol``, pooled over the seeds and
-    pairs the cell planned (wide: one column per arm, the random floor left out)."""
-    t = episodes[(episodes["protocol"] == protocol) & (episodes["arm"] != "random")]
+    pairs the cell planned (wide: one column per arm, the random floor left out), on SCALE's
+    cells: its main grid's solvers at its temperatures
+    (:data:`~jepa_geometry.study.grid.PAPER_SOLVER`; our MPPI at ``T*`` is not one)."""
+    t = episodes[
+        (episodes["protocol"] == protocol)
+        & (episodes["arm"] != "random")
+        & episodes["solver"].isin(list(PAPER_SOLVER))
+    ]
     return t.pivot_table(index=["solver", "budget"], columns="arm", values="success")
 
 
@@ -925,7 +1027,10 @@ def training_seed_table(
         if solver not in solvers:
             continue
         ref = reference_numbers(
-            allow_empty=True, table="scale_success_training_seeds", task=task, solver=solver
+            allow_empty=True,
+            table="scale_success_training_seeds",
+            task=task,
+            solver=PAPER_SOLVER[solver],
         )
         for arm in [a for a in arms if a in set(tm["arm"])]:
             per_seed = 100 * tm[tm["arm"] == arm].groupby("train_seed")["success"].mean()

@@ -8,8 +8,9 @@ in four stages:
 
 1. the dataset (its collector has its own worker processes);
 2. every (arm, training seed) model;
-3. the MPPI temperature sweep and every CEM / iCEM cell, longest first;
-4. the MPPI cells, once the sweep has fixed the temperature.
+3. the MPPI temperature sweep and every cell that needs no sweep (CEM, iCEM, MPPI at swm's
+   shipped temperature; the ceiling's among them), longest first;
+4. the MPPI cells at ``T*``, once the sweep has fixed it.
 
 Every job is an ordinary cached build, so the numbers are those a serial run produces (each
 job runs with the same thread count either way), an interrupted build resumes, and two jobs
@@ -27,13 +28,16 @@ import pandas as pd
 from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, run_parallel
+from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.grid import (
-    arm_temperature,
+    ceiling_cells,
+    ceiling_pairs,
     check_study_arms,
     grid_parts,
     mppi_sweep_jobs,
+    planning_cell,
     select_mppi_temperature,
 )
 from jepa_geometry.study.spec import StudySpec
@@ -52,31 +56,24 @@ def _evaluate(cell: PlanningCell) -> float:
 
 
 def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> list[PlanningCell]:
-    """The planning cells of the study's grid, one per (training seed, arm, cell).
+    """The planning cells of the study's grid, one per (training seed, arm, cell) when the
+    study plans, and the ceiling's (:func:`~jepa_geometry.study.grid.ceiling_cells`, on
+    :func:`~jepa_geometry.study.grid.ceiling_pairs` pairs) when it has one.
 
-    ``temperature=None`` lists the CEM and iCEM cells (which need no temperature); a number
-    lists the MPPI cells at that temperature. Sorted by rollouts per plan, largest first, so
-    the longest jobs start first and the pool ends with short ones.
+    ``temperature=None`` lists the cells that need no MPPI sweep (CEM, iCEM, and MPPI at swm's
+    shipped temperature); a number lists the MPPI cells at that ``T*``. Sorted by rollouts per
+    plan, largest first, so the longest jobs start first and the pool ends with short ones.
     """
     jobs = []
-    for cells, seeds in grid_parts(spec, profile):
+    for cells, seeds in grid_parts(spec, profile) if spec.plans else []:
+        mine = [c for c in cells if (c.solver == "mppi") == (temperature is not None)]
         for seed in seeds:
             for arm in check_study_arms(spec.arms):
-                for c in cells:
-                    if (c.solver == "mppi") != (temperature is not None):
-                        continue
-                    jobs.append(
-                        PlanningCell(
-                            spec.task,
-                            arm,
-                            seed,
-                            profile,
-                            solver=c.solver,
-                            budget=c.budget,
-                            protocol=c.protocol,
-                            temperature=arm_temperature(arm, temperature, profile),
-                        )
-                    )
+                jobs += [planning_cell(spec.task, arm, seed, profile, c, temperature) for c in mine]
+    pairs = ceiling_pairs(spec, profile)
+    if pairs is not None and temperature is None:
+        cells = ceiling_cells(spec)
+        jobs += [planning_cell(spec.task, CEILING, -1, profile, c, None, pairs) for c in cells]
     return sorted(jobs, key=lambda j: -j.rollouts())
 
 
@@ -128,14 +125,14 @@ def build_times(spec: StudySpec, profile: Profile) -> pd.DataFrame:
     stages = {
         "dataset": [dataset_artifact(task, profile).manifest()],
         "models": models,
-        "MPPI sweep + CEM/iCEM cells": cells(plain),
-        "MPPI cells": cells(mppi),
+        "MPPI sweep + other cells": cells(plain),
+        "MPPI cells at T*": cells(mppi),
     }
     rows, spans = [], []
     for name, manifests in stages.items():
         first, last, work = _span(manifests)
         spans.append((first, last))
-        jobs = {"MPPI sweep + CEM/iCEM cells": len(plain), "MPPI cells": len(mppi)}.get(
+        jobs = {"MPPI sweep + other cells": len(plain), "MPPI cells at T*": len(mppi)}.get(
             name, len(manifests)
         )
         rows.append(
@@ -177,7 +174,7 @@ def build_study(
         (spec.task, m, s, profile) for s in profile.seeds.train for m in check_study_arms(spec.arms)
     ]
     sweep = mppi_sweep_jobs(spec.task, profile, protocol=spec.main_protocol) if spec.plans else []
-    first = [(j,) for j in sweep + cell_jobs(spec, profile, None)] if spec.plans else []
+    first = [(j,) for j in sweep + cell_jobs(spec, profile, None)]
     # the frames are loaded only for work that needs them: a study whose models and cells are
     # all cached (as in the evidence tree, which has no frames) loads no dataset
     needed = not dataset_artifact(spec.task, profile).exists()
@@ -198,10 +195,8 @@ def build_study(
             preload=SIMULATOR_PRELOAD,
         ),
     )
-    if not spec.plans:  # a task whose gate failed: its models are measured, never planned
-        return pd.DataFrame(rows)
     stage(
-        "MPPI sweep + CEM/iCEM cells",
+        "MPPI sweep + other cells",
         len(first),
         lambda: run_parallel(
             _evaluate,
@@ -213,12 +208,14 @@ def build_study(
             preload=SIMULATOR_PRELOAD,
         ),
     )
+    if not spec.plans:  # a task whose gate failed: its models are measured, only the ceiling
+        return pd.DataFrame(rows)  # plans
     temperature, _ = select_mppi_temperature(
         spec.task, profile, protocol=spec.main_protocol, progress=False
     )
     mppi = [(j,) for j in cell_jobs(spec, profile, temperature)]
     stage(
-        "MPPI cells",
+        "MPPI cells at T*",
         len(mppi),
         lambda: run_parallel(
             _evaluate,

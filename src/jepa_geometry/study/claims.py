@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.envs import task_title
+from jepa_geometry.study.grid import MPPI_SWM, PAPER_SOLVER, SOLVER_NAMES
 from jepa_geometry.study.reference import paper_tasks, reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.verdict import (
@@ -68,7 +69,6 @@ overhead, not the noise of a shared machine."""
 COMBINED = "scale+anisowm"
 INTERACTION_ARM = "both + base"  # the left side of an interaction contrast (interaction_table)
 LENS = "ours (cross-lens)"
-SOLVER_NAMES = {"cem": "CEM", "icem": "iCEM", "mppi": "MPPI"}
 
 # Where each kind of evidence is measured in the book (chapter, section).
 PLANNING = "chapter 6 ({title} planning), section 'Planning every cell'"
@@ -829,7 +829,7 @@ ACROSS_CLAIMS: tuple[AcrossSpec, ...] = (
         "scale",
         "lewm",
         EVERY,
-        solvers=("cem", "icem", "mppi"),
+        solvers=("cem", "icem", MPPI_SWM),  # its main grid's MPPI is at swm's temperature
     ),
     AcrossSpec(
         "SCALE",
@@ -873,7 +873,9 @@ def _across_cells(
                 continue
             t = tier_mean_success(eps, m.code_protocol, solver, budgets)
             ev = paired_unit_evidence(t, spec.a, spec.b, "success", "episode")
-            keys = (("solver", solver),) + ((("tier", spec.tier),) if spec.tier else ())
+            keys = (("solver", PAPER_SOLVER[solver]),) + (
+                (("tier", spec.tier),) if spec.tier else ()
+            )
             paper = paper_value(PaperNumber(spec.table, keys, 0.01), task, spec.a, spec.b)
             cells.append((task, solver, ev, paper))
     return cells

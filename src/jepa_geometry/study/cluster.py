@@ -12,7 +12,8 @@ five **stages** in order, each waiting for the previous one:
 2. ``pretrain``: DINO-WM's stand-in encoder, once for every study that needs it (nothing when
    no study trains ``dinowm``, or when its encoder is DINOv2's file);
 3. ``train``: every (task, arm, seed) model;
-4. ``plan``: every model's CEM and iCEM cells, each task's MPPI sweep (baseline, validation
+4. ``plan``: every model's cells that need no MPPI sweep (CEM, iCEM, MPPI at swm's shipped
+   temperature), the ceiling's cells (one job each), each task's MPPI sweep (baseline, validation
    pairs) and every model's geometry;
 5. ``mppi``: every model's MPPI cells at the temperature the sweep chose (so these units are
    known only once stage 4 has run).
@@ -52,6 +53,7 @@ from jepa_geometry.artifacts import Artifact, NotCached, cache_only
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, default_workers, job_threads, progress_bar
+from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.protocol import make_protocol
 from jepa_geometry.planning.solver import budget_tiers
@@ -163,11 +165,15 @@ def train_hours(profile: Profile) -> float:
 def cell_hours(cell: PlanningCell) -> float:
     """Estimated hours of one planning cell: pairs x plans per pair x seconds per plan, the
     profile's ``plan_seconds`` (at tier T1) scaled by the tier's rollouts (samples x
-    iterations) relative to T1."""
+    iterations) relative to T1; for the ceiling, its rollouts x the simulator's seconds per
+    rollout (``ceiling_rollout_ms``), on its subset of pairs."""
     p = cell.profile
     samples, iterations = budget_tiers(p)["T1"]
-    per_plan = p.cluster.plan_seconds * cell.rollouts() / (samples * iterations)
-    pairs = cell.episodes or p.eval.episodes
+    if cell.arm == CEILING:
+        per_plan = cell.rollouts() * p.cluster.ceiling_rollout_ms[cell.task] / 1e3
+    else:
+        per_plan = p.cluster.plan_seconds * cell.rollouts() / (samples * iterations)
+    pairs = cell.pairs or cell.episodes or p.eval.episodes
     return pairs * make_protocol(p, cell.protocol).plans * per_plan / 3600
 
 
@@ -180,8 +186,13 @@ def _cell_outputs(cells: list[PlanningCell]) -> tuple[Artifact, ...]:
 
 
 def _plan_unit(stage: str, label: str, cells: list[PlanningCell]) -> Unit:
+    """One job planning ``cells`` of one model (or of the ceiling, which needs no model)."""
     c = cells[0]
-    model = world_model_artifact(c.task, c.arm, c.train_seed, c.profile)
+    data = dataset_artifact(c.task, c.profile)
+    if c.arm == CEILING:
+        inputs: tuple[Artifact, ...] = (data,)
+    else:
+        inputs = (world_model_artifact(c.task, c.arm, c.train_seed, c.profile), data)
     return Unit(
         stage,
         "plan",
@@ -190,9 +201,24 @@ def _plan_unit(stage: str, label: str, cells: list[PlanningCell]) -> Unit:
         PlanCells(),
         (cells,),
         _cell_outputs(cells),
-        (model, dataset_artifact(c.task, c.profile)),
+        inputs,
         sum(cell_hours(x) for x in cells),
     )
+
+
+def _plan_units(stage: str, task: str, cells: list[PlanningCell], suffix: str = "") -> list[Unit]:
+    """The jobs planning ``cells``: one per model, and one per ceiling cell (the simulator's
+    cells are the slowest, so each is a job of its own)."""
+    units = []
+    for (arm, s), group in _per_model(cells).items():
+        if arm == CEILING:
+            units += [
+                _plan_unit(stage, f"plan {task} {CEILING} {c.protocol} {c.solver} {c.budget}", [c])
+                for c in group
+            ]
+        else:
+            units.append(_plan_unit(stage, f"plan {task} {arm} seed {s}{suffix}", group))
+    return units
 
 
 def pretrain_hours(profile: Profile) -> float:
@@ -305,8 +331,7 @@ def stage_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[U
             if spec.plans:
                 sweep = mppi_sweep_jobs(task, p, protocol=spec.main_protocol)
                 units.append(_plan_unit(stage, f"MPPI sweep {task}", sweep))
-                for (arm, s), cells in _per_model(cell_jobs(spec, p, None)).items():
-                    units.append(_plan_unit(stage, f"plan {task} {arm} seed {s}", cells))
+            units += _plan_units(stage, task, cell_jobs(spec, p, None))
             for arm, s in _models(spec, p):
                 model = world_model_artifact(task, arm, s, p)
                 units.append(
@@ -353,10 +378,7 @@ def _mppi_units(spec: StudySpec, p: Profile) -> list[Unit]:
             )
             for (arm, s), cells in _per_model(cell_jobs(spec, p, 1.0)).items()
         ]
-    cells = _per_model(cell_jobs(spec, p, temperature))
-    return [
-        _plan_unit("mppi", f"plan {task} {arm} seed {s} MPPI", c) for (arm, s), c in cells.items()
-    ]
+    return _plan_units("mppi", task, cell_jobs(spec, p, temperature), " MPPI")
 
 
 # --------------------------------------------------------------------------------------------

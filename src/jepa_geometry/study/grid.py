@@ -6,13 +6,14 @@ The grid of every task's study (chapters 6 and 7, executed once per task):
   (κ = 2) and ``scale+anisowm``, each trained with every seed of ``profile.seeds.train``.
 * **Cells** (:func:`plan_cells`): CEM, iCEM and MPPI at the five budget tiers (SCALE's grid),
   under each protocol named (``goal100_budget150``: goal 100 steps ahead, budget 150;
-  ``goal25_budget50``: 25 / 50).
+  ``goal25_budget50``: 25 / 50); under SCALE's protocol also MPPI at stable-worldmodel's
+  shipped temperature (:data:`MPPI_SWM`), the temperature of SCALE's main grid.
 * **MPPI temperature** (:func:`select_mppi_temperature`): chosen on the baseline arm with a
   *separate* episode seed, as SCALE's pre-registered fix does (SCALE authors' repository,
   ``eval_results/RESULTS_mppi_temp.md``; book: ``book/reconstructions.md``, section
   rec-mppi-temperature), then used for every arm; the evaluation pairs never see the sweep.
 
-Every cell is one cached :func:`~jepa_geometry.planning.evaluator.evaluate_arm` call, so the
+Every cell is one cached :class:`~jepa_geometry.planning.evaluator.PlanningCell`, so the
 whole grid resumes where an interrupted run stopped, and every arm plans the same pairs with
 the same solver noise: differences against the baseline are paired (:func:`paired_table`),
 pooled over training seeds with the two-stage bootstrap of :mod:`jepa_geometry.stats`.
@@ -31,9 +32,14 @@ from jepa_geometry import stats
 from jepa_geometry.envs import q_names
 from jepa_geometry.jobs import progress_bar
 from jepa_geometry.planning.ceiling import CEILING
-from jepa_geometry.planning.evaluator import PlanningCell, evaluate_arm
-from jepa_geometry.planning.protocol import PROTOCOLS
-from jepa_geometry.planning.solver import MPPI_T_STAR_DIM, TIERS, budget_tiers
+from jepa_geometry.planning.evaluator import PlanningCell
+from jepa_geometry.planning.protocol import PROTOCOLS, SCALE_PROTOCOL, make_protocol
+from jepa_geometry.planning.solver import (
+    MPPI_T_STAR_DIM,
+    SWM_MPPI_TEMPERATURE,
+    TIERS,
+    budget_tiers,
+)
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.spec import BASELINE, StudySpec
 from jepa_geometry.wm.arms import DINOWM, arm_name, check_arms
@@ -44,6 +50,25 @@ STUDY_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "anisowm", "scale+anisowm
 # SCALE's pre-registered MPPI sweep (for D = 192); scaled by D / 192 for our embeddings.
 MPPI_SWEEP_192: tuple[float, ...] = (2.0, 8.0, 32.0, 64.0, 128.0, 256.0, 512.0)
 SWEEP_SEED_OFFSET = 1  # the sweep's episode seed is profile.seeds.eval + this
+MPPI_SWM = "mppi_swm"
+"""The grid's label for MPPI at stable-worldmodel's shipped temperature ``T = 0.5``: the
+temperature of SCALE's main grid, where LeWM's cost is summed over ``D = 192`` coordinates
+(so it is nearly an argmax), scaled by ``D / 192`` for our embeddings as ``T*`` is
+(:func:`swm_temperature`). Planned under SCALE's protocol only, beside the ``mppi`` cells at
+the study's ``T*``."""
+GRID_SOLVERS: dict[str, str] = {"cem": "cem", "icem": "icem", "mppi": "mppi", MPPI_SWM: "mppi"}
+"""Each solver label of the grid (a table's ``solver`` column) -> the solver it plans with."""
+SOLVER_NAMES: dict[str, str] = {
+    "cem": "CEM",
+    "icem": "iCEM",
+    "mppi": "MPPI",
+    MPPI_SWM: "MPPI at swm's T",
+}
+"""How the book names each solver label (``MPPI`` is at the study's ``T*``)."""
+PAPER_SOLVER: dict[str, str] = {"cem": "cem", "icem": "icem", MPPI_SWM: "mppi"}
+"""Each of our solver labels -> the solver of SCALE's main grid (and its per-tier and per-seed
+tables) at the same temperature: SCALE's ``mppi`` there is at swm's 0.5, so our ``mppi`` at
+``T*`` has no counterpart in them (SCALE's ``T*`` table is its counterpart)."""
 
 
 class StudyError(ValueError):
@@ -55,7 +80,7 @@ class Cell:
     """One planning configuration: protocol x solver x budget tier."""
 
     protocol: str
-    solver: str
+    solver: str  # a label of GRID_SOLVERS
     budget: str
 
     def __str__(self) -> str:
@@ -64,12 +89,18 @@ class Cell:
 
 def plan_cells(protocols: Sequence[str] = ("goal100_budget150", "goal25_budget50")) -> list[Cell]:
     """CEM, iCEM and MPPI at T1..T5 for each protocol: SCALE's solver grid, so that a
-    per-solver mean is over the same five tiers as SCALE's."""
+    per-solver mean is over the same five tiers as SCALE's; under SCALE's protocol also MPPI
+    at swm's shipped temperature (:data:`MPPI_SWM`), the footing of SCALE's main grid."""
     bad = [p for p in protocols if p not in PROTOCOLS]
     if bad:
         raise StudyError(f"unknown protocol(s) {bad}; valid: {', '.join(PROTOCOLS)}")
-    solvers = [(s, t) for s in ("cem", "icem", "mppi") for t in TIERS]
-    return [Cell(p, s, t) for p in protocols for s, t in solvers]
+    solvers = ("cem", "icem", "mppi")
+    return [
+        Cell(p, s, t)
+        for p in protocols
+        for s in ((*solvers, MPPI_SWM) if p == SCALE_PROTOCOL else solvers)
+        for t in TIERS
+    ]
 
 
 def arm_temperature(arm: str, temperature: float | None, profile: Profile) -> float | None:
@@ -81,13 +112,105 @@ def arm_temperature(arm: str, temperature: float | None, profile: Profile) -> fl
     return mppi_temperature(latent_dim(profile))
 
 
+def swm_temperature(profile: Profile) -> float:
+    """swm's shipped MPPI temperature for the profile's ``D``-dim summed cost: ``0.5 D / 192``
+    (:data:`MPPI_SWM`)."""
+    return SWM_MPPI_TEMPERATURE * profile.model.embed_dim / MPPI_T_STAR_DIM
+
+
 def ceiling_temperature(task: str, temperature: float | None, profile: Profile) -> float | None:
-    """The study's MPPI temperature (chosen on the baseline's ``D``-dim latent) for the
-    ceiling's cost, summed over the ``q_dim`` coordinates of standardized q: rescaled by
-    ``q_dim / D``, as ``solver.mppi_temperature`` rescales ``T*`` by ``D / 192``."""
+    """An MPPI temperature set for the learned arms' ``D``-dim latent cost (the study's ``T*``
+    or swm's), for the ceiling's cost, summed over the ``q_dim`` coordinates of standardized
+    q: rescaled by ``q_dim / D``, as ``solver.mppi_temperature`` rescales ``T*`` by
+    ``D / 192``."""
     if temperature is None:
         return None
     return temperature * len(q_names(task)) / profile.model.embed_dim
+
+
+CEILING_BUDGET_S = 15 * 60
+"""The ceiling's cost per task, at most, in seconds of one core (upper bound of
+:func:`ceiling_seconds_per_pair` times its pairs), at the laptop profile."""
+CEILING_MIN_PAIRS = 20
+"""The fewest pairs the ceiling plans per cell, whatever the cost (Cube's simulator is about
+ten times slower than the others'): below this its Wilson interval is wider than ±20 points."""
+
+
+def ceiling_cells(spec: StudySpec) -> list[Cell]:
+    """The cells the ceiling plans: CEM at the five tiers under the study's main protocol (the
+    headline solver of both papers; every cell of the grid would cost about four times as
+    much, :func:`ceiling_seconds_per_pair`)."""
+    return [Cell(spec.main_protocol, "cem", t) for t in TIERS]
+
+
+def ceiling_seconds_per_pair(spec: StudySpec, profile: Profile) -> float:
+    """Upper bound of the ceiling's one-core seconds per pair over :func:`ceiling_cells`:
+    ``Σ_cells plans per pair × samples × iterations × t_rollout``, with the simulator's measured
+    seconds per rollout ``t_rollout`` (``profile.cluster.ceiling_rollout_ms``; a pair that
+    succeeds early plans less)."""
+    ms = profile.cluster.ceiling_rollout_ms
+    if spec.task not in ms:
+        raise StudyError(
+            f"profile {profile.name!r}: cluster.ceiling_rollout_ms has no entry for "
+            f"{spec.task!r}; it has: {', '.join(ms) or 'none'}"
+        )
+    tiers = budget_tiers(profile)
+    rollouts = sum(
+        make_protocol(profile, c.protocol).plans * tiers[c.budget][0] * tiers[c.budget][1]
+        for c in ceiling_cells(spec)
+    )
+    return rollouts * ms[spec.task] / 1e3
+
+
+def ceiling_rule_pairs(spec: StudySpec, profile: Profile) -> int:
+    """The ceiling's pairs per cell by the rule fixed before it ran: the most pairs whose upper
+    bound of cost stays within :data:`CEILING_BUDGET_S`, but at least :data:`CEILING_MIN_PAIRS`
+    and at most the profile's pairs. Study files give this number at the laptop profile
+    (``tests/study/test_spec.py`` checks it)."""
+    fit = int(CEILING_BUDGET_S // ceiling_seconds_per_pair(spec, profile))
+    return min(max(fit, CEILING_MIN_PAIRS), profile.eval.episodes)
+
+
+def ceiling_pairs(spec: StudySpec, profile: Profile) -> int | None:
+    """The ceiling's pairs per cell under ``profile``: ``spec.ceiling``, or every pair when the
+    profile draws fewer; None when the study has no ceiling."""
+    return None if spec.ceiling is None else min(spec.ceiling, profile.eval.episodes)
+
+
+def planning_cell(
+    task: str,
+    arm: str,
+    seed: int,
+    profile: Profile,
+    cell: Cell,
+    t_star: float | None,
+    pairs: int | None = None,
+) -> PlanningCell:
+    """The :class:`PlanningCell` of grid cell ``cell`` for ``arm`` (the ceiling included, with
+    ``pairs``) and training ``seed``: its label's solver (:data:`GRID_SOLVERS`) at the
+    temperature the label names, the study's ``t_star`` for ``mppi`` (which must then be
+    known), swm's for :data:`MPPI_SWM`; DINO-WM keeps its own (:func:`arm_temperature`), the
+    ceiling rescales to q (:func:`ceiling_temperature`)."""
+    if cell.solver not in GRID_SOLVERS:
+        raise StudyError(f"unknown solver {cell.solver!r}; valid: {', '.join(GRID_SOLVERS)}")
+    base = {"mppi": t_star, MPPI_SWM: swm_temperature(profile)}.get(cell.solver)
+    if cell.solver == "mppi" and t_star is None:
+        raise StudyError(f"cell {cell} needs the study's MPPI temperature T*, got None")
+    if arm == CEILING:
+        temperature = ceiling_temperature(task, base, profile)
+    else:
+        temperature = arm_temperature(arm, base, profile)
+    return PlanningCell(
+        task,
+        arm,
+        seed,
+        profile,
+        solver=GRID_SOLVERS[cell.solver],
+        budget=cell.budget,
+        protocol=cell.protocol,
+        temperature=temperature,
+        pairs=pairs,
+    )
 
 
 def check_study_arms(arms: Sequence[str]) -> list[str]:
@@ -253,17 +376,8 @@ def evaluate_arms(
     tables, timing, floors = [], [], {}
     jobs = [(s, m, c) for s in seeds for m in names for c in cells]
     for s, m, c in progress_bar(jobs, desc=f"plan {task}", progress=progress):
-        res = evaluate_arm(
-            task,
-            m,
-            s,
-            profile,
-            solver=c.solver,
-            budget=c.budget,
-            protocol=c.protocol,
-            temperature=arm_temperature(m, temperature if c.solver == "mppi" else None, profile),
-            progress=False,
-        )
+        res = planning_cell(task, m, s, profile, c, temperature).evaluate(progress=False)
+        res.episodes["solver"] = c.solver  # the grid's label (MPPI at T* or at swm's T)
         tables.append(res.episodes)
         floors.setdefault(c, res.random)
         timing.append(
@@ -292,33 +406,28 @@ def evaluate_ceiling_cells(
     profile: Profile,
     cells: Sequence[Cell],
     *,
-    temperature: float,
+    temperature: float | None,
     pairs: int,
     progress: bool = True,
 ) -> pd.DataFrame:
     """Plan every cell with the simulator as the world model (the ceiling) on a seeded subset
     of ``pairs`` of its pairs (all of them when the profile draws fewer); cached per cell and
-    chunk. One table, the arms' columns, ``arm == "ceiling"`` and ``train_seed == -1`` (it
-    has no training seed); its episodes are those of the arms' cells, so a page can pair
-    each ceiling row with the arms' rows of the same ``episode``."""
+    chunk. One table with the arms' columns: ``arm == "ceiling"``, and ``"random"`` for the
+    random policy on the same pairs (its floor, shared with the arms' cells), both with
+    ``train_seed == -1`` (neither has a training seed); its episodes are those of the arms'
+    cells, so a page can pair each row with the arms' rows of the same ``episode``."""
     n = profile.eval.episodes
     tables = []
     for c in progress_bar(list(cells), desc=f"{task} {CEILING}", progress=progress):
-        res = evaluate_arm(
-            task,
-            CEILING,
-            -1,
-            profile,
-            solver=c.solver,
-            budget=c.budget,
-            protocol=c.protocol,
-            temperature=ceiling_temperature(task, temperature, profile)
-            if c.solver == "mppi"
-            else None,
-            pairs=min(pairs, n),
-            progress=False,
-        )
-        tables.append(res.episodes)
+        cell = planning_cell(task, CEILING, -1, profile, c, temperature, min(pairs, n))
+        res = cell.evaluate(progress=False)
+        rnd = res.random.copy()
+        rnd.insert(0, "train_seed", -1)
+        rnd.insert(0, "arm", "random")
+        rnd.insert(0, "task", task)
+        for table in (res.episodes, rnd):
+            table["solver"], table["budget"], table["protocol"] = c.solver, c.budget, c.protocol
+            tables.append(table)
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
 
@@ -424,9 +533,10 @@ class PlanningGrid:
     episodes: pd.DataFrame
     timing: pd.DataFrame
     ceiling: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
-    """The ceiling's per-episode table (:func:`evaluate_ceiling_cells`) when the study lists
-    it (``StudySpec.ceiling``); empty otherwise. Kept apart from ``episodes``, whose arms
-    are paired by training seed against the baseline."""
+    """The ceiling's per-episode table and the random policy's on its pairs
+    (:func:`evaluate_ceiling_cells`) when the study lists it (``StudySpec.ceiling``); empty
+    otherwise. Kept apart from ``episodes``, whose arms are paired by training seed against
+    the baseline over every pair."""
 
 
 def grid_parts(spec: StudySpec, profile: Profile) -> list[tuple[list[Cell], list[int]]]:
@@ -452,14 +562,29 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
     with ``spec.solver_seeds``; the other protocols (e.g. SCALE's goal +25 / budget 50, which
     saturates on Two-Room) plan every cell with ``spec.secondary_seeds``. Both bound the cost
     on a laptop; SCALE's own per-solver tables use one training seed. A study that does not
-    plan (``spec.plans`` false) gives empty tables and a NaN temperature.
+    plan (``spec.plans`` false) gives empty tables and a NaN temperature. The ceiling
+    (``spec.ceiling``) plans :func:`ceiling_cells` either way: on a task whose models do not
+    plan, it says whether the task can be planned at the study's budget at all.
     """
-    if not spec.plans:  # the task's gate failed at every rung: nothing is planned
+    ceiling = (
+        pd.DataFrame()
+        if spec.ceiling is None
+        else evaluate_ceiling_cells(
+            spec.task,
+            profile,
+            ceiling_cells(spec),
+            temperature=None,
+            pairs=ceiling_pairs(spec, profile),
+            progress=progress,
+        )
+    )
+    if not spec.plans:  # the task's gate failed at every rung: only the ceiling is planned
         return PlanningGrid(
             temperature=float("nan"),
             sweep=pd.DataFrame(),
             episodes=pd.DataFrame(columns=list(EPISODE_COLUMNS)),
             timing=pd.DataFrame(),
+            ceiling=ceiling,
         )
     jobs = grid_parts(spec, profile)
     temperature, sweep = select_mppi_temperature(
@@ -477,18 +602,6 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
         )
         for cells, seeds in jobs
     ]
-    ceiling = (
-        pd.DataFrame()
-        if spec.ceiling is None
-        else evaluate_ceiling_cells(
-            spec.task,
-            profile,
-            [c for cells, _ in jobs for c in cells],
-            temperature=temperature,
-            pairs=spec.ceiling,
-            progress=progress,
-        )
-    )
     return PlanningGrid(
         temperature=temperature,
         sweep=sweep,

@@ -13,13 +13,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jepa_geometry import stats
 from jepa_geometry.envs import task_class, task_title
 from jepa_geometry.envs.collect import episode_counts
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import format_rate
-from jepa_geometry.study.grid import CELL_KEYS, paired_table
+from jepa_geometry.study.grid import (
+    CELL_KEYS,
+    SOLVER_NAMES,
+    ceiling_seconds_per_pair,
+    paired_table,
+)
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables.shared import arm_order
@@ -528,4 +534,130 @@ def paper_gap(profile: Profile, paper: Profile, task: str, action_dim: int) -> p
             }
             for k in ours
         ]
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The ceiling: the simulator as the world model
+# --------------------------------------------------------------------------------------------
+
+CEILING_ARMS: tuple[str, ...] = (BASELINE, "scale", "random")
+"""The arms set beside the ceiling: the baseline, SCALE's geometry (the one the ceiling's
+cost, a distance in standardized q, idealises) and the random policy's floor."""
+
+
+def ceiling_table(
+    episodes: pd.DataFrame, ceiling: pd.DataFrame, arms: Sequence[str] = CEILING_ARMS
+) -> pd.DataFrame:
+    """Per ceiling cell: the ceiling's success and each arm's **on the same pairs** (the
+    ceiling plans a seeded subset, so the arms' rows are filtered to its episodes), each with
+    its 95 % interval, and the gap ``ceiling - arm`` paired per (training seed, pair): the
+    ceiling has one outcome per pair, set against every seed's (as the random floor is,
+    :func:`~jepa_geometry.study.grid.floor_check`). ``ceiling`` is
+    :func:`~jepa_geometry.study.grid.evaluate_ceiling_cells` output (the ceiling's rows and
+    the random policy's on its pairs).
+
+    Long columns: protocol, solver, budget, arm, pairs, seeds, rate, low, high, gap, gap_low,
+    gap_high (gap NaN on the ceiling's own rows). Empty when the study has no ceiling; an arm
+    that did not plan the cell (a task whose gate failed) has no rows.
+    """
+    cols = [*CELL_KEYS, "arm", "pairs", "seeds", "rate", "low", "high"]
+    cols += ["gap", "gap_low", "gap_high"]
+    rows = []
+    if ceiling.empty:
+        return pd.DataFrame(columns=cols)
+    own = ceiling[ceiling["arm"] == "ceiling"]
+    both = pd.concat([episodes, ceiling[ceiling["arm"] != "ceiling"]], ignore_index=True)
+    for keys, top in own.groupby(CELL_KEYS, sort=True):
+        cell = dict(zip(CELL_KEYS, keys, strict=True))
+        same = both[
+            (both["protocol"] == cell["protocol"])
+            & (both["solver"] == cell["solver"])
+            & (both["budget"] == cell["budget"])
+            & both["episode"].isin(top["episode"])
+        ].drop_duplicates(["arm", "train_seed", "episode"])
+        best = stats.success_matrix(top)[0]
+        for arm, t in [("ceiling", top), *((a, same[same["arm"] == a]) for a in arms)]:
+            if t.empty:
+                continue
+            m = stats.success_matrix(t)
+            arm_m = m[0] if len(m) == 1 else m
+            r = stats.success_rate(arm_m, "wilson")
+            gap = {"gap": np.nan, "gap_low": np.nan, "gap_high": np.nan}
+            if arm != "ceiling":
+                d = stats.paired_difference(
+                    best if len(m) == 1 else np.tile(best, (len(m), 1)), arm_m
+                )
+                gap = {"gap": d.diff, "gap_low": d.low, "gap_high": d.high}
+            rows.append(
+                {**cell, "arm": arm, "pairs": m.shape[1], "seeds": len(m), **r.as_dict(), **gap}
+            )
+    return pd.DataFrame(rows, columns=cols)
+
+
+def ceiling_display(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`ceiling_table` as the page shows it: one row per cell (solver, tier, pairs), per
+    arm its success with interval, and for each arm the gap to the ceiling in points."""
+    out = []
+    for keys, g in table.groupby(CELL_KEYS, sort=True):
+        cell = dict(zip(CELL_KEYS, keys, strict=True))
+        row: dict[str, Any] = {
+            "solver": SOLVER_NAMES[cell["solver"]],
+            "budget": cell["budget"],
+            "pairs": int(g["pairs"].max()),
+        }
+        out.append({**row, **ceiling_columns(g)})
+    return pd.DataFrame(out)
+
+
+def ceiling_columns(rows: pd.DataFrame) -> dict[str, str]:
+    """One ceiling comparison's columns as the pages show them: per arm (``rows`` of
+    :func:`ceiling_table` or :func:`~jepa_geometry.study.across.ceiling_grid`) its success with
+    interval, then each arm's gap to the ceiling, in points."""
+    out = {f"{r.arm} (%)": format_rate(r.rate, r.low, r.high) for r in rows.itertuples()}
+    for r in rows[rows["arm"] != "ceiling"].itertuples():
+        out[f"ceiling - {r.arm} (pp)"] = format_rate(r.gap, r.gap_low, r.gap_high)
+    return out
+
+
+def ceiling_cost(spec: Any, profile: Profile, ceiling: pd.DataFrame) -> dict[str, float]:
+    """The ceiling's cost in minutes of one core: the rule's upper bound stated before it ran
+    (:func:`~jepa_geometry.study.grid.ceiling_seconds_per_pair` x its pairs) and the measured
+    solve time (the sum of its episodes' ``plan_seconds``)."""
+    pairs = int(ceiling["episode"].nunique()) if len(ceiling) else 0
+    return {
+        "estimate_min": ceiling_seconds_per_pair(spec, profile) * pairs / 60,
+        "measured_min": float(ceiling["plan_seconds"].sum()) / 60 if len(ceiling) else 0.0,
+        "pairs": float(pairs),
+    }
+
+
+def ceiling_sentence(table: pd.DataFrame, budget: str = "T1") -> str:
+    """What the ceiling says at ``budget`` in words: where a perfect model lands under our
+    planner, and how much of the distance is the budget's and how much the model's."""
+    t = table[(table["budget"] == budget) & (table["solver"] == "cem")]
+    top = t[t["arm"] == "ceiling"]
+    if top.empty:
+        return "the study has no ceiling"
+    c = top.iloc[0]
+    text = (
+        f"with the simulator as its model, CEM at {budget} reaches "
+        f"{format_rate(c.rate, c.low, c.high)} % of {int(c.pairs)} pairs"
+    )
+    base = t[t["arm"] == BASELINE]
+    if not base.empty:
+        b = base.iloc[0]
+        return text + (
+            f"; on the same pairs `{BASELINE}` reaches {format_rate(b.rate, b.low, b.high)} %, "
+            f"{format_rate(b.gap, b.gap_low, b.gap_high)} points below the ceiling: roughly, "
+            "that gap is the model's, and the ceiling's own distance to 100 % the budget's"
+        )
+    rnd = t[t["arm"] == "random"]
+    if rnd.empty:
+        return text + " (no learned model planned these pairs)"
+    r = rnd.iloc[0]
+    return text + (
+        f"; no learned model planned them, and the random policy reaches "
+        f"{format_rate(r.rate, r.low, r.high)} %, "
+        f"{format_rate(r.gap, r.gap_low, r.gap_high)} points below the ceiling"
     )
