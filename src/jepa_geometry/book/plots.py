@@ -904,3 +904,47 @@ def plot_lambda_by_task(spectra: pd.DataFrame) -> plt.Figure:
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> plt.Figure:
+    """AnisoWM's κ sweep on trained models: CEM T1 success against κ per task (evaluation
+    pairs with Wilson 95 % intervals, validation pairs dashed), and per task the final learned
+    target variances, sorted, one line per κ.
+
+    ``success`` is :func:`jepa_geometry.study.kappa.success_by_kappa` output, ``spectra`` is
+    :attr:`jepa_geometry.study.kappa.KappaResults.spectra`.
+    """
+    tasks = list(dict.fromkeys(success["task"]))
+    fig, axes = plt.subplots(1, 1 + len(tasks), figsize=(PAGE_WIDTH, 3.2))
+    colours = dict(zip(tasks, sns.color_palette(n_colors=len(tasks)), strict=True))
+    ax = axes[0]
+    for task in tasks:
+        for split, ls in (("evaluation", "-"), ("validation", "--")):
+            g = success[(success["task"] == task) & (success["split"] == split)]
+            err = [100 * (g["success"] - g["low"]), 100 * (g["high"] - g["success"])]
+            ax.errorbar(
+                g["kappa"],
+                100 * g["success"],
+                yerr=err if split == "evaluation" else None,
+                color=colours[task],
+                ls=ls,
+                marker="o",
+                ms=3,
+                capsize=2,
+                label=f"{task} ({split})",
+            )
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="κ (bound on cond Λ)", ylabel="success (%)", title="CEM T1 success")
+    ax.legend(fontsize=6)
+    for ax, task in zip(axes[1:], tasks, strict=True):
+        g = spectra[spectra["task"] == task]
+        kappas = sorted(set(g["kappa"]))
+        cmap = plt.get_cmap("viridis", len(kappas))
+        for i, k in enumerate(kappas):
+            s = g[g["kappa"] == k]
+            ax.plot(s["rank"], s["variance"], color=cmap(i), lw=1.2, label=f"κ = {k:g}")
+        ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
+        ax.set(xlabel="coordinate rank / D", ylabel="target variance $v_i$", title=task)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
