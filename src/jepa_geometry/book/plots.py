@@ -912,8 +912,14 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
     target variances, sorted, one line per κ.
 
     ``success`` is :func:`jepa_geometry.study.kappa.success_by_kappa` output, ``spectra`` is
-    :attr:`jepa_geometry.study.kappa.KappaResults.spectra`.
+    :func:`jepa_geometry.study.kappa.sorted_spectra` output; empty frames (a sweep not built)
+    give a one-line figure that says so.
     """
+    if success.empty:  # the sweep is not built at this profile: say so in place of the figure
+        fig, ax = plt.subplots(figsize=(PAGE_WIDTH, 1.0))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "κ sweep not built at this profile", ha="center", va="center")
+        return fig
     tasks = list(dict.fromkeys(success["task"]))
     fig, axes = plt.subplots(1, 1 + len(tasks), figsize=(PAGE_WIDTH, 3.2))
     colours = dict(zip(tasks, sns.color_palette(n_colors=len(tasks)), strict=True))
