@@ -268,7 +268,8 @@ def stated_estimate(sweep: KappaSweep, base: Profile) -> pd.DataFrame:
 
 def measured_cost(sweep: KappaSweep, base: Profile) -> pd.DataFrame:
     """Per task, the build time the sweep's own artifacts took (their manifests): the models
-    and cells it adds to the study (the study's κ = 2 model and evaluation cell excluded)."""
+    and cells it adds to the study, with the random floor of the validation pairs (the study's
+    κ = 2 models and evaluation cell excluded)."""
     rows = []
     for task in sweep.tasks:
         arts = [
@@ -281,7 +282,8 @@ def measured_cost(sweep: KappaSweep, base: Profile) -> pd.DataFrame:
             for c in sweep.cells(base)
             if c.task == task and not (c.weights is None and c.episodes is None)
         ]
-        arts += [c.artifacts()[0] for c in cells]
+        arts += [a for c in cells for a in c.artifacts()]  # with the validation pairs' floor
+        arts = list({f"{a.name}/{a.key}": a for a in arts}.values())
         built = [a for a in arts if a.exists()]
         rows.append(
             {
@@ -844,7 +846,7 @@ def chapter_view(base: Profile, sweep: KappaSweep = KAPPA_SWEEP) -> KappaView:
     meas = measured_cost(sweep, base)
     measured = (
         f"{meas['measured seconds'].sum() / 60:.1f} min of work for the "
-        f"{meas['built'].sum()} models and cells the sweep added to the studies"
+        f"{meas['built'].sum()} models, cells and random floors the sweep added to the studies"
     )
     return KappaView(
         True,
