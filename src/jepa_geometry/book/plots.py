@@ -924,12 +924,14 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
     fig, axes = plt.subplots(1, 1 + len(tasks), figsize=(PAGE_WIDTH, 3.2))
     colours = dict(zip(tasks, sns.color_palette(n_colors=len(tasks)), strict=True))
     ax = axes[0]
+    kappas = sorted(set(success["kappa"]))
+    pos = {k: i for i, k in enumerate(kappas)}  # κ evenly spaced: the sweep's points in order
     for task in tasks:
         for split, ls in (("evaluation", "-"), ("validation", "--")):
             g = success[(success["task"] == task) & (success["split"] == split)]
             err = [100 * (g["success"] - g["low"]), 100 * (g["high"] - g["success"])]
             ax.errorbar(
-                g["kappa"],
+                g["kappa"].map(pos),
                 100 * g["success"],
                 yerr=err if split == "evaluation" else None,
                 color=colours[task],
@@ -939,7 +941,7 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
                 capsize=2,
                 label=f"{task} ({split})",
             )
-    ax.set_xscale("log", base=2)
+    ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas])
     ax.set(xlabel="κ (bound on cond Λ)", ylabel="success (%)", title="CEM T1 success")
     ax.legend(fontsize=6)
     for ax, task in zip(axes[1:], tasks, strict=True):

@@ -808,7 +808,7 @@ def success_by_kappa(res: KappaResults) -> pd.DataFrame:
                 "high": r.high,
             }
         )
-    return pd.DataFrame(rows).sort_values(["task", "split", "kappa"]).reset_index(drop=True)
+    return pd.DataFrame(rows)  # the sweep's order: task, κ, split
 
 
 def sorted_spectra(res: KappaResults) -> pd.DataFrame:
