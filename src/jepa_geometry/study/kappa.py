@@ -180,7 +180,7 @@ class KappaSweep:
 
 SPLITS: tuple[str, ...] = ("evaluation", "validation")
 KAPPA_SWEEP = KappaSweep()
-"""AnisoWM's κ sweep as this book runs it (issue: its claims on trained models)."""
+"""AnisoWM's κ sweep as this book runs it (its claims on trained models)."""
 
 
 # --------------------------------------------------------------------------------------
@@ -638,8 +638,8 @@ def _after_saturation(spec: KappaClaimSpec, res: KappaResults, tasks: Sequence[s
 
 
 def _task_spectra(spec: KappaClaimSpec, res: KappaResults, tasks: Sequence[str]) -> list[dict]:
-    if len(tasks) < 2:
-        return []
+    if len(tasks) < 2 or not {t for t, _ in res.seed_spectra} >= set(tasks[:2]):
+        return []  # two tasks with a spectrum at the default κ are needed
     a, b = tasks[0], tasks[1]
     between, within = spectra_separation(res.seed_spectra, a, b)
     seeds = sorted({s for (t, s) in res.seed_spectra if t == a})
