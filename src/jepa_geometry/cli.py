@@ -63,7 +63,7 @@ from jepa_geometry.planning.evaluator import evaluate_arm, summary_text
 from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.planning.solver import SOLVERS, TIERS
 from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import cluster
+from jepa_geometry.study import cluster, kappa
 from jepa_geometry.study.build import build_study
 from jepa_geometry.study.rules.gate import LADDERS, lever_choice, protocol_choice
 from jepa_geometry.study.spec import available_studies, load_study
@@ -189,6 +189,16 @@ def _cmd_study(args: argparse.Namespace) -> int:
     stages = build_study(spec, profile, args.workers, progress=not args.quiet)
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"total: {stages.seconds.sum() / 60:.1f} min with {args.workers} workers")
+    return 0
+
+
+def _cmd_kappa(args: argparse.Namespace) -> int:
+    base = _profile_of(args)
+    _note_precision(base)
+    kappa.build_sweep(base, kappa.KAPPA_SWEEP, args.workers, progress=not args.quiet)
+    measured = kappa.measured_cost(kappa.KAPPA_SWEEP, base)
+    print(measured.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
+    print(f"measured: {measured['measured seconds'].sum() / 60:.1f} min of work")
     return 0
 
 
@@ -416,6 +426,21 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_profile(sy)
     sy.set_defaults(func=_cmd_study)
+
+    sk = sub.add_parser(
+        "kappa",
+        help="AnisoWM's κ sweep (study.kappa): anisowm at κ in {1, 1.5, 2, 4, 8} on Two-Room "
+        "and Push-T, planned on validation and evaluation pairs (cached; prints its cost first)",
+    )
+    sk.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=default_workers(),
+        help="parallel one-thread build jobs (default: one per core); no result depends on it",
+    )
+    sk.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_profile(sk)
+    sk.set_defaults(func=_cmd_kappa)
 
     sr = sub.add_parser(
         "grid",

@@ -294,12 +294,55 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
     (tmp_path / "data.dvc").write_text("outs: [{path: data}]\n")
     monkeypatch.chdir(tmp_path)
     log = io.StringIO()
-    runs = build_book("smoke", out_dir=tmp_path / "out", stream=log, progress=False, jobs=2)
+    runs = build_book(  # these pages read no κ sweep: no need to build it
+        "smoke", out_dir=tmp_path / "out", stream=log, progress=False, jobs=2, kappa_sweep=False
+    )
     assert [r.name for r in runs] == list(names)  # reported in the toc's order
     assert all((tmp_path / "out" / f"{r.name}.ipynb").is_file() for r in runs)
     assert "2 pages, 2 at a time" in log.getvalue()
     with pytest.raises(ValueError, match="workers must be an integer >= 1, got 0"):
         build_book("smoke", out_dir=tmp_path / "out", jobs=0)
+
+
+def test_the_kappa_sweep_is_built_after_the_task_pages_and_before_the_cross_task_page(
+    tmp_path, monkeypatch
+):
+    """``build_book`` builds AnisoWM's κ sweep (``study.kappa.build_sweep``, here recorded
+    instead of run) once, between the first wave of pages and the cross-task page."""
+    from jepa_geometry.book import pipeline
+
+    (tmp_path / "chapters").mkdir()
+    for name in ("ch01_a", "ch08_across"):
+        (tmp_path / "chapters" / f"{name}.md").write_text(
+            _TINY_CHAPTER.format(name=name, body="pass")
+        )
+    toc = {
+        "format": "jb-book",
+        "root": "book/intro",
+        "chapters": [{"file": f"book/chapters/{p}"} for p in ("ch08_across", "ch01_a")],
+    }
+    (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc))
+    (tmp_path / "data.dvc").write_text("outs: [{path: data}]\n")
+    monkeypatch.chdir(tmp_path)
+    log = io.StringIO()
+    calls = []
+
+    def record(base, sweep, workers, progress, say):
+        calls.append(base.name)
+        say("κ sweep cost estimate: recorded")
+
+    monkeypatch.setattr(pipeline.kappa, "build_sweep", record)
+    build_book("smoke", out_dir=tmp_path / "out", stream=log, progress=False)
+    text = log.getvalue()
+    assert calls == ["smoke"]
+    assert (
+        text.index("ch01_a: ")
+        < text.index("κ sweep cost estimate")
+        < text.index("ch08_across (profile=smoke)")
+    )
+    calls.clear()
+    build_book("smoke", out_dir=tmp_path / "out2", stream=log, progress=False, kappa_sweep=False)
+    assert calls == []
 
 
 def test_pages_start_chapter_by_chapter_the_ladder_first_the_cross_task_page_last():

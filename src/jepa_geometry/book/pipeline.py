@@ -61,6 +61,7 @@ from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
+from jepa_geometry.study import kappa
 
 EXECUTED_DIR = Path("book") / "chapters"
 RUNS_DIR = Path("runs")  # chapter runs with non-default parameters (git- and DVC-ignored)
@@ -561,6 +562,11 @@ AFTER_ALL: tuple[str, ...] = ("ch08_across",)
 """Pages that read the other pages' artifacts from the cache only: they run after every other
 page (in a wave of their own), so they never see a study half built."""
 
+SWEEP_PAGE = "ch08_across"
+"""The page that shows AnisoWM's κ sweep (:mod:`jepa_geometry.study.kappa`): the book builds
+the sweep (cached, resumable) after the task pages and before this page, which reads it from
+the cache only."""
+
 LADDER_CHAPTER = "ch06_gate"
 """The chapter whose pages climb a task's ladder: more datasets and models than any other page
 at every profile (smoke: the Cube gate page took 84 s of a 6 min 44 s book)."""
@@ -611,6 +617,7 @@ def build_book(
     stream=sys.stdout,
     progress: bool = True,
     jobs: int = 1,
+    kappa_sweep: bool = True,
 ) -> list[ChapterRun]:
     """Run every chapter of the toc with ``profile`` into ``book/chapters/`` (one line each).
 
@@ -618,7 +625,9 @@ def build_book(
     that need the same dataset or model share it through the cache's per-artifact locks (the
     second waits for the first), so every number is the same as in a serial build (every model
     and planning cell is built on one thread, :mod:`jepa_geometry.jobs`). The pages of
-    :data:`AFTER_ALL` run after all the others. Side-by-side pages share the cores: each
+    :data:`AFTER_ALL` run after all the others, once AnisoWM's κ sweep is built
+    (:data:`SWEEP_PAGE`; ``kappa_sweep=False`` skips it, for a toc whose page does not read
+    it). Side-by-side pages share the cores: each
     builds with ``cores // jobs`` jobs at once (:func:`_share_cores`). The kernels' progress
     bars stream to stderr only when pages run one at a time.
     """
@@ -649,6 +658,17 @@ def build_book(
     ordered = execution_order(pages)
     last = [p for p in ordered if p.name in AFTER_ALL]
     for wave in ([p for p in ordered if p not in last], last):
+        if kappa_sweep and any(p.name == SWEEP_PAGE for p in wave):  # after the task studies
+            print(f"κ sweep (profile={profile}) ...", file=stream, flush=True)
+            t0 = time.perf_counter()
+            kappa.build_sweep(
+                load_profile(profile),
+                kappa.KAPPA_SWEEP,
+                default_workers(),
+                progress,
+                say=lambda line: print(line, file=stream, flush=True),
+            )
+            print(f"κ sweep: {time.perf_counter() - t0:7.1f} s", file=stream, flush=True)
         if jobs == 1 or len(wave) < 2:
             for page in wave:
                 print(

@@ -907,3 +907,55 @@ def plot_lambda_by_task(spectra: pd.DataFrame) -> plt.Figure:
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> plt.Figure:
+    """AnisoWM's κ sweep on trained models: CEM T1 success against κ per task (evaluation
+    pairs with Wilson 95 % intervals, validation pairs dashed), and per task the final learned
+    target variances, sorted, one line per κ.
+
+    ``success`` is :func:`jepa_geometry.study.kappa.success_by_kappa` output, ``spectra`` is
+    :func:`jepa_geometry.study.kappa.sorted_spectra` output; empty frames (a sweep not built)
+    give a one-line figure that says so.
+    """
+    if success.empty:  # the sweep is not built at this profile: say so in place of the figure
+        fig, ax = plt.subplots(figsize=(PAGE_WIDTH, 1.0))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "κ sweep not built at this profile", ha="center", va="center")
+        return fig
+    tasks = list(dict.fromkeys(success["task"]))
+    fig, axes = plt.subplots(1, 1 + len(tasks), figsize=(PAGE_WIDTH, 3.2))
+    colours = dict(zip(tasks, sns.color_palette(n_colors=len(tasks)), strict=True))
+    ax = axes[0]
+    kappas = sorted(set(success["kappa"]))
+    pos = {k: i for i, k in enumerate(kappas)}  # κ evenly spaced: the sweep's points in order
+    for task in tasks:
+        for split, ls in (("evaluation", "-"), ("validation", "--")):
+            g = success[(success["task"] == task) & (success["split"] == split)]
+            err = [100 * (g["success"] - g["low"]), 100 * (g["high"] - g["success"])]
+            ax.errorbar(
+                g["kappa"].map(pos),
+                100 * g["success"],
+                yerr=err if split == "evaluation" else None,
+                color=colours[task],
+                ls=ls,
+                marker="o",
+                ms=3,
+                capsize=2,
+                label=f"{task} ({split})",
+            )
+    ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas])
+    ax.set(xlabel="κ (bound on cond Λ)", ylabel="success (%)", title="CEM T1 success")
+    ax.legend(fontsize=6)
+    for ax, task in zip(axes[1:], tasks, strict=True):
+        g = spectra[spectra["task"] == task]
+        kappas = sorted(set(g["kappa"]))
+        cmap = plt.get_cmap("viridis", len(kappas))
+        for i, k in enumerate(kappas):
+            s = g[g["kappa"] == k]
+            ax.plot(s["rank"], s["variance"], color=cmap(i), lw=1.2, label=f"κ = {k:g}")
+        ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
+        ax.set(xlabel="coordinate rank / D", ylabel="target variance $v_i$", title=task)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig

@@ -24,7 +24,8 @@ Two more kinds of record: :data:`ACROSS_CLAIMS` (:class:`AcrossSpec`), SCALE's c
 tasks together (its count of cells, Aux's shortfall across tasks, the gain at each budget),
 judged on evidence combined over the tasks (:func:`evaluate_across`); and
 :data:`UNTESTED_CLAIMS` (:class:`UntestedSpec`), the papers' claims the book cannot test yet,
-with what each would need.
+with what each would need (AnisoWM's κ claims are judged on their own sweep,
+:mod:`jepa_geometry.study.kappa`).
 """
 
 from __future__ import annotations
@@ -941,30 +942,12 @@ class UntestedSpec:
     reason: str
 
 
-KAPPA_SWEEP = "a κ sweep of trained ΛReg models"
-UNTESTED_CLAIMS: tuple[UntestedSpec, ...] = (
-    UntestedSpec(
-        "AnisoWM",
-        "κ constrains but does not determine the learned spectrum",
-        KAPPA_SWEEP,
-        "every study trains ΛReg at the one bound κ of its task; no model is trained at another",
-    ),
-    UntestedSpec(
-        "AnisoWM",
-        "The effect of κ on planning is not monotone (its appendix κ sweep)",
-        KAPPA_SWEEP,
-        "as above; chapter 2 sweeps κ in the linear-Gaussian model only, which is not this claim",
-    ),
-    UntestedSpec(
-        "AnisoWM",
-        "The learned spectra differ by environment",
-        "a fixed test of a difference between tasks",
-        "the verdict rule compares two arms on one task; the spectra per task are shown "
-        "(chapter 8, 'The geometry of every arm on every task'), not judged",
-    ),
-)
+UNTESTED_CLAIMS: tuple[UntestedSpec, ...] = ()
 """The papers' claims the verdict does not test, with what each would need: they read
-"not tested" until that exists."""
+"not tested" until that exists. None at present: AnisoWM's κ claims (κ constrains but does
+not determine the spectrum, the spectra differ by environment, the effect of κ is not
+monotone) are judged on its κ sweep of trained models
+(:data:`jepa_geometry.study.kappa.KAPPA_CLAIMS`; chapter 8, section 'AnisoWM's κ sweep')."""
 
 
 def untested_table(specs: Sequence[UntestedSpec] = UNTESTED_CLAIMS) -> pd.DataFrame:
