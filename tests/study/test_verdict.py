@@ -267,17 +267,6 @@ def test_dinowm_claims_require_dinov2_features():
     assert V.preconditions(no_dino, profile=types.SimpleNamespace(dinowm=dw)).empty
 
 
-def test_untested_claims_read_not_tested_and_name_what_they_need():
-    from jepa_geometry.study.claims import UNTESTED_CLAIMS, UntestedSpec, untested_table
-
-    specs = (*UNTESTED_CLAIMS, UntestedSpec("AnisoWM", "a claim", "an experiment", "none yet"))
-    t = untested_table(specs)
-    assert len(t) == len(specs) and set(t["verdict"]) == {V.NOT_TESTED}
-    assert t["requires"].str.len().min() > 0 and t["why not"].str.len().min() > 0
-    empty = untested_table(())  # every claim tested: a table with no rows, same columns
-    assert empty.empty and list(empty.columns) == list(t.columns)
-
-
 def test_the_rule_table_lists_every_measure_with_its_minimum_effect():
     t = V.min_effects_table().set_index("key")
     assert list(t.index) == list(V.MIN_EFFECTS) and set(V.MEASURE_WORDS) == set(V.MIN_EFFECTS)

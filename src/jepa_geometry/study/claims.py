@@ -20,12 +20,10 @@ Kinds of evidence:
 * :data:`INTERACTION` (ours): whether ``scale+anisowm`` adds SCALE's and ΛReg's effects, an
   interaction contrast on success or on a per-unit measure.
 
-Two more kinds of record: :data:`ACROSS_CLAIMS` (:class:`AcrossSpec`), SCALE's claims about the
+One more kind of record: :data:`ACROSS_CLAIMS` (:class:`AcrossSpec`), SCALE's claims about the
 tasks together (its count of cells, Aux's shortfall across tasks, the gain at each budget),
-judged on evidence combined over the tasks (:func:`evaluate_across`); and
-:data:`UNTESTED_CLAIMS` (:class:`UntestedSpec`), the papers' claims the book cannot test yet,
-with what each would need (AnisoWM's κ claims are judged on their own sweep,
-:mod:`jepa_geometry.study.kappa`).
+judged on evidence combined over the tasks (:func:`evaluate_across`). AnisoWM's κ claims are
+judged on its κ sweep of trained models, by the rules of :mod:`jepa_geometry.study.kappa`.
 """
 
 from __future__ import annotations
@@ -43,7 +41,6 @@ from jepa_geometry.study.reference import paper_tasks, reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.verdict import (
     MIN_EFFECTS,
-    NOT_TESTED,
     Claim,
     Evidence,
     claim_requires,
@@ -931,42 +928,6 @@ def across_claims(studies: Mapping[str, Measurements]) -> list[tuple[Claim, Evid
     return [item for spec in ACROSS_CLAIMS if (item := evaluate_across(spec, studies))]
 
 
-@dataclass(frozen=True)
-class UntestedSpec:
-    """A claim of a paper that this book does not test yet: what it ``requires`` (an
-    experiment or a rule the book lacks) and where its evidence would be measured."""
-
-    paper: str
-    statement: str
-    requires: str
-    reason: str
-
-
-UNTESTED_CLAIMS: tuple[UntestedSpec, ...] = ()
-"""The papers' claims the verdict does not test, with what each would need: they read
-"not tested" until that exists. None at present: AnisoWM's κ claims (κ constrains but does
-not determine the spectrum, the spectra differ by environment, the effect of κ is not
-monotone) are judged on its κ sweep of trained models
-(:data:`jepa_geometry.study.kappa.KAPPA_CLAIMS`; chapter 8, section 'AnisoWM's κ sweep')."""
-
-
-def untested_table(specs: Sequence[UntestedSpec] = UNTESTED_CLAIMS) -> pd.DataFrame:
-    """The :data:`UNTESTED_CLAIMS` as rows of a verdict table (no evidence, no family)."""
-    return pd.DataFrame(
-        [
-            {
-                "paper": u.paper,
-                "claim": u.statement,
-                "requires": u.requires,
-                "why not": u.reason,
-                "verdict": NOT_TESTED,
-            }
-            for u in specs
-        ],
-        columns=["paper", "claim", "requires", "why not", "verdict"],
-    )
-
-
 def evaluate_all(specs: Sequence[ClaimSpec], m: Measurements) -> list[tuple[Claim, Evidence]]:
     """:func:`evaluate` of every record that applies to ``m``'s task, in the records' order."""
     return [item for spec in specs if (item := evaluate(spec, m)) is not None]
@@ -1019,12 +980,10 @@ __all__ = [
     "PER_UNIT",
     "POOLED",
     "SUCCESS",
-    "UNTESTED_CLAIMS",
     "AcrossSpec",
     "ClaimSpec",
     "Measurements",
     "PaperNumber",
-    "UntestedSpec",
     "across_claims",
     "evaluate",
     "evaluate_across",
@@ -1033,5 +992,4 @@ __all__ = [
     "lens_claims_by_task",
     "paper_claims",
     "paper_value",
-    "untested_table",
 ]
