@@ -188,7 +188,16 @@ def test_a_known_slope_and_its_crossing_are_recovered():
     assert t["estimable"] and t["cross_low"] < cross < t["cross_high"] < math.inf
     assert scaling.reading(t, 1, 0.03, 1.0) == "grows"
     assert scaling.reading(t, -1, 0.03, 1.0) == "shrinks"
-    assert "FLOPs [" in scaling.crossing_words(t)
+    assert "FLOPs [" in scaling.crossing_words(t) and not t["reached"]
+    # the same line read for a claim of the opposite direction moves away: never
+    away = scaling.trend(flops, effect, effect - half, effect + half, target=-0.03, direction=-1)
+    assert math.isnan(away["cross"]) and not away["estimable"]
+    # a target the line has passed already is reached, at the largest budget
+    passed = scaling.trend(flops, effect, effect - half, effect + half, target=0.03)
+    assert passed["reached"] and passed["cross"] == pytest.approx(1e13)
+    assert scaling.crossing_words(passed) == "reached within the studied budgets"
+    with pytest.raises(ScalingError, match="direction must be"):
+        scaling.trend(flops, effect, effect - half, effect + half, 0.2, direction=0)
 
 
 def test_a_flat_or_noisy_effect_has_no_crossing():
@@ -215,7 +224,35 @@ def test_the_trend_table_fits_step_points_only():
         rows.append({"task": "pusht", "paper": "SCALE", "claim": "c", "image": image,
                      "flops": flops, "effect": eff, "low": eff - 0.01, "high": eff + 0.01,
                      "direction": 1, "threshold": 0.0, "min_effect": 0.03})  # fmt: skip
-    table = scaling.trend_table(pd.DataFrame(rows))
-    assert len(table) == 1 and table["points"].iloc[0] == 3
+    unbounded = {**rows[0], "claim": "d", "low": -np.inf, "high": np.inf}
+    rows += [unbounded, {**unbounded, "flops": 1e13}]
+    table = scaling.trend_table(pd.DataFrame(rows)).set_index("claim")
+    assert table.loc["d", "reading"] == "unclear" and table.loc["d", "points"] == 0
+    assert table.loc["d", "crossing"] == "not estimable"
+    table = table.loc[["c"]]
+    assert table["points"].iloc[0] == 3
     assert table["slope per decade"].iloc[0] == pytest.approx(0.05)
     assert table["reading"].iloc[0] == "grows"
+
+
+def test_the_page_draws_the_most_measured_claims_and_tabulates_every_point():
+    import pandas as pd
+
+    from jepa_geometry.study import tables
+
+    rows = [
+        {"task": t, "paper": "SCALE", "claim": c, "point": p, "image": im, "flops": f,
+         "effect": 0.1, "low": 0.0, "high": 0.2, "paper_effect": 0.05 if c == "a" else np.nan}
+        for c, tasks in (("a", ["pusht"]), ("b", ["pusht", "cube"]))
+        for t in tasks
+        for p, im, f in (("1x steps", 1.0, 1e12), ("3x steps", 1.0, 3e12), ("hi", 1.5, 2e12))
+    ]  # fmt: skip
+    effects = pd.DataFrame(rows)
+    assert tables.scaling.headline_claims(effects, 1) == ["b"]
+    assert tables.scaling.headline_claims(effects) == ["b", "a"]
+    with pytest.raises(ValueError, match="n must be >= 1"):
+        tables.scaling.headline_claims(effects, 0)
+    shown = tables.scaling.effects_display(effects)
+    assert list(shown.columns[3:]) == ["1x steps", "3x steps", "hi", "paper's effect"]
+    assert len(shown) == 3 and set(shown["task"]) == {"Push-T", "Cube"}
+    assert (shown["1x steps"] == "+0.100 [+0.000, +0.200]").all()

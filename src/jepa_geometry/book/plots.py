@@ -10,6 +10,7 @@ plots is computed elsewhere (the library's layers below); these functions only d
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -963,12 +964,12 @@ def plot_scaling_effects(
         ax.axhline(0.0, color="0.7", lw=0.6)
         _paper_budgets(ax, budgets, palette)
         ax.set_xscale("log")
-        ax.set_title(claim, fontsize=8)
+        ax.set_title(textwrap.fill(claim, 48), fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in axes[-1]:
-        ax.set_xlabel("training FLOPs per model")
+        ax.set_xlabel("training FLOPs per model", fontsize=8)
     for ax in axes[:, 0]:
-        ax.set_ylabel("effect (a - b)")
+        ax.set_ylabel("effect (a - b)", fontsize=8)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
@@ -997,8 +998,7 @@ def plot_scaling_premises(premises: pd.DataFrame, budgets: pd.DataFrame) -> plt.
             g = g.sort_values("flops")
             ax.errorbar(
                 g["flops"], g["value"], yerr=[g["value"] - g["low"], g["high"] - g["value"]],
-                fmt=markers[arm], ms=4, capsize=2, color=palette[task],
-                label=f"{task_title(task)}, {arm}",
+                fmt=markers[arm] + "-", ms=4, capsize=2, color=palette[task], lw=0.8,
             )  # fmt: skip
         ref = sub["reference"].dropna()
         if not ref.empty:
@@ -1008,6 +1008,11 @@ def plot_scaling_premises(premises: pd.DataFrame, budgets: pd.DataFrame) -> plt.
         ax.set_title(measure, fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in axes[-1]:
-        ax.set_xlabel("training FLOPs per model")
-    fig.tight_layout()
+        ax.set_xlabel("training FLOPs per model", fontsize=8)
+    handles = [
+        plt.Line2D([], [], color=palette[t], marker="o", ls="", label=task_title(t)) for t in tasks
+    ] + [plt.Line2D([], [], color="0.3", marker=markers[a], ls="", label=a) for a in arms]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8,
+               bbox_to_anchor=(0.5, -0.01))  # fmt: skip
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig

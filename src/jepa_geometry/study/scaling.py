@@ -59,7 +59,7 @@ from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.rules.gate import protocol_gate
 from jepa_geometry.study.spec import BASELINE, load_study
 from jepa_geometry.study.tables.geometry import training_diagnostics
-from jepa_geometry.wm.arms import check_arms
+from jepa_geometry.wm.arms import arm_weights, check_arms
 from jepa_geometry.wm.flops import train_step_flops
 from jepa_geometry.wm.training import (
     last_logged,
@@ -724,8 +724,11 @@ def premise_table(results: Sequence[PointResult]) -> pd.DataFrame:
             dim = int(spec["pc"].max())
             top8 = spec[spec["pc"] <= 8].groupby("train_seed")["share"].sum()
             add(r, "LeWM top-8 variance share", BASELINE, top8, 8 / dim)
-        for (arm, _), sp in g.lambda_spectra.items():
-            add(r, "cond Λ", arm, [sp["cond"]], 2.0)
+        conds: dict[str, list[float]] = {}
+        for (arm, _), sp in g.lambda_spectra.items():  # one spectrum per (arm, seed)
+            conds.setdefault(arm, []).append(sp["cond"])
+        for arm, values in conds.items():
+            add(r, "cond Λ", arm, values, arm_weights(arm, r.task).kappa)
         d = r.diagnostics
         if not d.empty:
             corr = last_logged(d[d["diagnostic"] == "corr_v_rel_err"])
@@ -781,6 +784,7 @@ def trend(
     low: Sequence[float],
     high: Sequence[float],
     target: float,
+    direction: int = 1,
     seed: int = TREND_SEED,
     n_boot: int = N_TREND_BOOT,
 ) -> dict[str, Any]:
@@ -789,20 +793,26 @@ def trend(
     Each point's standard error is its 95 % interval's half-width / 1.96; the line is the
     weighted least-squares fit with weights 1 / se² (:func:`wls_line`). Its interval is a
     parametric bootstrap: each effect redrawn from ``N(effect, se²)``, the line refitted
-    ``n_boot`` times; the 2.5 and 97.5 percentiles of the slope. The crossing is
-    ``log10 F* = (target - a) / b``; its interval is the same percentiles over the redraws,
-    unbounded (``inf``) when more than 2.5 % of the redraws have a slope that never reaches the
-    target going up in compute (then the crossing is *not estimable*). Three points make a weak
-    extrapolation: the interval says how weak, under a straight line in log compute, which is
-    itself an assumption. Keys: ``slope`` (per decade of FLOPs), ``slope_low``, ``slope_high``,
-    ``cross`` (FLOPs or NaN), ``cross_low``, ``cross_high``, ``estimable``, ``points``.
+    ``n_boot`` times; the 2.5 and 97.5 percentiles of the slope. The crossing is the compute
+    beyond the largest one studied at which the line reaches ``target`` in the claim's
+    ``direction`` (±1): ``log10 F* = (target - a) / b`` when ``direction · b > 0``; a line that
+    is already at or beyond the target at the largest budget has *reached* it (its crossing is
+    that budget); one moving away never reaches it (``inf``). The crossing's interval is the
+    same percentiles over the redraws (nearest rank), unbounded when more than 2.5 % of the
+    redraws never reach the target (then the crossing is *not estimable*). Three points make a
+    weak extrapolation: the interval says how weak, under a straight line in log compute, which
+    is itself an assumption. Keys: ``slope`` (per decade of FLOPs), ``slope_low``,
+    ``slope_high``, ``cross`` (FLOPs, NaN when never), ``cross_low``, ``cross_high``,
+    ``reached``, ``estimable``, ``points``.
     """
+    if direction not in (1, -1):
+        raise ScalingError(f"direction must be +1 or -1, got {direction!r}")
     x = np.log10(np.asarray(flops, dtype=float))
     y, lo, hi = (np.asarray(v, dtype=float) for v in (effect, low, high))
     if not (len(x) == len(y) == len(lo) == len(hi)) or len(x) < 2:
         raise ScalingError(f"a trend needs at least two points with intervals, got {len(x)}")
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        raise ScalingError("a trend needs finite FLOPs and effects")
+    if not all(np.all(np.isfinite(v)) for v in (x, y, lo, hi)):
+        raise ScalingError("a trend needs finite FLOPs, effects and intervals")
     se = np.maximum((hi - lo) / (2 * Z95), SE_FLOOR)
     w = 1 / se**2
     a, b = wls_line(x, y, w)
@@ -813,12 +823,11 @@ def trend(
     top = x.max()
 
     def crossing(a_: np.ndarray, b_: np.ndarray) -> np.ndarray:
+        reached = direction * (a_ + b_ * top - target) >= 0
+        toward = direction * b_ > 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            c = (target - a_) / b_
-        now = a_ + b_ * top  # the fitted effect at the largest budget
-        reached = np.sign(target - now) == 0
-        ahead = (c >= top) & np.isfinite(c)
-        return np.where(reached, top, np.where(ahead, c, np.inf))
+            c = np.where(toward, (target - a_) / np.where(toward, b_, 1.0), np.inf)
+        return np.where(reached, top, c)
 
     cs = crossing(fits[:, 0], slopes)
     c0 = float(crossing(np.array([a]), np.array([b]))[0])
@@ -830,12 +839,20 @@ def trend(
         "slope": b,
         "slope_low": float(np.percentile(slopes, 2.5)),
         "slope_high": float(np.percentile(slopes, 97.5)),
-        "cross": 10**c0 if np.isfinite(c0) else np.nan,
-        "cross_low": 10 ** float(lo_c) if np.isfinite(lo_c) else np.inf,
-        "cross_high": 10 ** float(hi_c) if np.isfinite(hi_c) else np.inf,
+        "cross": _pow10(c0) if np.isfinite(c0) else np.nan,
+        "cross_low": _pow10(float(lo_c)),
+        "cross_high": _pow10(float(hi_c)),
+        "reached": bool(direction * (a + b * top - target) >= 0),
         "estimable": estimable,
         "points": len(x),
     }
+
+
+def _pow10(log10: float) -> float:
+    """``10 ** log10`` FLOPs; ``inf`` for a crossing never reached and beyond a float's range
+    (a line that flat reaches nothing a reader can compare)."""
+    with np.errstate(over="ignore"):
+        return float(np.power(10.0, log10))
 
 
 READINGS: tuple[str, ...] = ("grows", "shrinks", "stays", "unclear")
@@ -859,16 +876,28 @@ def trend_table(effects: pd.DataFrame) -> pd.DataFrame:
     """One row per (task, claim) measured at two or more step points (the resolution point
     is shown, not fitted): its :func:`trend` toward the verdict's minimum effect in the claim's
     direction (``target = direction (threshold + min_effect)``), its :func:`reading`, and the
-    crossing in FLOPs with its interval (``not estimable`` where unbounded)."""
+    crossing in FLOPs with its interval (``not estimable`` where unbounded). A point whose
+    interval is unbounded (a per-model measure of one training seed) carries no weight and is
+    left out of the fit; a claim with fewer than two points left reads **unclear**, its crossing
+    not estimable."""
     rows = []
     steps_only = effects[effects["image"] == 1.0]
     for (task, claim), grp in steps_only.groupby(["task", "claim"], sort=False):
         grp = grp.sort_values("flops")
         if grp["flops"].nunique() < 2:
             continue
+        bounded = grp[np.isfinite(grp["low"]) & np.isfinite(grp["high"])]
+        if bounded["flops"].nunique() < 2:
+            rows.append({
+                "task": task, "paper": grp["paper"].iloc[0], "claim": claim,
+                "points": bounded["flops"].nunique(), "reading": "unclear",
+                "crossing": "not estimable",
+            })  # fmt: skip
+            continue
+        grp = bounded
         d = int(grp["direction"].iloc[0])
         target = d * (float(grp["threshold"].iloc[0]) + float(grp["min_effect"].iloc[0]))
-        t = trend(grp["flops"], grp["effect"], grp["low"], grp["high"], target)
+        t = trend(grp["flops"], grp["effect"], grp["low"], grp["high"], target, d)
         decades = float(np.log10(grp["flops"].max() / grp["flops"].min()))
         rows.append({
             "task": task, "paper": grp["paper"].iloc[0], "claim": claim,
@@ -879,7 +908,13 @@ def trend_table(effects: pd.DataFrame) -> pd.DataFrame:
             "crossing low": t["cross_low"], "crossing high": t["cross_high"],
             "crossing": crossing_words(t),
         })  # fmt: skip
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=TREND_COLUMNS)
+
+
+TREND_COLUMNS: tuple[str, ...] = (
+    "task", "paper", "claim", "points", "slope per decade", "slope low", "slope high",
+    "reading", "target", "crossing (FLOPs)", "crossing low", "crossing high", "crossing",
+)  # fmt: skip
 
 
 def crossing_words(t: dict[str, Any]) -> str:
@@ -887,6 +922,8 @@ def crossing_words(t: dict[str, Any]) -> str:
     ``not estimable`` (the interval is unbounded)."""
     if not t["estimable"]:
         return "not estimable"
+    if t["reached"]:
+        return "reached within the studied budgets"
     return f"{t['cross']:.1e} FLOPs [{t['cross_low']:.1e}, {t['cross_high']:.1e}]"
 
 

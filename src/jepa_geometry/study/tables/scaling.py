@@ -50,6 +50,24 @@ def effects_display(effects: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+PREMISE_COLUMNS: tuple[str, ...] = ("task", "measure", "arm", "point", "value", "low", "high",
+                                    "reference")  # fmt: skip
+
+
+def premises_display(premises: pd.DataFrame) -> pd.DataFrame:
+    """The premise table (:func:`~jepa_geometry.study.scaling.premise_table`) as the page
+    shows it: per task, measure and arm, the points in order of compute."""
+    out = premises.sort_values(["task", "measure", "arm", "image", "flops"], kind="stable")
+    return out.assign(task=out["task"].map(task_title))[list(PREMISE_COLUMNS)]
+
+
+def trends_display(trends: pd.DataFrame) -> pd.DataFrame:
+    """The trend table (:func:`~jepa_geometry.study.scaling.trend_table`) as the page shows
+    it: the crossing in words, not its three numbers."""
+    out = trends.drop(columns=["crossing (FLOPs)", "crossing low", "crossing high"])
+    return out.assign(task=out["task"].map(task_title))
+
+
 def trend_sentence(trends: pd.DataFrame) -> str:
     """How many (task, claim) effects grow, shrink, stay or are unclear with compute, and how
     many crossings are estimable, in one sentence."""
@@ -66,4 +84,11 @@ def trend_sentence(trends: pd.DataFrame) -> str:
     )
 
 
-__all__ = ["effects_display", "headline_claims", "trend_sentence", "units_display"]
+__all__ = [
+    "effects_display",
+    "headline_claims",
+    "premises_display",
+    "trend_sentence",
+    "trends_display",
+    "units_display",
+]
