@@ -256,3 +256,13 @@ def test_the_page_draws_the_most_measured_claims_and_tabulates_every_point():
     assert list(shown.columns[3:]) == ["1x steps", "3x steps", "hi", "paper's effect"]
     assert len(shown) == 3 and set(shown["task"]) == {"Push-T", "Cube"}
     assert (shown["1x steps"] == "+0.100 [+0.000, +0.200]").all()
+
+
+def test_the_page_builds_nothing_at_laptop_and_says_what_to_run(tmp_path, monkeypatch):
+    from jepa_geometry.artifacts import NotCached
+
+    monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path))
+    with pytest.raises(NotCached, match="`jepa-geometry scaling --profile laptop`") as e:
+        scaling.scaling_results(scaling.load_scaling(), load_profile("laptop"))
+    assert "\n" not in str(e.value)
+    assert not (tmp_path / "checkpoints").exists() and not (tmp_path / "datasets").exists()

@@ -46,8 +46,8 @@ import yaml
 
 from jepa_geometry import artifacts
 from jepa_geometry.analysis.measurements import Geometry, measure_arms
-from jepa_geometry.envs import SIMULATOR_PRELOAD, TASKS, check_task, task_title
-from jepa_geometry.envs.dataset import action_dim, dataset_artifact, load_dataset
+from jepa_geometry.envs import SIMULATOR_PRELOAD, TASK_CLASSES, TASKS, check_task, task_title
+from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, run_parallel
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
@@ -388,9 +388,10 @@ def cost_statement(units: pd.DataFrame, spec: ScalingSpec, profile: str) -> str:
     cut = units[units["status"] == "cut"]
     hours = run["seconds"].sum() / 3600
     text = (
-        f"Scaling study at {profile}: {len(run)} units to build, estimated {hours:.2f} h of the "
-        f"machine with {spec.workers} workers (budget {spec.budget_hours[profile]:g} h); "
-        f"{int((units['status'] == 'reused').sum())} units reused from the task studies (1x)."
+        f"Scaling study at {profile}: {len(run)} units beyond the 1x point, estimated "
+        f"{hours:.2f} h of the machine with {spec.workers} workers (budget "
+        f"{spec.budget_hours[profile]:g} h); the 1x point's "
+        f"{int((units['status'] == 'reused').sum())} units are the task studies' own."
     )
     if cut.empty:
         return text + " Nothing was cut."
@@ -463,6 +464,7 @@ def build_scaling(
     data = {(t, dataset_artifact(t, p).key): (t, p) for (_, t), p in profiles.items()}
     todo = [v for v in data.values() if not dataset_artifact(*v).exists()]
     stage("datasets", len(todo), lambda: [load_dataset(t, p, progress=progress) for t, p in todo])
+    stage("FLOP counts", len(units), lambda: [point_flops(spec, t, pt, base) for pt, t in units])
     models = [(t, a, s, profiles[pt, t]) for (pt, t), arms in units.items() for a in arms
               for s in profiles[pt, t].seeds.train]  # fmt: skip
     stage(
@@ -525,11 +527,11 @@ class PointResult:
         return float(self.profile.train.steps) * self.step_flops
 
 
-def step_flops(task: str, profile: Profile, data: Profile) -> int:
+def step_flops(task: str, profile: Profile) -> int:
     """FLOPs of one training step of ``task``'s model at ``profile``
-    (:func:`~jepa_geometry.wm.flops.train_step_flops`), cached as a small result; the action
-    width is read from the task's dataset at profile ``data``."""
-    dim = action_dim(task, data)
+    (:func:`~jepa_geometry.wm.flops.train_step_flops`, for the task's raw action width),
+    cached as a small result."""
+    dim = int(TASK_CLASSES[task].action_dim)
     key = {
         "model": profile.section("model"),
         "train": profile.section("train"),
@@ -559,7 +561,8 @@ class ScalingResults:
 def point_result(
     spec: ScalingSpec, task: str, point: Point, arms: Sequence[str], base: Profile
 ) -> PointResult:
-    """One (point, task) through cached calls: train, gate, plan (CEM, five tiers), measure."""
+    """One (point, task) through cached calls: train, gate, plan (CEM, five tiers), measure,
+    and count a training step's FLOPs (:func:`point_flops`)."""
     p = point_profile(spec, task, point, base)
     for a in arms:
         for s in p.seeds.train:
@@ -572,16 +575,22 @@ def point_result(
     )
     geo = measure_arms(task, list(arms), p, progress=False)
     diag = training_diagnostics(task, list(arms), p)
-    flops = step_flops(task, p, study_profile(spec, task, base))
+    flops = point_flops(spec, task, point, base)
     return PointResult(
         point, task, p, tuple(arms), g["plans"], g["reason"], episodes, geo, diag, flops
     )
 
 
+def point_flops(spec: ScalingSpec, task: str, point: Point, base: Profile) -> int:
+    """FLOPs of one training step of ``task``'s model at ``point`` (:func:`step_flops`)."""
+    return step_flops(task, point_profile(spec, task, point, base))
+
+
 def scaling_results(spec: ScalingSpec, base: Profile) -> ScalingResults:
     """Every chosen (point, task) of the rule (:func:`choose_units`): built where missing at
     the profiles of :data:`BUILDS_IN_PAGE`, else read from the cache (a (point, task) not
-    built is in ``missing`` with the artifact it lacks)."""
+    built is in ``missing`` with the artifact it lacks; none built at all is a one-line
+    :class:`~jepa_geometry.artifacts.NotCached`)."""
     out, missing = [], {}
     build = base.name in BUILDS_IN_PAGE
     for (pt, t), arms in _by_point(chosen(choose_units(spec, base))).items():
@@ -593,25 +602,28 @@ def scaling_results(spec: ScalingSpec, base: Profile) -> ScalingResults:
                 out.append(point_result(spec, t, pt, arms, base))
         except artifacts.NotCached as e:
             missing[f"{pt.name}, {task_title(t)}"] = str(e)
+    if not out:
+        raise artifacts.NotCached(
+            f"no point of the scaling study is cached at profile {base.name!r}; build it with "
+            f"`jepa-geometry scaling --profile {base.name}`"
+        )
     return ScalingResults(out, missing)
 
 
-def paper_budget(
-    spec: ScalingSpec, task: str, base: Profile, paper: Profile
-) -> dict[str, float | str]:
+def paper_budget(task: str, paper: Profile) -> dict[str, float | str]:
     """LeWM's training budget on ``task``: its optimizer steps (the reference file's
     :data:`PAPER_STEPS_TABLE`, else the ``paper`` profile's ``train.steps``) and FLOPs (those
     steps times a step of the ``paper`` profile's model)."""
     ref = reference_numbers(allow_empty=True, table=PAPER_STEPS_TABLE, task=task)
     steps = float(ref["value"].iloc[0]) if not ref.empty else float(paper.train.steps)
     source = "reference file" if not ref.empty else "paper profile"
-    flops = steps * step_flops(task, paper, study_profile(spec, task, base))
+    flops = steps * step_flops(task, paper)
     return {"task": task, "steps": steps, "flops": flops, "source": source}
 
 
-def budget_table(spec: ScalingSpec, base: Profile, paper: Profile) -> pd.DataFrame:
+def budget_table(spec: ScalingSpec, paper: Profile) -> pd.DataFrame:
     """:func:`paper_budget` of every task of the study, one row each."""
-    return pd.DataFrame([paper_budget(spec, t, base, paper) for t in spec.tasks])
+    return pd.DataFrame([paper_budget(t, paper) for t in spec.tasks])
 
 
 def compute_table(results: Sequence[PointResult], budgets: pd.DataFrame) -> pd.DataFrame:
@@ -641,6 +653,18 @@ def compute_table(results: Sequence[PointResult], budgets: pd.DataFrame) -> pd.D
         for b in budgets.itertuples()
     ]
     return pd.DataFrame(rows)
+
+
+def decades_to_paper(results: Sequence[PointResult], budgets: pd.DataFrame) -> str:
+    """How many decades of training FLOPs lie between each task's 1x point and LeWM's budget
+    on the task, as ``"4.5 to 4.6"`` (lowest to highest over the tasks)."""
+    paper = budgets.set_index("task")["flops"]
+    gaps = [
+        math.log10(float(paper[r.task]) / r.train_flops) for r in results if r.point == Point(1.0)
+    ]
+    if not gaps:
+        return "unknown (no 1x point is built)"
+    return f"{min(gaps):.1f} to {max(gaps):.1f}"
 
 
 def gate_table(results: Sequence[PointResult]) -> pd.DataFrame:
@@ -946,6 +970,7 @@ __all__ = [
     "chosen",
     "claim_effects",
     "cost_statement",
+    "decades_to_paper",
     "crossing_words",
     "gate",
     "load_scaling",
@@ -956,6 +981,7 @@ __all__ = [
     "reading",
     "scaling_from_dict",
     "scaling_results",
+    "point_flops",
     "point_result",
     "ScalingResults",
     "BUILDS_IN_PAGE",
