@@ -6,6 +6,7 @@
     jepa-geometry plan --task tworoom --arm scale --solver icem --budget T3
     jepa-geometry plan --task cube --arm ceiling --pairs 50  # the simulator as the model
     jepa-geometry study tworoom --workers 2            # build a task's whole study (cached)
+    jepa-geometry scaling --dry-run                    # the scaling study's cost and cuts
     jepa-geometry grid --profile paper --tasks all --executor slurm --partition gpu --dry-run
     jepa-geometry book --profile smoke                 # execute every chapter into book/chapters/
     jepa-geometry chapter chapters/ch01_metric_leverage.md out.ipynb -p profile smoke
@@ -63,7 +64,7 @@ from jepa_geometry.planning.evaluator import evaluate_arm, summary_text
 from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.planning.solver import SOLVERS, TIERS
 from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import cluster, kappa
+from jepa_geometry.study import cluster, kappa, scaling
 from jepa_geometry.study.build import build_study
 from jepa_geometry.study.rules.gate import LADDERS, lever_choice, protocol_choice
 from jepa_geometry.study.spec import available_studies, load_study
@@ -199,6 +200,20 @@ def _cmd_kappa(args: argparse.Namespace) -> int:
     measured = kappa.measured_cost(kappa.KAPPA_SWEEP, base)
     print(measured.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"measured: {measured['measured seconds'].sum() / 60:.1f} min of work")
+    return 0
+
+
+def _cmd_scaling(args: argparse.Namespace) -> int:
+    spec = scaling.load_scaling()
+    base = _profile_of(args)
+    units = scaling.choose_units(spec, base)
+    print(scaling.cost_statement(units, spec, base.name))  # before any model trains
+    if args.dry_run:
+        print(units.to_string(index=False, float_format=lambda x: f"{x:.0f}"))
+        return 0
+    _note_precision(base)
+    stages = scaling.build_scaling(spec, base, args.workers, progress=not args.quiet)
+    print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     return 0
 
 
@@ -441,6 +456,21 @@ def build_parser() -> argparse.ArgumentParser:
     sk.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_profile(sk)
     sk.set_defaults(func=_cmd_kappa)
+
+    sc = sub.add_parser(
+        "scaling",
+        help="build the scaling study (study/scaling.yaml): its cost and cuts are printed first",
+    )
+    sc.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=default_workers(),
+        help="parallel one-thread build jobs (default: one per core); no result depends on it",
+    )
+    sc.add_argument("--dry-run", action="store_true", help="print the rule's units and stop")
+    sc.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_profile(sc)
+    sc.set_defaults(func=_cmd_scaling)
 
     sr = sub.add_parser(
         "grid",

@@ -92,3 +92,32 @@ def test_training_diagnostics_figure_draws_one_line_per_model_and_the_references
     assert len(top8.lines) == 4 + 1  # every model + the isotropic share
     assert cond.lines[-1].get_ydata()[0] == 2.0 and top8.lines[-1].get_ydata()[0] == 0.24
     assert _png(fig)  # renders
+
+
+def _scaling_effects() -> pd.DataFrame:
+    rows = []
+    for task, paper in (("tworoom", 0.1), ("pusht", np.nan)):
+        for image, flops in ((1.0, 1e12), (1.0, 3e12), (1.0, 1e13), (1.5, 2e12)):
+            e = 0.05 * np.log10(flops / 1e12)
+            rows.append({"task": task, "claim": "c", "image": image, "flops": flops,
+                         "effect": e, "low": e - 0.02, "high": e + 0.02, "direction": 1,
+                         "threshold": 0.0, "min_effect": 0.03, "paper_effect": paper})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_scaling_figure_draws_each_point_the_references_and_the_papers_budget():
+    from jepa_geometry.book.plots import plot_scaling_effects
+
+    budgets = pd.DataFrame({"task": ["tworoom", "pusht"], "flops": [3e17, 7e17]})
+    fig = plot_scaling_effects(_scaling_effects(), ["c"], budgets)
+    ax = fig.axes[0]
+    # per task, one line through its step points and one marker at its resolution point
+    xs = sorted(tuple(c.lines[0].get_xdata()) for c in ax.containers)
+    assert xs == [(1e12, 3e12, 1e13)] * 2 + [(2e12,)] * 2
+    horizontal = {round(float(line.get_ydata()[0]), 6) for line in ax.lines
+                  if len(set(line.get_ydata())) == 1 and len(line.get_xdata()) == 2}  # fmt: skip
+    assert {0.1, 0.03, 0.0} <= horizontal  # the paper's effect, the minimum effect, zero
+    vertical = {float(line.get_xdata()[0]) for line in ax.lines
+                if len(set(line.get_xdata())) == 1 and len(line.get_xdata()) == 2}  # fmt: skip
+    assert vertical == {3e17, 7e17}
+    assert _png(fig)
