@@ -44,17 +44,18 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from jepa_geometry import artifacts
+from jepa_geometry import artifacts, stats
 from jepa_geometry.analysis.measurements import Geometry, measure_arms
 from jepa_geometry.envs import SIMULATOR_PRELOAD, TASK_CLASSES, TASKS, check_task, task_title
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, run_parallel
+from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import TIERS
 from jepa_geometry.profiles import PROFILES, Profile, with_overrides
 from jepa_geometry.study import claims, cluster, verdict
-from jepa_geometry.study.grid import EPISODE_COLUMNS, Cell, evaluate_arms
+from jepa_geometry.study.grid import EPISODE_COLUMNS, Cell, evaluate_arms, planning_grid
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.rules.gate import protocol_gate
 from jepa_geometry.study.spec import BASELINE, load_study
@@ -733,6 +734,71 @@ def claim_effects(results: Sequence[PointResult]) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def task_ceilings(spec: ScalingSpec, base: Profile) -> dict[str, pd.DataFrame]:
+    """Each task's ceiling (the simulator as the model, ``study.grid.evaluate_ceiling_cells``)
+    as its task study planned it, read from the cache: it does not train, so one ceiling serves
+    every training budget of the task. A task whose ceiling is not built has none here."""
+    out = {}
+    for task in spec.tasks_at(base):
+        study = load_study(task)
+        try:
+            with artifacts.cache_only():
+                out[task] = planning_grid(study, study.profile(base), progress=False).ceiling
+        except artifacts.NotCached:
+            continue
+    return out
+
+
+def _tier_mean_matrix(episodes: pd.DataFrame, protocol: str) -> np.ndarray:
+    """(seeds, pairs) CEM success under ``protocol`` averaged over the tiers planned."""
+    t = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == "cem")]
+    t = t.groupby(["train_seed", "episode"])["success"].mean().reset_index()
+    return t.pivot(index="train_seed", columns="episode", values="success").to_numpy(float)
+
+
+def success_by_point(
+    results: Sequence[PointResult], ceilings: dict[str, pd.DataFrame]
+) -> pd.DataFrame:
+    """Per (task, point) each arm's CEM success averaged over the five tiers of the task's main
+    protocol (seeds and pairs pooled, 95 % bootstrap interval over both), and per task the
+    ceiling's on its own pairs (a seeded subset; the same at every point).
+
+    Columns: task, point, image, steps, flops, arm, rate, low, high, seeds, pairs."""
+    rows = []
+
+    def row(task: str, point: str, r: PointResult | None, arm: str, m: np.ndarray) -> dict:
+        lo, hi = stats.bootstrap_interval(m if len(m) > 1 else m[0])
+        return {
+            "task": task,
+            "point": point,
+            "image": r.point.image if r else np.nan,
+            "steps": r.profile.train.steps if r else np.nan,
+            "flops": r.train_flops if r else np.nan,
+            "arm": arm,
+            "rate": float(m.mean()),
+            "low": lo,
+            "high": hi,
+            "seeds": len(m),
+            "pairs": m.shape[1],
+        }
+
+    for r in results:
+        if not r.plans:
+            continue
+        for arm in r.arms:
+            t = r.episodes[r.episodes["arm"] == arm]
+            if not t.empty:
+                rows.append(
+                    row(r.task, r.point.name, r, arm, _tier_mean_matrix(t, main_protocol(r.task)))
+                )
+    for task, top in ceilings.items():
+        t = top[top["arm"] == CEILING] if len(top) else top
+        if not t.empty:
+            rows.append(row(task, "any", None, CEILING, _tier_mean_matrix(t, main_protocol(task))))
+    cols = ["task", "point", "image", "steps", "flops", "arm", "rate", "low", "high"]
+    return pd.DataFrame(rows, columns=[*cols, "seeds", "pairs"])
 
 
 def premise_table(results: Sequence[PointResult]) -> pd.DataFrame:

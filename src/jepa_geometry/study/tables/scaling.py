@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from jepa_geometry.envs import task_title
+from jepa_geometry.stats import format_rate
 
 UNIT_COLUMNS: tuple[str, ...] = ("point", "task", "arm", "minutes", "status", "why")
 
@@ -92,3 +93,20 @@ __all__ = [
     "trends_display",
     "units_display",
 ]
+
+
+def success_display(success: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~jepa_geometry.study.scaling.success_by_point` as the page shows it: one row per
+    (task, point) in compute order, per arm its tier-mean success (%) with its interval, and
+    the task's ceiling (the same on every row of the task: it does not train)."""
+    points = success[success["arm"] != "ceiling"].sort_values(["task", "image", "flops"])
+    top = success[success["arm"] == "ceiling"].set_index("task")
+    out = []
+    for (task, point), g in points.groupby(["task", "point"], sort=False):
+        row = {"task": task_title(task), "point": point, "steps": int(g["steps"].iloc[0])}
+        row.update({f"{r.arm} (%)": format_rate(r.rate, r.low, r.high) for r in g.itertuples()})
+        if task in top.index:
+            c = top.loc[task]
+            row[f"ceiling, {int(c.pairs)} pairs (%)"] = format_rate(c.rate, c.low, c.high)
+        out.append(row)
+    return pd.DataFrame(out)
