@@ -116,6 +116,18 @@ def _add_profile(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_build(p: argparse.ArgumentParser) -> None:
+    """The options of a command that builds into the cache: workers, quiet and the profile."""
+    p.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=default_workers(),
+        help="parallel one-thread build jobs (default: one per core); no result depends on it",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_profile(p)
+
+
 def _profile_of(args: argparse.Namespace):
     return load_profile(args.profile, dict(args.set or []))
 
@@ -432,14 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
         "study", help="build every dataset, model and planning cell of a task's study (cached)"
     )
     sy.add_argument("task", choices=available_studies())
-    sy.add_argument(
-        "--workers",
-        type=_positive_int,
-        default=default_workers(),
-        help="parallel one-thread build jobs (default: one per core); no result depends on it",
-    )
-    sy.add_argument("--quiet", action="store_true", help="no progress bars")
-    _add_profile(sy)
+    _add_build(sy)
     sy.set_defaults(func=_cmd_study)
 
     sk = sub.add_parser(
@@ -447,30 +452,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="AnisoWM's κ sweep (study.kappa): anisowm at κ in {1, 1.5, 2, 4, 8} on Two-Room "
         "and Push-T, planned on validation and evaluation pairs (cached; prints its cost first)",
     )
-    sk.add_argument(
-        "--workers",
-        type=_positive_int,
-        default=default_workers(),
-        help="parallel one-thread build jobs (default: one per core); no result depends on it",
-    )
-    sk.add_argument("--quiet", action="store_true", help="no progress bars")
-    _add_profile(sk)
+    _add_build(sk)
     sk.set_defaults(func=_cmd_kappa)
 
-    sc = sub.add_parser(
+    sl = sub.add_parser(
         "scaling",
         help="build the scaling study (study/scaling.yaml): its cost and cuts are printed first",
     )
-    sc.add_argument(
-        "--workers",
-        type=_positive_int,
-        default=default_workers(),
-        help="parallel one-thread build jobs (default: one per core); no result depends on it",
-    )
-    sc.add_argument("--dry-run", action="store_true", help="print the rule's units and stop")
-    sc.add_argument("--quiet", action="store_true", help="no progress bars")
-    _add_profile(sc)
-    sc.set_defaults(func=_cmd_scaling)
+    sl.add_argument("--dry-run", action="store_true", help="print the rule's units and stop")
+    _add_build(sl)
+    sl.set_defaults(func=_cmd_scaling)
 
     sr = sub.add_parser(
         "grid",
