@@ -2,7 +2,7 @@
 issue #34's levers, each as a new/old ratio of training steps per second *per model*.
 
     nice -n 10 .venv/bin/python benchmarks/bench_batched.py [--profile laptop]
-        [--precision fp32|bf16] [--rounds 3] [--steps 6] [--ks 2 3]
+        [--precision fp32|bf16] [--rounds 3] [--steps 6] [--ks 2 [3 ...]]
         [--levers batched compile limits]
 
 Inputs are synthetic tensors of Two-Room's shape (the profile's batch of clips of history + 1
@@ -294,7 +294,7 @@ def main() -> None:
     ap.add_argument("--precision", default="fp32", help=f"one of {', '.join(PRECISIONS)}")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6, help="timed iterations per measurement")
-    ap.add_argument("--ks", type=int, nargs="+", default=[2, 3], help="models per batched step")
+    ap.add_argument("--ks", type=int, nargs="+", default=[2], help="models per batched step")
     ap.add_argument("--levers", nargs="+", default=list(LEVERS), help=f"of {', '.join(LEVERS)}")
     args = ap.parse_args()
     if args.precision not in PRECISIONS:
