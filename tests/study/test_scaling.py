@@ -234,9 +234,14 @@ def test_the_trend_table_fits_step_points_only():
                      "direction": 1, "threshold": 0.0, "min_effect": 0.03})  # fmt: skip
     unbounded = {**rows[0], "claim": "d", "low": -np.inf, "high": np.inf}
     rows += [unbounded, {**unbounded, "flops": 1e13}]
+    # both arms at 0 of n: a degenerate interval, inconclusive, not a very precise point
+    degenerate = {**rows[0], "claim": "e", "effect": 0.0, "low": 0.0, "high": 0.0}
+    rows += [degenerate, {**rows[1], "claim": "e"}, {**rows[2], "claim": "e"}]
     table = scaling.trend_table(pd.DataFrame(rows)).set_index("claim")
     assert table.loc["d", "reading"] == "unclear" and table.loc["d", "points"] == 0
     assert table.loc["d", "crossing"] == "not estimable"
+    assert table.loc["e", "points"] == 2  # the degenerate point is left out
+    assert table.loc["e", "slope per decade"] == pytest.approx(0.05)
     table = table.loc[["c"]]
     assert table["points"].iloc[0] == 3
     assert table["slope per decade"].iloc[0] == pytest.approx(0.05)

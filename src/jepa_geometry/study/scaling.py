@@ -866,7 +866,7 @@ def premise_table(results: Sequence[PointResult]) -> pd.DataFrame:
 Z95 = verdict.Z95
 N_TREND_BOOT = 2000
 TREND_SEED = 0
-SE_FLOOR = 1e-6  # a degenerate interval (every unit equal) counts as a very precise point
+SE_FLOOR = 1e-6  # guards the weights; trend_table leaves degenerate intervals out of the fit
 
 
 def wls_line(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
@@ -979,16 +979,19 @@ def trend_table(effects: pd.DataFrame) -> pd.DataFrame:
     is shown, not fitted): its :func:`trend` toward the verdict's minimum effect in the claim's
     direction (``target = direction (threshold + min_effect)``), its :func:`reading`, and the
     crossing in FLOPs with its interval (``not estimable`` where unbounded). A point whose
-    interval is unbounded (a per-model measure of one training seed) carries no weight and is
-    left out of the fit; a claim with fewer than two points left reads **unclear**, its crossing
-    not estimable."""
+    interval is unbounded (a per-model measure of one training seed) or degenerate (every unit
+    equal, e.g. both arms at 0 of n: inconclusive under the verdict rule too) carries no
+    information on its precision and is left out of the fit; a claim with fewer than two
+    points left reads **unclear**, its crossing not estimable."""
     rows = []
     steps_only = effects[effects["image"] == 1.0]
     for (task, claim), grp in steps_only.groupby(["task", "claim"], sort=False):
         grp = grp.sort_values("flops")
         if grp["flops"].nunique() < 2:
             continue
-        bounded = grp[np.isfinite(grp["low"]) & np.isfinite(grp["high"])]
+        bounded = grp[
+            np.isfinite(grp["low"]) & np.isfinite(grp["high"]) & (grp["high"] > grp["low"])
+        ]
         if bounded["flops"].nunique() < 2:
             rows.append({
                 "task": task, "paper": grp["paper"].iloc[0], "claim": claim,
