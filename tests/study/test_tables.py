@@ -668,7 +668,7 @@ def test_ceiling_table_sets_the_arms_on_the_ceiling_s_pairs_and_pairs_the_gap():
     assert shown.loc[0, "ceiling - lewm (pp)"].startswith("33.3 [")
     words = tables.planning.ceiling_sentence(t)
     assert "CEM at T1 reaches 66.7 [" in words and "of 3 pairs" in words
-    assert "`lewm` reaches 33.3 [" in words
+    assert "on the same pairs lewm reaches 33.3 [" in words
 
 
 def test_a_study_without_a_ceiling_gives_an_empty_ceiling_table():

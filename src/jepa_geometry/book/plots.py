@@ -947,7 +947,8 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
             )
     ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas])
     ax.set(xlabel="κ (bound on cond Λ)", ylabel="success (%)", title="CEM T1 success")
-    ax.legend(fontsize=6)
+    handles, labels = ax.get_legend_handles_labels()  # below the panels: it would hide points
+    fig.legend(handles, labels, loc="lower center", ncol=len(tasks) * 2, fontsize=7)
     for ax, task in zip(axes[1:], tasks, strict=True):
         g = spectra[spectra["task"] == task]
         kappas = sorted(set(g["kappa"]))
@@ -958,7 +959,7 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
         ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
         ax.set(xlabel="coordinate rank / D", ylabel="target variance $v_i$", title=task)
         ax.legend(fontsize=6)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 

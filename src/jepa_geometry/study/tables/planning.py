@@ -648,7 +648,7 @@ def ceiling_sentence(table: pd.DataFrame, budget: str = "T1") -> str:
     if not base.empty:
         b = base.iloc[0]
         return text + (
-            f"; on the same pairs `{BASELINE}` reaches {format_rate(b.rate, b.low, b.high)} %, "
+            f"; on the same pairs {BASELINE} reaches {format_rate(b.rate, b.low, b.high)} %, "
             f"{format_rate(b.gap, b.gap_low, b.gap_high)} points below the ceiling: roughly, "
             "that gap is the model's, and the ceiling's own distance to 100 % the budget's"
         )

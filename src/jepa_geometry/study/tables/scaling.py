@@ -99,7 +99,10 @@ def success_display(success: pd.DataFrame) -> pd.DataFrame:
     """:func:`~jepa_geometry.study.scaling.success_by_point` as the page shows it: one row per
     (task, point) in compute order, per arm its tier-mean success (%) with its interval, and
     the task's ceiling (the same on every row of the task: it does not train)."""
-    points = success[success["arm"] != "ceiling"].sort_values(["task", "image", "flops"])
+    order = {t: i for i, t in enumerate(dict.fromkeys(success["task"]))}  # the study's order
+    points = success[success["arm"] != "ceiling"].sort_values(
+        ["task", "image", "flops"], key=lambda c: c.map(order) if c.name == "task" else c
+    )
     top = success[success["arm"] == "ceiling"].set_index("task")
     out = []
     for (task, point), g in points.groupby(["task", "point"], sort=False):
