@@ -173,3 +173,14 @@ def test_power_threshold_is_the_smallest_rate_with_the_power():
         stats.min_rate_for_power(600, 1.0)
     with pytest.raises(ValueError, match="n must be an integer >= 1"):
         stats.two_proportion_power(0.1, 0.2, 0)
+
+
+def test_matrix_rate_is_the_pooled_mean_with_the_bootstrap_interval():
+    m = np.array([[1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.5]])
+    r = stats.matrix_rate(m)
+    assert r["rate"] == pytest.approx(4.5 / 8) and (r["seeds"], r["pairs"]) == (2, 4)
+    assert (r["low"], r["high"]) == stats.bootstrap_interval(m)
+    one = stats.matrix_rate(m[:1])  # one seed: pairs resampled, as for a 1-D sample
+    assert (one["low"], one["high"]) == stats.bootstrap_interval(m[0])
+    with pytest.raises(ValueError, match=r"shape \(seeds, pairs\), got \(4,\)"):
+        stats.matrix_rate(m[0])

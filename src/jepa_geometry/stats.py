@@ -259,6 +259,23 @@ def success_matrix(
     return wide.to_numpy(dtype=np.float64)
 
 
+def matrix_rate(m: np.ndarray) -> dict[str, float | int]:
+    """The pooled mean of a ``(seeds, pairs)`` matrix of per-(seed, pair) values (successes or
+    their tier means) with its :func:`bootstrap_interval` (seeds and pairs resampled; pairs only
+    for one seed): ``rate``, ``low``, ``high``, ``seeds``, ``pairs``."""
+    arr = np.asarray(m, dtype=np.float64)
+    if arr.ndim != 2 or arr.size == 0:
+        raise ValueError(f"m must have shape (seeds, pairs), got {arr.shape}")
+    lo, hi = bootstrap_interval(arr if len(arr) > 1 else arr[0])
+    return {
+        "rate": float(arr.mean()),
+        "low": lo,
+        "high": hi,
+        "seeds": arr.shape[0],
+        "pairs": arr.shape[1],
+    }
+
+
 def rate_table(
     table: pd.DataFrame,
     by: Sequence[str],

@@ -9,10 +9,11 @@ import sys
 import pytest
 import torch
 
-from jepa_geometry.profiles import load_profile
+from jepa_geometry.profiles import with_overrides
 from jepa_geometry.wm.arms import arm_weights
 from jepa_geometry.wm.objective import Objective, derive_seed
 from tests.conftest import REPO
+from tests.wm.test_training import tiny_profile
 
 K = 2
 SEEDS = [0, 1]
@@ -38,12 +39,8 @@ bb = _bench()
 
 
 def tiny(**train):
-    over = {"data.image_size": 16, "model.encoder_widths": [8, 8], "model.embed_dim": 16}
-    over.update({"model.projector_hidden": 32, "model.predictor_width": 16})
-    over.update({"model.predictor_dropout": 0.0, "train.batch_size": 8})
-    over.update({"train.sigreg_projections": 32, "train.pairs_per_batch": 16})
-    over.update({f"train.{k}": v for k, v in train.items()})
-    return load_profile("smoke", over)
+    """The trainer tests' tiny profile without dropout (the vmapped step refuses it)."""
+    return with_overrides(tiny_profile(**train), {"model.predictor_dropout": 0.0})
 
 
 def trainer_grads(model, prof, seed, pixels, actions):
@@ -162,7 +159,7 @@ def test_stacked_adamw_is_one_adamw_per_model():
 
 def test_dropout_is_refused():
     prof = tiny()
-    prof_drop = load_profile("smoke", {"model.predictor_dropout": 0.1})
+    prof_drop = tiny_profile()  # the trainer tests' dropout, 0.1
     with pytest.raises(ValueError, match="predictor_dropout must be 0, got 0.1"):
         bb.BatchedLeWMStep(bb.models(prof_drop, K), prof_drop, SEEDS, "fp32")
     with pytest.raises(ValueError, match="one seed per model"):

@@ -43,12 +43,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from jepa_geometry import stats
 from jepa_geometry.analysis.measurements import Geometry, measure_arms
 from jepa_geometry.artifacts import NotCached, cache_only
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
-from jepa_geometry.stats import bootstrap_interval, format_rate
+from jepa_geometry.stats import format_rate
 from jepa_geometry.study import claims, tables, verdict
 from jepa_geometry.study.claims import ALL_TASKS, INTERACTION_ARM
 from jepa_geometry.study.grid import (
@@ -231,25 +232,10 @@ def scale_grid(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame
     rows = []
     for task, solver, tm in _tier_means(studies, protocol):
         for arm in tables.shared.arm_order(list(set(tm["arm"]))):
-            m = (
-                tm[tm["arm"] == arm]
-                .pivot(index="train_seed", columns="episode", values="success")
-                .to_numpy(float)
-            )
-            lo, hi = bootstrap_interval(m if len(m) > 1 else m[0])
+            m = stats.success_matrix(tm[tm["arm"] == arm])
             paper = _scale_solver_value(task, arm, solver)
             rows.append(
-                {
-                    "task": task,
-                    "solver": solver,
-                    "arm": arm,
-                    "rate": float(m.mean()),
-                    "low": lo,
-                    "high": hi,
-                    "seeds": len(m),
-                    "pairs": m.shape[1],
-                    "paper": paper,
-                }
+                {"task": task, "solver": solver, "arm": arm, **stats.matrix_rate(m), "paper": paper}
             )
     return pd.DataFrame(
         rows, columns=["task", "solver", "arm", "rate", "low", "high", "seeds", "pairs", "paper"]
@@ -409,24 +395,13 @@ def ceiling_grid(studies: Studies, arms: Sequence[str] = CEILING_ACROSS_ARMS) ->
             t = tm[tm["arm"] == arm]
             if t.empty:
                 continue
-            m = t.pivot(index="train_seed", columns="episode", values="success").to_numpy(float)
-            lo, hi = bootstrap_interval(m if len(m) > 1 else m[0])
-            gap = (np.nan, np.nan, np.nan)
+            m = stats.success_matrix(t)
+            gap = {"gap": np.nan, "gap_low": np.nan, "gap_high": np.nan}
             if arm != "ceiling":
-                d = best[None, :] - m
-                gap = (float(d.mean()), *bootstrap_interval(d if len(d) > 1 else d[0]))
+                d = stats.matrix_rate(best[None, :] - m)
+                gap = {"gap": d["rate"], "gap_low": d["low"], "gap_high": d["high"]}
             rows.append(
-                {
-                    "task": task,
-                    "protocol": protocol,
-                    "arm": arm,
-                    "rate": float(m.mean()),
-                    "low": lo,
-                    "high": hi,
-                    "seeds": len(m),
-                    "pairs": m.shape[1],
-                    **dict(zip(("gap", "gap_low", "gap_high"), gap, strict=True)),
-                }
+                {"task": task, "protocol": protocol, "arm": arm, **stats.matrix_rate(m), **gap}
             )
     return pd.DataFrame(rows, columns=cols)
 

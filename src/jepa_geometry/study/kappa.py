@@ -19,9 +19,11 @@ many, as the MPPI temperature sweep draws them).
 **The rules** (fixed before any model of the sweep was trained; book: rec-kappa-sweep):
 
 * *Cost, stated first* (:func:`estimate_cost`): models to train times the measured training
-  time of the task's cached ``anisowm`` model (else :data:`STEP_SECONDS_ESTIMATE` per step),
+  time of the task's cached ``anisowm`` model (else the profile's cost model,
+  :func:`~jepa_geometry.study.cluster.train_hours`),
   plus cells to plan times the measured time of the study's own cell per pair (else
-  :data:`PAIR_SECONDS_ESTIMATE`). :func:`build_sweep` prints it before it trains.
+  :func:`~jepa_geometry.study.cluster.cell_hours`). :func:`build_sweep` prints it before it
+  trains.
 * *κ constrains*: every model's learned ``cond Λ <= κ (1 +`` :data:`COND_TOLERANCE` ``)``.
 * *κ does not determine (Two-Room)*: at κ = 2 the allocation keeps evolving after cond Λ first
   reaches the bound (``cond Λ >= κ (1 -`` :data:`SATURATION_TOLERANCE` ``)``): the relative
@@ -63,6 +65,7 @@ from jepa_geometry.envs import SIMULATOR_PRELOAD, TASKS, task_title
 from jepa_geometry.jobs import check_workers, run_parallel
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
+from jepa_geometry.study import cluster
 from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import load_study
@@ -85,12 +88,6 @@ DEFAULT_KAPPA = 2.0
 COND_TOLERANCE = 1e-4  # relative: float32 softmax of the clamped α reaches κ within ~1e-6
 SATURATION_TOLERANCE = 1e-3  # cond Λ >= κ (1 - this) counts as having reached the bound
 EVOLVE_MIN = 0.1  # the allocation moves by >= 10 % of its departure from isotropy after saturation
-STEP_SECONDS_ESTIMATE = 0.1
-"""Seconds per training step when no model of the task is cached: a laptop model of 1,300
-steps trains in about two minutes on one core with native bfloat16 (README, Profiles)."""
-PAIR_SECONDS_ESTIMATE = 0.5
-"""Seconds per planned pair when no cell of the task is cached: a laptop CEM T1 cell of 200
-pairs plans in a minute or two on one core (README, Profiles)."""
 ABOVE_MEAN_MARGIN = 1e-6  # v_i > 1 + this counts as above the mean (analysis.probes)
 
 
@@ -197,9 +194,10 @@ def estimate_cost(sweep: KappaSweep, base: Profile) -> pd.DataFrame:
     """Per task: the models and cells still to build, the time each takes and the total.
 
     A model costs the measured training time of the task's cached ``anisowm`` model (its
-    manifest's build time) or, when none is cached, :data:`STEP_SECONDS_ESTIMATE` per step; a
-    cell costs the measured time per pair of the study's own evaluation cell times its pairs,
-    or :data:`PAIR_SECONDS_ESTIMATE` per pair. ``basis`` says which.
+    manifest's build time) or, when none is cached, the profile's cost model
+    (:func:`~jepa_geometry.study.cluster.train_hours`); a cell costs the measured time per pair
+    of the study's own evaluation cell times its pairs, or the cost model's time per pair of
+    that cell (:func:`~jepa_geometry.study.cluster.cell_hours`). ``basis`` says which.
     """
     rows = []
     models = sweep.models(base)
@@ -209,14 +207,14 @@ def estimate_cost(sweep: KappaSweep, base: Profile) -> pd.DataFrame:
         if ref.exists():
             per_model, basis = float(ref.manifest()["wall_time_s"]), "measured"
         else:
-            per_model, basis = STEP_SECONDS_ESTIMATE * p.train.steps, "stated per-step estimate"
+            per_model, basis = 3600 * cluster.train_hours(p), "profile's cost model"
         own = sweep.cell(task, DEFAULT_KAPPA, base, "evaluation")
         plan = own.artifacts()[0]
         pairs = p.eval.episodes
         if plan.exists():
             per_pair, cell_basis = float(plan.manifest()["wall_time_s"]) / pairs, "measured"
         else:
-            per_pair, cell_basis = PAIR_SECONDS_ESTIMATE, "stated per-pair estimate"
+            per_pair, cell_basis = 3600 * cluster.cell_hours(own) / pairs, "profile's cost model"
         todo_models = [m for m in models if m[0] == task and model_untrained(*m)]
         todo_cells = [c for c in sweep.cells(base) if c.task == task and c.unbuilt()]
         n_pairs = sum(c.plan()[1] for c in todo_cells)

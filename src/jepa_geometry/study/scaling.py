@@ -55,7 +55,14 @@ from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import TIERS
 from jepa_geometry.profiles import PROFILES, Profile, with_overrides
 from jepa_geometry.study import claims, cluster, verdict
-from jepa_geometry.study.grid import EPISODE_COLUMNS, Cell, evaluate_arms, planning_grid
+from jepa_geometry.study.grid import (
+    EPISODE_COLUMNS,
+    Cell,
+    ceiling_cells,
+    ceiling_pairs,
+    evaluate_arms,
+    evaluate_ceiling_cells,
+)
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.rules.gate import protocol_gate
 from jepa_geometry.study.spec import BASELINE, load_study
@@ -743,19 +750,30 @@ def task_ceilings(spec: ScalingSpec, base: Profile) -> dict[str, pd.DataFrame]:
     out = {}
     for task in spec.tasks_at(base):
         study = load_study(task)
+        p = study.profile(base)
+        if study.ceiling is None:
+            continue
         try:
-            with artifacts.cache_only():
-                out[task] = planning_grid(study, study.profile(base), progress=False).ceiling
+            with artifacts.cache_only():  # the ceiling's cells only, not the study's grid
+                out[task] = evaluate_ceiling_cells(
+                    task,
+                    p,
+                    ceiling_cells(study),
+                    temperature=None,
+                    pairs=ceiling_pairs(study, p),
+                    progress=False,
+                )
         except artifacts.NotCached:
             continue
     return out
 
 
-def _tier_mean_matrix(episodes: pd.DataFrame, protocol: str) -> np.ndarray:
-    """(seeds, pairs) CEM success under ``protocol`` averaged over the tiers planned."""
-    t = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == "cem")]
-    t = t.groupby(["train_seed", "episode"])["success"].mean().reset_index()
-    return t.pivot(index="train_seed", columns="episode", values="success").to_numpy(float)
+def _cem_tier_means(episodes: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """Per (arm, seed, pair): CEM success under ``protocol`` averaged over the tiers planned
+    (:func:`~jepa_geometry.study.verdict.tier_mean_success`, which checks every arm planned
+    them all)."""
+    cem = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == "cem")]
+    return verdict.tier_mean_success(episodes, protocol, "cem", sorted(set(cem["budget"])))
 
 
 def success_by_point(
@@ -769,7 +787,6 @@ def success_by_point(
     rows = []
 
     def row(task: str, point: str, r: PointResult | None, arm: str, m: np.ndarray) -> dict:
-        lo, hi = stats.bootstrap_interval(m if len(m) > 1 else m[0])
         return {
             "task": task,
             "point": point,
@@ -777,26 +794,21 @@ def success_by_point(
             "steps": r.profile.train.steps if r else np.nan,
             "flops": r.train_flops if r else np.nan,
             "arm": arm,
-            "rate": float(m.mean()),
-            "low": lo,
-            "high": hi,
-            "seeds": len(m),
-            "pairs": m.shape[1],
+            **stats.matrix_rate(m),
         }
 
     for r in results:
         if not r.plans:
             continue
-        for arm in r.arms:
-            t = r.episodes[r.episodes["arm"] == arm]
-            if not t.empty:
-                rows.append(
-                    row(r.task, r.point.name, r, arm, _tier_mean_matrix(t, main_protocol(r.task)))
-                )
+        tm = _cem_tier_means(r.episodes, main_protocol(r.task))
+        for arm in [a for a in r.arms if a in set(tm["arm"])]:
+            m = stats.success_matrix(tm[tm["arm"] == arm])
+            rows.append(row(r.task, r.point.name, r, arm, m))
     for task, top in ceilings.items():
         t = top[top["arm"] == CEILING] if len(top) else top
         if not t.empty:
-            rows.append(row(task, "any", None, CEILING, _tier_mean_matrix(t, main_protocol(task))))
+            m = stats.success_matrix(_cem_tier_means(t, main_protocol(task)))
+            rows.append(row(task, "any", None, CEILING, m))
     cols = ["task", "point", "image", "steps", "flops", "arm", "rate", "low", "high"]
     return pd.DataFrame(rows, columns=[*cols, "seeds", "pairs"])
 
