@@ -32,11 +32,14 @@ venv: $(STAMP)
 # pip, which unpacks the 7 GB of torch and its CUDA libraries one by one. --compile-bytecode
 # writes the .pyc files pip would have written: without them (and with
 # PYTHONDONTWRITEBYTECODE set, as on CI) every kernel and worker recompiles torch on import,
-# which doubled the test suite's time.
+# which doubled the test suite's time. The lock is the whole resolution, so it installs with
+# --no-deps; the packages it leaves out on purpose (scripts/lock_environment.py, LEFT_OUT: one
+# costs every notebook process 6 s of imports) are removed from a venv made before.
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet 'pip==26.3' 'uv==0.13.9'
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(PY) --require-hashes -r requirements.lock
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(PY) --require-hashes --no-deps -r requirements.lock
+	$(BIN)/uv pip uninstall --quiet --python $(PY) $$($(PY) scripts/lock_environment.py --left-out)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@

@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/lock_environment.py            # or: make lock
     .venv/bin/python scripts/lock_environment.py --upgrade  # or: make lock UPGRADE=1
+    .venv/bin/python scripts/lock_environment.py --left-out # the packages it leaves out
 
 pyproject.toml keeps the direct requirements; this asks pip itself to resolve them (``pip
 install --dry-run --report``: no install, the same resolver and indexes ``make`` uses) and
@@ -27,6 +28,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements.lock"
 EXTRAS = "book,test"
+LEFT_OUT: dict[str, str] = {
+    "rfc3987-syntax": "jsonschema imports it, when present, for its optional `iri` format "
+    "check, and it compiles 39 Lark grammars on import: 5.9 s in every process that imports "
+    "nbformat (each chapter's kernel, papermill, each test worker) on the 2-core machine; "
+    "jsonschema skips the check without it, and no notebook or Jupyter schema uses `iri`",
+    "lark": "needed only by rfc3987-syntax",
+}
+"""Packages the resolution pulls in (JupyterLab's jupyter-events asks for
+``jsonschema[format-nongpl]``) that the lock leaves out, and why; ``make`` installs the lock
+with ``--no-deps`` (it is the whole resolution) and removes these from an older venv."""
 
 
 def pyproject_digest(root: Path = ROOT) -> str:
@@ -43,8 +54,11 @@ def pinned_versions(lock: Path = LOCK) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args == ["--left-out"]:  # for the Makefile: what an older venv may still hold
+        print(" ".join(LEFT_OUT))
+        return 0
     if args not in ([], ["--upgrade"]):
-        raise SystemExit(f"unknown arguments {args}; valid: none, or --upgrade")
+        raise SystemExit(f"unknown arguments {args}; valid: none, --upgrade or --left-out")
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         constraints = Path(tmp) / "constraints.txt"
@@ -68,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = []
     for item in sorted(install, key=lambda i: i["metadata"]["name"].lower()):
         name, version = item["metadata"]["name"], item["metadata"]["version"]
-        if name == "jepa-geometry":
+        if name == "jepa-geometry" or name.lower() in LEFT_OUT:
             continue
         digest = item["download_info"].get("archive_info", {}).get("hashes", {}).get("sha256")
         if not digest:
@@ -78,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         "# The whole environment, resolved from pyproject.toml by scripts/lock_environment.py",
         f"# (refresh: make lock). pyproject.toml sha256: {pyproject_digest()}",
         f"# Extras: {EXTRAS}. Platform: CPython 3.11, Linux x86_64.",
+        f"# Left out on purpose (scripts/lock_environment.py, LEFT_OUT): {', '.join(LEFT_OUT)}.",
     ]
     LOCK.write_text("\n".join(header + lines) + "\n")
     print(f"{LOCK.name}: {len(lines)} packages")
