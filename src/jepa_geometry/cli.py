@@ -218,7 +218,7 @@ def _cmd_kappa(args: argparse.Namespace) -> int:
 def _cmd_scaling(args: argparse.Namespace) -> int:
     spec = scaling.load_scaling()
     base = _profile_of(args)
-    units = scaling.choose_units(spec, base)
+    units = scaling.stated_units(spec, base, state=not args.dry_run)
     print(scaling.cost_statement(units, spec, base.name))  # before any model trains
     if args.dry_run:
         print(units.to_string(index=False, float_format=lambda x: f"{x:.0f}"))
@@ -247,12 +247,17 @@ def _study_tasks(text: str) -> list[str]:
     return tasks
 
 
+EXTENSIONS: dict[str, cluster.Extension] = {"kappa": kappa.GRID, "scaling": scaling.GRID}
+"""The studies ``jepa-geometry grid --with`` runs beside the task studies."""
+
+
 def _cmd_grid(args: argparse.Namespace) -> int:
     profile = _profile_of(args)
     specs = [load_study(t) for t in args.tasks]
+    extensions = [EXTENSIONS[name] for name in dict.fromkeys(args.extensions)]
     fmt = {"float_format": lambda x: f"{x:.2f}", "index": False}
     if args.dry_run:
-        units = cluster.dry_run(specs, profile)
+        units = cluster.dry_run(specs, profile, extensions)
         if args.units:
             print(units.to_string(**fmt))
         print(cluster.dry_run_summary(units).to_string(**fmt))
@@ -270,6 +275,7 @@ def _cmd_grid(args: argparse.Namespace) -> int:
         args.max_parallel,
         args.partition,
         progress=not args.quiet,
+        extensions=extensions,
     )
     print(cluster.grid_summary(result).to_string(index=False))
     bad = result[result.status.isin(["failed", "blocked"])]
@@ -497,6 +503,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run",
         action="store_true",
         help="list the units, their estimated device-hours and what is cached",
+    )
+    sr.add_argument(
+        "--with",
+        dest="extensions",
+        nargs="+",
+        choices=list(EXTENSIONS),
+        default=[],
+        help="run these studies beside the task studies' grid: kappa (AnisoWM's κ sweep, "
+        "chapter 8), scaling (chapter 9); each states its cost before the first stage",
     )
     sr.add_argument("--units", action="store_true", help="with --dry-run: every unit")
     sr.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -42,7 +42,7 @@ def test_dry_run_counts_and_costs_every_unit_without_building(data_root):
         ("train", "train"): models,
         ("plan", "plan"): models + 1 + 5,  # and the MPPI sweep, and one per ceiling cell
         ("plan", "measure"): models,
-        ("mppi", "plan"): models,
+        ("chosen", "plan"): models,
     }
     ceiling = units[units.unit.str.contains("ceiling")]
     # the ceiling's cost: pairs x plans x rollouts per replan x the simulator's time per rollout

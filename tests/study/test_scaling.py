@@ -148,6 +148,27 @@ def test_the_laptop_rule_fits_its_budget():
     assert units.loc[units["status"] == "run", "seconds"].sum() <= 3600 * s.budget_hours["laptop"]
 
 
+def test_the_first_build_keeps_its_choice_and_later_reads_use_it(data_root, monkeypatch):
+    laptop, s = load_profile("laptop"), spec()
+    stated = {"tworoom": 0.08, "pusht": 0.17}  # the stated figures, before any model is cached
+    monkeypatch.setattr(scaling, "seconds_per_step", lambda _s, t, _b: (stated[t], "stated"))
+    before = scaling.stated_units(s, laptop)  # a dry run: the rule now, nothing written
+    assert list(data_root.rglob("manifest.json")) == []
+    kept = scaling.stated_units(s, laptop, state=True)  # the first build states it
+    pd.testing.assert_frame_equal(kept, before)
+    # models cached later train 5x slower: run again, the rule would cut units it built
+    monkeypatch.setattr(scaling, "seconds_per_step", lambda _s, t, _b: (5 * stated[t], "measured"))
+    now = scaling.choose_units(s, laptop)
+    assert (now["status"] == "cut").sum() > (kept["status"] == "cut").sum()
+    for state in (False, True):  # a page and a resumed build read the kept table
+        pd.testing.assert_frame_equal(scaling.stated_units(s, laptop, state=state), kept)
+    # another study file states anew
+    other = dataclasses.replace(s, budget_hours={**s.budget_hours, "laptop": 1.0})
+    pd.testing.assert_frame_equal(
+        scaling.stated_units(other, laptop), scaling.choose_units(other, laptop)
+    )
+
+
 @pytest.mark.parametrize(
     ("changes", "message"),
     [

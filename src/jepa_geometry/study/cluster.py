@@ -15,8 +15,15 @@ five **stages** in order, each waiting for the previous one:
 4. ``plan``: every model's cells that need no MPPI sweep (CEM, iCEM, MPPI at swm's shipped
    temperature), the ceiling's cells (one job each), each task's MPPI sweep (baseline, validation
    pairs) and every model's geometry;
-5. ``mppi``: every model's MPPI cells at the temperature the sweep chose (so these units are
-   known only once stage 4 has run).
+5. ``chosen``: the units that stage 4's results choose: every model's MPPI cells at the
+   temperature the sweep chose, and the scaling study's cells at a gated point whose gate
+   passed.
+
+Beside the task studies the grid runs **extensions** (:class:`Extension`, ``jepa-geometry grid
+--with``): AnisoWM's κ sweep (:mod:`~jepa_geometry.study.kappa`) and the scaling study
+(:mod:`~jepa_geometry.study.scaling`), whose units go into the same stages. Work that a task
+study and an extension share (the κ sweep's κ = 2 models, the scaling study's 1x point) is one
+unit (:func:`distinct`).
 
 Dependencies are the order of the stages plus the cache, as the issue asks of an existing
 engine rather than a scheduler of our own: a unit whose outputs are all cached is skipped (so
@@ -67,7 +74,7 @@ from jepa_geometry.wm.dinowm import encoder_identity, standin_settings
 from jepa_geometry.wm.selfdistill import source_profile, standin_artifact, train_standin
 from jepa_geometry.wm.training import train_world_model, world_model_artifact
 
-STAGES: tuple[str, ...] = ("collect", "pretrain", "train", "plan", "mppi")
+STAGES: tuple[str, ...] = ("collect", "pretrain", "train", "plan", "chosen")
 EXECUTORS: tuple[str, ...] = ("local", "slurm")
 STATUSES: tuple[str, ...] = ("cached", "done", "failed", "blocked")
 POLL_S = 0.5  # how often the runner looks at its jobs
@@ -97,8 +104,10 @@ class TrainModel(submitit.helpers.Checkpointable):
     """Train one model. On preemption or timeout submitit calls :meth:`checkpoint` (inherited:
     resubmit the same call), and the requeued job resumes from the trainer's resume file."""
 
-    def __call__(self, task: str, arm: str, seed: int, profile: Profile) -> float:
-        art = train_world_model(task, arm, seed, profile, progress=False)
+    def __call__(
+        self, task: str, arm: str, seed: int, profile: Profile, weights: dict | None = None
+    ) -> float:
+        art = train_world_model(task, arm, seed, profile, weights, progress=False)
         return float(art.manifest()["summary"]["train_wall_s"])
 
 
@@ -138,6 +147,7 @@ class Unit:
     outputs: tuple[Artifact, ...]
     inputs: tuple[Artifact, ...]
     hours: float  # estimated device-hours (profile.cluster)
+    pending: str = ""  # a unit known only later (no outputs yet): what it waits for
 
     @property
     def cached(self) -> bool:
@@ -185,6 +195,68 @@ def _cell_outputs(cells: list[PlanningCell]) -> tuple[Artifact, ...]:
     return tuple(out.values())
 
 
+def train_unit(
+    task: str,
+    arm: str,
+    seed: int,
+    profile: Profile,
+    weights: dict | None = None,
+    note: str = "",
+) -> Unit:
+    """One job training the model (``task``, ``arm``, ``seed``, ``profile``, ``weights``);
+    ``note`` ends its label."""
+    needs = [dataset_artifact(task, profile)]
+    if arm == DINOWM and profile.dinowm.encoder == "standin":
+        needs.append(standin_artifact(profile, standin_settings(profile)))
+    return Unit(
+        "train",
+        "train",
+        task,
+        f"train {model_label(task, arm, seed, weights)}{note}",
+        TrainModel(),
+        (task, arm, seed, profile, weights),
+        (world_model_artifact(task, arm, seed, profile, weights),),
+        tuple(needs),
+        train_hours(profile),
+    )
+
+
+def model_label(task: str, arm: str, seed: int, weights: dict | None = None) -> str:
+    """``<task> <arm> seed <seed>``, and a weight override where there is one (``kappa=4``)."""
+    extra = "".join(f" {k}={v:g}" for k, v in sorted((weights or {}).items()))
+    return f"{task} {arm} seed {seed}{extra}"
+
+
+def measure_unit(task: str, arm: str, seed: int, profile: Profile, note: str = "") -> Unit:
+    """One job measuring one model's geometry (chapter 7's probes, channels, landscape);
+    ``note`` ends its label."""
+    return Unit(
+        "plan",
+        "measure",
+        task,
+        f"measure {model_label(task, arm, seed)}{note}",
+        run_measure,
+        (task, arm, seed, profile),
+        (geometry_artifact(task, arm, seed, profile, GeometrySettings.of(profile)),),
+        (world_model_artifact(task, arm, seed, profile), dataset_artifact(task, profile)),
+        profile.cluster.measure_hours,
+    )
+
+
+def waiting_unit(
+    stage: str,
+    task: str,
+    label: str,
+    hours: float,
+    pending: str,
+    inputs: tuple[Artifact, ...] = (),
+) -> Unit:
+    """A planning unit whose cells are known only once ``pending`` is cached (the MPPI sweep,
+    a gate): it stands in the dry run with its estimated ``hours`` and is reported as blocked
+    until then."""
+    return Unit(stage, "plan", task, label, PlanCells(), ([],), (), inputs, hours, pending)
+
+
 def _plan_unit(stage: str, label: str, cells: list[PlanningCell]) -> Unit:
     """One job planning ``cells`` of one model (or of the ceiling, which needs no model)."""
     c = cells[0]
@@ -192,7 +264,8 @@ def _plan_unit(stage: str, label: str, cells: list[PlanningCell]) -> Unit:
     if c.arm == CEILING:
         inputs: tuple[Artifact, ...] = (data,)
     else:
-        inputs = (world_model_artifact(c.task, c.arm, c.train_seed, c.profile), data)
+        model = world_model_artifact(c.task, c.arm, c.train_seed, c.profile, c.weights)
+        inputs = (model, data)
     return Unit(
         stage,
         "plan",
@@ -206,18 +279,22 @@ def _plan_unit(stage: str, label: str, cells: list[PlanningCell]) -> Unit:
     )
 
 
-def _plan_units(stage: str, task: str, cells: list[PlanningCell], suffix: str = "") -> list[Unit]:
+def plan_units(stage: str, task: str, cells: list[PlanningCell], suffix: str = "") -> list[Unit]:
     """The jobs planning ``cells``: one per model, and one per ceiling cell (the simulator's
-    cells are the slowest, so each is a job of its own)."""
+    cells are the slowest, so each is a job of its own); ``suffix`` ends their labels."""
     units = []
-    for (arm, s), group in _per_model(cells).items():
-        if arm == CEILING:
+    for group in _per_model(cells).values():
+        c = group[0]
+        if c.arm == CEILING:
             units += [
-                _plan_unit(stage, f"plan {task} {CEILING} {c.protocol} {c.solver} {c.budget}", [c])
+                _plan_unit(
+                    stage, f"plan {task} {CEILING} {c.protocol} {c.solver} {c.budget}{suffix}", [c]
+                )
                 for c in group
             ]
         else:
-            units.append(_plan_unit(stage, f"plan {task} {arm} seed {s}{suffix}", group))
+            label = model_label(task, c.arm, c.train_seed, c.weights)
+            units.append(_plan_unit(stage, f"plan {label}{suffix}", group))
     return units
 
 
@@ -237,19 +314,102 @@ def _models(spec: StudySpec, profile: Profile) -> list[tuple[str, int]]:
     return [(arm, s) for s in profile.seeds.train for arm in check_study_arms(spec.arms)]
 
 
-def _per_model(cells: list[PlanningCell]) -> dict[tuple[str, int], list[PlanningCell]]:
-    groups: dict[tuple[str, int], list[PlanningCell]] = {}
+def _per_model(cells: list[PlanningCell]) -> dict[tuple[str, int, str], list[PlanningCell]]:
+    """``cells`` grouped by the model that plans them, in order of first appearance: (arm,
+    training seed, the model's key); the ceiling's cells, which need no model, in one group."""
+    groups: dict[tuple[str, int, str], list[PlanningCell]] = {}
     for c in cells:
-        groups.setdefault((c.arm, c.train_seed), []).append(c)
+        key = (
+            ""
+            if c.arm == CEILING
+            else world_model_artifact(c.task, c.arm, c.train_seed, c.profile, c.weights).key
+        )
+        groups.setdefault((c.arm, c.train_seed if key else 0, key), []).append(c)
     return groups
 
 
-def stage_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[Unit]:
+def collect_unit(task: str, profile: Profile, note: str = "") -> Unit:
+    """One job collecting ``task``'s dataset at ``profile`` (``note`` ends its label)."""
+    return Unit(
+        "collect",
+        "collect",
+        task,
+        f"collect {task}{note}",
+        run_collect,
+        (task, profile),
+        (dataset_artifact(task, profile),),
+        (),
+        collect_hours(task, profile),
+    )
+
+
+@dataclass(frozen=True)
+class Extension:
+    """A study the grid runs beside the task studies: ``units(stage, base)`` are its units of
+    each stage, and ``state(base)`` states its cost (and keeps the statement, as its own build
+    command does) before the first stage submits anything, returning the statement."""
+
+    name: str
+    units: Callable[[str, Profile], list[Unit]]
+    state: Callable[[Profile], str]
+
+
+def _names(arts: Sequence[Artifact]) -> set[str]:
+    return {f"{a.kind}/{a.name}/{a.key}" for a in arts}
+
+
+def distinct(units: Sequence[Unit]) -> list[Unit]:
+    """``units`` without work an earlier unit already does: a unit whose outputs an earlier
+    one all writes is dropped, and a planning unit loses the cells an earlier unit plans (the
+    κ sweep and the scaling study share models and cells with the task studies). Units known
+    only later (no outputs) are kept."""
+    seen: set[str] = set()
+    out = []
+    for u in units:
+        cells = u.args[0] if isinstance(u.call, PlanCells) else []
+        if cells:
+            left = [c for c in cells if not _names(c.artifacts()) <= seen]
+            if not left:
+                continue
+            if len(left) < len(cells):
+                u = replace(
+                    u,
+                    args=(left,),
+                    outputs=_cell_outputs(left),
+                    hours=sum(cell_hours(c) for c in left),
+                )
+        names = _names(u.outputs)
+        if names and names <= seen:
+            continue
+        seen |= names
+        out.append(u)
+    return out
+
+
+def stage_units(
+    stage: str,
+    specs: Sequence[StudySpec],
+    base: Profile,
+    extensions: Sequence[Extension] = (),
+) -> list[Unit]:
     """The units of one stage for the studies ``specs`` at ``base`` (each study at its own
-    rung, ``spec.profile(base)``). The ``mppi`` stage reads each task's temperature from the
-    cached sweep; a task whose sweep is not cached yields one blocked placeholder per model."""
+    rung, ``spec.profile(base)``) and the ``extensions``, the work they share done once
+    (:func:`distinct`). The ``chosen`` stage reads each task's temperature from the cached
+    sweep; a task whose sweep is not cached yields one blocked placeholder per model."""
     if stage not in STAGES:
         raise GridError(f"unknown stage {stage!r}; valid: {', '.join(STAGES)}")
+    units = _study_units(stage, specs, base)
+    for ext in extensions:
+        units += ext.units(stage, base)
+    units = distinct(units)
+    labels = [u.label for u in units]
+    twice = sorted({x for x in labels if labels.count(x) > 1})
+    if twice:
+        raise GridError(f"two units of stage {stage} are both labelled {twice}")
+    return units
+
+
+def _study_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[Unit]:
     units: list[Unit] = []
     seen: set[str] = set()  # datasets and stand-ins already given a unit (shared by studies)
 
@@ -264,19 +424,7 @@ def stage_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[U
         standin = _standin(spec, p)
         if stage == "collect":
             if once(data):
-                units.append(
-                    Unit(
-                        stage,
-                        "collect",
-                        task,
-                        f"collect {task}",
-                        run_collect,
-                        (task, p),
-                        (data,),
-                        (),
-                        collect_hours(task, p),
-                    )
-                )
+                units.append(collect_unit(task, p))
             if standin is not None:
                 src = source_profile(p)
                 for t in TASKS:
@@ -312,42 +460,14 @@ def stage_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[U
                     )
                 )
         elif stage == "train":
-            for arm, s in _models(spec, p):
-                needs = (data,) if arm != DINOWM or standin is None else (data, standin)
-                units.append(
-                    Unit(
-                        stage,
-                        "train",
-                        task,
-                        f"train {task} {arm} seed {s}",
-                        TrainModel(),
-                        (task, arm, s, p),
-                        (world_model_artifact(task, arm, s, p),),
-                        needs,
-                        train_hours(p),
-                    )
-                )
+            units += [train_unit(task, arm, s, p) for arm, s in _models(spec, p)]
         elif stage == "plan":
             if spec.plans:
                 sweep = mppi_sweep_jobs(task, p, protocol=spec.main_protocol)
                 units.append(_plan_unit(stage, f"MPPI sweep {task}", sweep))
-            units += _plan_units(stage, task, cell_jobs(spec, p, None))
-            for arm, s in _models(spec, p):
-                model = world_model_artifact(task, arm, s, p)
-                units.append(
-                    Unit(
-                        stage,
-                        "measure",
-                        task,
-                        f"measure {task} {arm} seed {s}",
-                        run_measure,
-                        (task, arm, s, p),
-                        (geometry_artifact(task, arm, s, p, GeometrySettings.of(p)),),
-                        (model, data),
-                        p.cluster.measure_hours,
-                    )
-                )
-        elif spec.plans:  # mppi
+            units += plan_units(stage, task, cell_jobs(spec, p, None))
+            units += [measure_unit(task, arm, s, p) for arm, s in _models(spec, p)]
+        elif spec.plans:  # chosen
             units += _mppi_units(spec, p)
     return units
 
@@ -361,24 +481,21 @@ def _mppi_units(spec: StudySpec, p: Profile) -> list[Unit]:
             )
     except NotCached:
         sweep = _plan_unit(
-            "mppi", f"MPPI sweep {task}", mppi_sweep_jobs(task, p, protocol=spec.main_protocol)
+            "chosen", f"MPPI sweep {task}", mppi_sweep_jobs(task, p, protocol=spec.main_protocol)
         )
         # the MPPI cells' models and costs do not depend on the temperature: T = 1 stands in
         return [
-            Unit(
-                "mppi",
-                "plan",
+            waiting_unit(
+                "chosen",
                 task,
                 f"plan {task} {arm} seed {s} MPPI",
-                PlanCells(),
-                ([],),
-                (),
-                sweep.outputs,
                 sum(cell_hours(c) for c in cells),
+                "the MPPI sweep",
+                sweep.outputs,
             )
-            for (arm, s), cells in _per_model(cell_jobs(spec, p, 1.0)).items()
+            for (arm, s, _), cells in _per_model(cell_jobs(spec, p, 1.0)).items()
         ]
-    return _plan_units("mppi", task, cell_jobs(spec, p, temperature), " MPPI")
+    return plan_units("chosen", task, cell_jobs(spec, p, temperature), " MPPI")
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,10 +544,13 @@ def check_specs(specs: Sequence[StudySpec]) -> None:
         )
 
 
-def dry_run(specs: Sequence[StudySpec], base: Profile) -> pd.DataFrame:
-    """Every unit of the grid, nothing submitted: stage, kind, task, label, estimated
-    device-hours, whether it is cached, and the resources its kind asks for. The ``mppi``
-    units of a task whose sweep is not cached are estimates (their cells are fixed by it).
+def dry_run(
+    specs: Sequence[StudySpec], base: Profile, extensions: Sequence[Extension] = ()
+) -> pd.DataFrame:
+    """Every unit of the grid (the ``extensions`` too), nothing submitted or stated: stage,
+    kind, task, label, estimated device-hours, whether it is cached, and the resources its
+    kind asks for. The ``chosen`` units that wait for a sweep or a gate not yet cached are
+    estimates (their cells are fixed by it).
 
     A study that trains ``dinowm`` on DINOv2 without the weights file is listed without that
     arm (its checkpoints have no key yet); ``attrs["left_out"]`` names those tasks, so the
@@ -443,7 +563,7 @@ def dry_run(specs: Sequence[StudySpec], base: Profile) -> pd.DataFrame:
     ]
     rows = []
     for stage in STAGES:
-        for u in stage_units(stage, specs, base):
+        for u in stage_units(stage, specs, base, extensions):
             r = getattr(base.cluster, u.kind)
             rows.append(
                 {
@@ -672,7 +792,7 @@ def run_stage(
         if missing or not u.outputs:
             art = missing[0] if missing else None
             why = (
-                "the MPPI sweep did not finish"
+                f"{u.pending} did not finish"
                 if art is None
                 else f"input {art.kind}/{art.name}/{art.key} missing"
                 + (
@@ -738,10 +858,13 @@ def run_grid(
     max_parallel: int | None = None,
     partition: str | None = None,
     progress: bool = True,
+    extensions: Sequence[Extension] = (),
+    say: Callable[[str], None] = print,
 ) -> pd.DataFrame:
-    """Run the studies ``specs`` at ``base`` through submitit, stage after stage; one row per
-    unit (:func:`run_stage`). ``max_parallel`` jobs at once (default: one per core with the
-    local executor, unlimited on SLURM, whose queue does the limiting)."""
+    """Run the studies ``specs`` and the ``extensions`` at ``base`` through submitit, stage
+    after stage; one row per unit (:func:`run_stage`). Each extension states its cost first
+    (``say``). ``max_parallel`` jobs at once (default: one per core with the local executor,
+    unlimited on SLURM, whose queue does the limiting)."""
     if executor not in EXECUTORS:
         raise GridError(f"unknown executor {executor!r}; valid: {', '.join(EXECUTORS)}")
     check_specs(specs)
@@ -763,8 +886,10 @@ def run_grid(
         ) from None
     try:
         tidy_job_folders(folder)  # a killed run's leftovers
+        for ext in extensions:
+            say(ext.state(base))
         for stage in STAGES:
-            units = stage_units(stage, specs, base)
+            units = stage_units(stage, specs, base, extensions)
             out = run_stage(
                 units, executor, folder, base, max_parallel, partition, progress, failed_outputs
             )

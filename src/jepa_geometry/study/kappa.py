@@ -307,6 +307,41 @@ def _plan(cell: PlanningCell) -> None:
     cell.evaluate(progress=False)
 
 
+def state_estimate(
+    base: Profile, sweep: KappaSweep = KAPPA_SWEEP, estimate: pd.DataFrame | None = None
+) -> str:
+    """The sweep's cost now (``estimate``, default :func:`estimate_cost`) in one line
+    (:func:`cost_sentence`), keeping the first statement (:func:`estimate_artifact`): a
+    resumed build says what is left, the book shows what was stated before anything
+    trained."""
+    estimate = estimate_cost(sweep, base) if estimate is None else estimate
+
+    def keep(tmp) -> None:
+        (tmp / ESTIMATE_FILE).write_text(estimate.to_json(orient="records"))
+
+    get_or_build(estimate_artifact(sweep, base), keep)
+    return cost_sentence(estimate)
+
+
+def grid_units(stage: str, base: Profile, sweep: KappaSweep = KAPPA_SWEEP) -> list[cluster.Unit]:
+    """The sweep's units of one stage of the study grid (:mod:`~jepa_geometry.study.cluster`):
+    its tasks' datasets, its models, and one planning job per model (its evaluation and
+    validation cells); the κ = 2 models and cells are the task studies' own, which the grid
+    runs once."""
+    if stage == "collect":
+        return [cluster.collect_unit(t, sweep.profile(t, base)) for t in sweep.tasks]
+    if stage == "train":
+        return [cluster.train_unit(*m) for m in sweep.models(base)]
+    if stage != "plan":
+        return []
+    cells = sweep.cells(base)
+    return [
+        u
+        for t in sweep.tasks
+        for u in cluster.plan_units(stage, t, [c for c in cells if c.task == t], " (κ sweep)")
+    ]
+
+
 def build_sweep(
     base: Profile,
     sweep: KappaSweep = KAPPA_SWEEP,
@@ -319,12 +354,7 @@ def build_sweep(
     table as it stood before the build."""
     workers = check_workers(workers)
     estimate = estimate_cost(sweep, base)
-    say(cost_sentence(estimate))
-
-    def keep(tmp) -> None:  # the first statement of the estimate is the one the book shows
-        (tmp / ESTIMATE_FILE).write_text(estimate.to_json(orient="records"))
-
-    get_or_build(estimate_artifact(sweep, base), keep)
+    say(state_estimate(base, sweep, estimate))
     run_parallel(
         _train,
         sweep.models(base),
@@ -858,6 +888,10 @@ def chapter_view(base: Profile, sweep: KappaSweep = KAPPA_SWEEP) -> KappaView:
     )
 
 
+GRID = cluster.Extension("kappa", grid_units, state_estimate)
+"""The sweep as an extension of the study grid (``jepa-geometry grid --with kappa``)."""
+
+
 __all__ = [
     "COND_TOLERANCE",
     "DEFAULT_KAPPA",
@@ -876,6 +910,9 @@ __all__ = [
     "allocation_change",
     "best_kappa",
     "build_sweep",
+    "GRID",
+    "grid_units",
+    "state_estimate",
     "cost_sentence",
     "estimate_cost",
     "kappa_verdicts",

@@ -34,6 +34,7 @@ Factors here are not ladder rungs: they are applied with
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import TIERS
 from jepa_geometry.profiles import PROFILES, Profile, with_overrides
 from jepa_geometry.study import claims, cluster, verdict
+from jepa_geometry.study.build import cell_jobs
 from jepa_geometry.study.grid import (
     EPISODE_COLUMNS,
     Cell,
@@ -62,9 +64,10 @@ from jepa_geometry.study.grid import (
     ceiling_pairs,
     evaluate_arms,
     evaluate_ceiling_cells,
+    planning_cell,
 )
 from jepa_geometry.study.reference import reference_numbers
-from jepa_geometry.study.rules.gate import protocol_gate
+from jepa_geometry.study.rules.gate import gate_cell, protocol_gate
 from jepa_geometry.study.spec import BASELINE, load_study
 from jepa_geometry.study.tables.geometry import training_diagnostics
 from jepa_geometry.wm.arms import arm_weights, check_arms
@@ -419,6 +422,36 @@ def cost_statement(units: pd.DataFrame, spec: ScalingSpec, profile: str) -> str:
     return text + f" Cut by the rule: {names}."
 
 
+CHOICE = "scaling-choice"
+
+
+def _choice_spec(spec: ScalingSpec, base: Profile) -> dict[str, Any]:
+    """What the rule's statement depends on: the study file and the key of every candidate
+    model (which carries the profile's settings at each point)."""
+    models = [
+        world_model_artifact(t, a, s, point_profile(spec, t, pt, base)).key
+        for pt in spec.points(base)
+        for t in spec.point_tasks(pt, base)
+        for a in spec.arms
+        for s in spec.seeds[base.name]
+    ]
+    return {"spec": dataclasses.asdict(spec), "profile": base.name, "models": models}
+
+
+def stated_units(spec: ScalingSpec, base: Profile, state: bool = False) -> pd.DataFrame:
+    """The rule's units (:func:`choose_units`) as the first build stated them.
+
+    The rule's cost reads the steps/s of whatever 1x models are cached, so run later it could
+    choose differently from the build it describes. The first build therefore keeps its table
+    (``state``: as a small result, ``results/scaling-choice/<key>``) and every later build and
+    page reads that one; with nothing kept and ``state`` false (a dry run, a page that does not
+    build) the rule runs now and nothing is written."""
+    key = _choice_spec(spec, base)
+    if state or artifacts.Artifact("results", CHOICE, key).exists():
+        return artifacts.memo(CHOICE, key, lambda: choose_units(spec, base))
+    return choose_units(spec, base)
+
+
 def chosen(units: pd.DataFrame) -> list[tuple[Point, str, str]]:
     """The (point, task, arm) units that run or are reused."""
     keep = units[units["status"] != "cut"]
@@ -470,7 +503,7 @@ def build_scaling(
     resumes): datasets, models (``workers`` jobs at once), the gated tasks' gates, the CEM
     cells of every unit that plans, and the geometry. One row per stage with its seconds."""
     workers = check_workers(workers)
-    units = _by_point(chosen(choose_units(spec, base)))
+    units = _by_point(chosen(stated_units(spec, base, state=True)))
     rows = []
 
     def stage(name: str, n: int, run) -> None:
@@ -521,6 +554,93 @@ def build_scaling(
     return pd.DataFrame(rows)
 
 
+def point_cells(spec: ScalingSpec, task: str, point: Point, arms: Sequence[str], base: Profile):
+    """The planning cells of ``arms`` at ``point``: CEM at the five tiers under the task's
+    main protocol, every training seed (:func:`point_result` plans the same cells)."""
+    p = point_profile(spec, task, point, base)
+    return [
+        planning_cell(task, a, s, p, c, float("nan"))
+        for a in arms
+        for s in p.seeds.train
+        for c in cem_cells(task)
+    ]
+
+
+def _count_flops(task: str, profile: Profile) -> None:
+    step_flops(task, profile)
+
+
+def grid_units(stage: str, base: Profile, spec: ScalingSpec | None = None) -> list[cluster.Unit]:
+    """The study's units of one stage of the study grid (:mod:`~jepa_geometry.study.cluster`),
+    for the units of the rule as stated (:func:`stated_units`): each point's dataset, models,
+    FLOP count, geometry and CEM cells, and each task's ceiling (its task study's cells, the
+    page's reference). A gated point plans its gate's cell first; its CEM cells are units of
+    the ``chosen`` stage, submitted once the gate is cached and passes (before that, one
+    placeholder per model, reported as blocked)."""
+    spec = spec or load_scaling()
+    out: list[cluster.Unit] = []
+    for (pt, t), arms in _by_point(chosen(stated_units(spec, base))).items():
+        p = point_profile(spec, t, pt, base)
+        note = f" ({pt.name})"
+        models = [(a, s) for a in arms for s in p.seeds.train]
+        if stage == "collect":
+            out.append(cluster.collect_unit(t, p, note))
+        elif stage == "train":
+            out += [cluster.train_unit(t, a, s, p, note=note) for a, s in models]
+        elif stage == "plan":
+            flops = step_flops_artifact(t, p)
+            out.append(
+                cluster.Unit(
+                    stage, "measure", t, f"count FLOPs {t}{note}", _count_flops, (t, p),
+                    (flops,), (), p.cluster.measure_hours,
+                )
+            )  # fmt: skip
+            out += [cluster.measure_unit(t, a, s, p, note) for a, s in models]
+            if t in GATED_TASKS:
+                gate_job = [gate_cell(t, p, main_protocol(t), "validation")]
+                out += cluster.plan_units(stage, t, gate_job, f" gate{note}")
+            else:
+                out += cluster.plan_units(stage, t, point_cells(spec, t, pt, arms, base), note)
+            study = load_study(t)
+            ceiling = [c for c in cell_jobs(study, study.profile(base), None) if c.arm == CEILING]
+            out += cluster.plan_units(stage, t, ceiling)
+        elif stage == "chosen" and t in GATED_TASKS:
+            cells = point_cells(spec, t, pt, arms, base)
+            try:
+                with artifacts.cache_only():
+                    plans = gate(spec, t, pt, base)["plans"]
+            except artifacts.NotCached:
+                gate_job = [gate_cell(t, p, main_protocol(t), "validation")]
+                out += [
+                    cluster.waiting_unit(
+                        stage,
+                        t,
+                        f"plan {cluster.model_label(t, a, s)}{note}",
+                        sum(
+                            cluster.cell_hours(c) for c in cells if (c.arm, c.train_seed) == (a, s)
+                        ),
+                        f"the gate at {pt.name}",
+                        cluster.plan_units("plan", t, gate_job)[0].outputs,
+                    )
+                    for a, s in models
+                ]
+                continue
+            if plans:
+                out += cluster.plan_units(stage, t, cells, note)
+    return out
+
+
+def state_choice(base: Profile, spec: ScalingSpec | None = None) -> str:
+    """The rule's cost statement (:func:`cost_statement`) for the units as stated, stating
+    and keeping them now if no build has (:func:`stated_units`)."""
+    spec = spec or load_scaling()
+    return cost_statement(stated_units(spec, base, state=True), spec, base.name)
+
+
+GRID = cluster.Extension("scaling", grid_units, state_choice)
+"""The study as an extension of the study grid (``jepa-geometry grid --with scaling``)."""
+
+
 # --------------------------------------------------------------------------------------------
 # Results
 # --------------------------------------------------------------------------------------------
@@ -547,21 +667,28 @@ class PointResult:
         return float(self.profile.train.steps) * self.step_flops
 
 
-def step_flops(task: str, profile: Profile) -> int:
-    """FLOPs of one training step of ``task``'s model at ``profile``
-    (:func:`~jepa_geometry.wm.flops.train_step_flops`, for the task's raw action width),
-    cached as a small result."""
-    dim = int(TASK_CLASSES[task].action_dim)
-    key = {
+def _flops_spec(task: str, profile: Profile) -> dict[str, Any]:
+    return {
         "model": profile.section("model"),
         "train": profile.section("train"),
         "clips": [profile.data.image_size, profile.data.history, profile.data.frameskip],
-        "action_dim": dim,
+        "action_dim": int(TASK_CLASSES[task].action_dim),
         "version": 1,
     }
-    return int(
-        artifacts.memo(f"train-step-flops-{task}", key, lambda: train_step_flops(profile, dim))
-    )
+
+
+def step_flops_artifact(task: str, profile: Profile) -> artifacts.Artifact:
+    """``results/train-step-flops-<task>/<key>``: where :func:`step_flops` keeps its count."""
+    return artifacts.Artifact("results", f"train-step-flops-{task}", _flops_spec(task, profile))
+
+
+def step_flops(task: str, profile: Profile) -> int:
+    """FLOPs of one training step of ``task``'s model at ``profile``
+    (:func:`~jepa_geometry.wm.flops.train_step_flops`, for the task's raw action width),
+    cached as a small result (:func:`step_flops_artifact`)."""
+    dim = int(TASK_CLASSES[task].action_dim)
+    art = step_flops_artifact(task, profile)
+    return int(artifacts.memo(art.name, art.spec, lambda: train_step_flops(profile, dim)))
 
 
 BUILDS_IN_PAGE: tuple[str, ...] = ("smoke",)
@@ -607,13 +734,13 @@ def point_flops(spec: ScalingSpec, task: str, point: Point, base: Profile) -> in
 
 
 def scaling_results(spec: ScalingSpec, base: Profile) -> ScalingResults:
-    """Every chosen (point, task) of the rule (:func:`choose_units`): built where missing at
-    the profiles of :data:`BUILDS_IN_PAGE`, else read from the cache (a (point, task) not
+    """Every chosen (point, task) of the rule as stated (:func:`stated_units`): built where
+    missing at the profiles of :data:`BUILDS_IN_PAGE`, else read from the cache (a (point, task) not
     built is in ``missing`` with the artifact it lacks; none built at all is a one-line
     :class:`~jepa_geometry.artifacts.NotCached`)."""
     out, missing = [], {}
     build = base.name in BUILDS_IN_PAGE
-    for (pt, t), arms in _by_point(chosen(choose_units(spec, base))).items():
+    for (pt, t), arms in _by_point(chosen(stated_units(spec, base, state=build))).items():
         if build:
             out.append(point_result(spec, t, pt, arms, base))
             continue
@@ -1079,6 +1206,12 @@ __all__ = [
     "ScalingResults",
     "BUILDS_IN_PAGE",
     "seconds_per_step",
+    "GRID",
+    "grid_units",
+    "point_cells",
+    "state_choice",
+    "step_flops_artifact",
+    "stated_units",
     "step_flops",
     "study_profile",
     "trend",

@@ -31,7 +31,7 @@ from jepa_geometry import stats
 from jepa_geometry.analysis.measurements import coordinate_probes
 from jepa_geometry.envs.collect import episode_counts
 from jepa_geometry.envs.dataset import dataset_artifact
-from jepa_geometry.planning.evaluator import evaluate_arm
+from jepa_geometry.planning.evaluator import PlanningCell, evaluate_cell
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile, with_overrides
 from jepa_geometry.stats import format_rate
@@ -65,6 +65,19 @@ def gate_low(task: str, profile: Profile) -> float:
     return stats.min_rate_for_power(n, POWER_RATIO, POWER, POWER_ALPHA)
 
 
+def gate_cell(
+    task: str, profile: Profile, protocol: str = SCALE_PROTOCOL, pairs: str = "evaluation"
+) -> PlanningCell:
+    """The one planning cell the gate reads: LeWM's first training seed, CEM at T1 under
+    ``protocol``, on the ``evaluation`` pairs or on separate ``validation`` pairs (the
+    evaluation seed offset by :data:`VALIDATION_SEED_OFFSET`)."""
+    if pairs not in ("evaluation", "validation"):
+        raise ValueError(f"pairs must be 'evaluation' or 'validation', got {pairs!r}")
+    if pairs == "validation":
+        profile = with_eval_seed(profile, profile.seeds.eval + VALIDATION_SEED_OFFSET)
+    return PlanningCell(task, BASELINE, profile.seeds.train[0], profile, "cem", "T1", protocol)
+
+
 def protocol_gate(
     task: str,
     profile: Profile,
@@ -82,20 +95,9 @@ def protocol_gate(
     ``outcome`` (``keep``, ``fails``, ``saturates`` or ``floor``: the floor is too high) and
     ``reason`` (one sentence).
     """
-    if pairs not in ("evaluation", "validation"):
-        raise ValueError(f"pairs must be 'evaluation' or 'validation', got {pairs!r}")
-    if pairs == "validation":
-        profile = with_eval_seed(profile, profile.seeds.eval + VALIDATION_SEED_OFFSET)
-    res = evaluate_arm(
-        task,
-        BASELINE,
-        profile.seeds.train[0],
-        profile,
-        solver="cem",
-        budget="T1",
-        protocol=protocol,
-        progress=progress,
-    )
+    cell = gate_cell(task, profile, protocol, pairs)
+    profile = cell.profile
+    res = evaluate_cell(cell, progress)
     ep, rnd = res.episodes, res.random
     lewm, floor = (
         stats.success_rate(ep["success"].to_numpy()),
@@ -259,6 +261,7 @@ __all__ = [
     "POWER_RATIO",
     "best_rung",
     "ladder_probes",
+    "gate_cell",
     "gate_low",
     "lever_choice",
     "FLOOR_FRACTION",
