@@ -164,7 +164,7 @@ def test_a_preempted_training_resumes_bit_identical(
 ):
     profile = with_overrides(SMOKE, {"train.steps": 120, "train.checkpoint_every": 10})
     unit = cluster.stage_units("train", [load_study("tworoom")], profile)[0]
-    task, arm, seed, p = unit.args
+    task, arm, seed, p, _ = unit.args
     # the run's shared smoke dataset (its key does not depend on the training settings)
     shutil.copytree(smoke_datasets / task, data_root / "datasets" / task)
     ex = cluster.make_executor("local", tmp_path / "jobs", "train", p)

@@ -293,7 +293,7 @@ def test_protocol_gate_applies_the_written_rule(monkeypatch, lewm_k, random_k, k
         )
 
     fake = types.SimpleNamespace(episodes=table(lewm_k), random=table(random_k))
-    monkeypatch.setattr(gate, "evaluate_arm", lambda *a, **k: fake)
+    monkeypatch.setattr(gate, "evaluate_cell", lambda *a, **k: fake)
     out = gate.protocol_gate("reacher", jg.load_profile("laptop"))
     assert out["discriminates"] is keep and word in out["reason"]
     assert out["solved at start"] == pytest.approx(4 / n) and out["hard pairs"] == n // 2
@@ -321,12 +321,13 @@ def test_protocol_choice_gates_alternatives_on_validation_pairs(
         ok = np.arange(n) < k
         return pd.DataFrame({"success": ok, "hard": ok, "solved_at_start": ok & False})
 
-    def fake(task, arm, seed, profile, **kw):
-        calls.append((kw["protocol"], profile.seeds.eval))
-        k = scale_k if kw["protocol"] == gate.SCALE_PROTOCOL else alt_k
+    def fake(cell, progress):
+        assert (cell.arm, cell.solver, cell.budget) == ("lewm", "cem", "T1")
+        calls.append((cell.protocol, cell.profile.seeds.eval))
+        k = scale_k if cell.protocol == gate.SCALE_PROTOCOL else alt_k
         return types.SimpleNamespace(episodes=table(k), random=table(10))
 
-    monkeypatch.setattr(gate, "evaluate_arm", fake)
+    monkeypatch.setattr(gate, "evaluate_cell", fake)
     cfg = jg.load_profile("laptop")
     got, tab = gate.protocol_choice("pointmaze", cfg)
     assert got == chosen and len(tab) == runs == len(calls)
