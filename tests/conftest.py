@@ -55,21 +55,23 @@ AFTER_PAGES = ("test_pages_render_from_their_exported_evidence_alone",)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Longest first, so that ``--dist load`` keeps both workers busy to the end: the tests
     marked ``first`` (minutes each: started last, one would end the run alone), the pages
-    (in toc order), then the other ``slow`` tests, then the cross-task page and the render
-    from the exported evidence (a minute and a half: started last, it would end the run
-    alone), then the rest; the HTML book and its browser check last (they wait for every
-    page)."""
+    (in toc order), the other ``slow`` tests, then what waits for the pages: the cross-task
+    page, the render from the exported evidence (two minutes of pages), the HTML book and its
+    browser check (which overlap with that render on the other worker); the short tests last,
+    filling both workers to the end."""
 
     def rank(item: pytest.Item) -> int:
         if item.get_closest_marker("first"):
             return -1
+        if any(page in item.name for page in AFTER_ALL):
+            return 2  # it waits for every other page
+        if item.originalname in AFTER_PAGES:
+            return 3
         if item.originalname in LAST:
             return 4
-        if item.originalname in AFTER_PAGES or any(page in item.name for page in AFTER_ALL):
-            return 2  # they wait for the pages before them
         if item.get_closest_marker("chapters"):
             return 0
-        return 1 if item.get_closest_marker("slow") else 3
+        return 1 if item.get_closest_marker("slow") else 5
 
     items.sort(key=rank)  # stable: collection order within a rank
 

@@ -1,6 +1,7 @@
-"""The study grid through submitit's local executor: a whole smoke study of one task, its
-chapters read from the cache alone, a second run that submits nothing, a preempted training
-that resumes bit-identically, and a failing unit reported while the rest finish."""
+"""The study grid through submitit's local executor: a whole smoke study of one task, read
+back from the cache alone by the cross-task page's reader, a second run that submits nothing,
+a preempted training that resumes bit-identically, and a failing unit reported while the rest
+finish."""
 
 from __future__ import annotations
 
@@ -17,14 +18,12 @@ from filelock import FileLock
 from submitit.core.utils import JobPaths
 
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, Artifact, environ
-from jepa_geometry.book.pipeline import resolve_page, run_chapter
 from jepa_geometry.planning.protocol import make_protocol
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import load_profile, with_overrides
-from jepa_geometry.study import cluster
+from jepa_geometry.study import across, cluster
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import train_world_model, world_model_artifact
-from tests.conftest import REPO
 
 SMOKE = load_profile("smoke")
 
@@ -91,8 +90,7 @@ def _files(art: Artifact) -> dict[str, str]:
 
 
 @pytest.mark.first
-@pytest.mark.chapters
-def test_a_smoke_study_through_the_local_executor_then_the_chapter_from_cache(
+def test_a_smoke_study_through_the_local_executor_then_read_from_cache(
     smoke_datasets, tmp_path, monkeypatch
 ):
     """The grid through submitit rebuilds what a cache lacks, bit-identical to an in-process
@@ -128,10 +126,11 @@ def test_a_smoke_study_through_the_local_executor_then_the_chapter_from_cache(
     assert set(done.stage) == set(cluster.STAGES)
     for art, files in reference:  # the jobs' artifacts are the in-process ones
         assert _files(art) == files, f"{art.kind}/{art.name}/{art.key}"
-    # the cross-task page reads the study from the cache alone: a missing artifact would fail
+    # the cross-task page's reader finds the whole study in the grid's cache alone (the page
+    # itself renders from such a cache in test_chapters' evidence test)
     with environ({CACHE_ONLY_ENV: "1"}):
-        page = resolve_page("ch08_across", REPO)
-        run_chapter(page.source, tmp_path / "ch08.ipynb", {"profile": "smoke"}, timeout=600)
+        studies = across.load_studies(SMOKE, ["tworoom"], require_planned=True)
+    assert list(studies.studies) == ["tworoom"] and studies.missing == {}
     jobs = sorted(p.name for p in (tmp_path / "jobs").iterdir())
     assert cluster.JOB_FOLDER not in jobs and len(jobs) == len(removed) + 1  # + the grid's lock
     again = cluster.run_grid([spec], SMOKE, "local", tmp_path / "jobs", progress=False)
