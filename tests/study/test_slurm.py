@@ -156,7 +156,7 @@ def test_a_training_job_preempted_by_the_scheduler_resumes_bit_identical(
     requeue the job; the requeued job resumes from the trainer's resume file."""
     profile = with_overrides(SMOKE, {"train.steps": 120, "train.checkpoint_every": 10})
     unit = cluster.stage_units("train", [load_study("tworoom")], profile)[0]
-    task, arm, seed, p = unit.args
+    task, arm, seed, p, _ = unit.args
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path / "slurm"))
     load_dataset(task, p, progress=False)
     shutil.copytree(tmp_path / "slurm" / "datasets", tmp_path / "fresh" / "datasets")
