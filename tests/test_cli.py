@@ -38,6 +38,17 @@ def test_study_command_rejects_bad_input_before_any_work(capsys, data_root):
     assert not list(data_root.rglob("manifest.json"))  # nothing was built
 
 
+def test_grid_dry_run_lists_the_extensions_units_and_builds_nothing(capsys, data_root):
+    argv = ["grid", "--profile", "smoke", "--tasks", "tworoom", "--dry-run", "--units"]
+    assert main(argv) == 0
+    alone = capsys.readouterr().out
+    assert main([*argv, "--with", "kappa", "scaling"]) == 0
+    both = capsys.readouterr().out
+    for unit in ("train pusht anisowm seed 0 kappa=8", "count FLOPs tworoom (3x steps)"):
+        assert unit in both and unit not in alone
+    assert not list(data_root.rglob("manifest.json"))  # neither stated nor built
+
+
 @pytest.mark.parametrize(
     ("native", "precision", "noted"),
     [(False, "bf16", True), (True, "bf16", False), (False, "fp32", False)],

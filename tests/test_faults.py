@@ -409,6 +409,7 @@ BAD_COMMANDS = [
     ["profile", "smoke", "--set", "seeds.train=[0,0,0]"],
     ["profile", "smoke", "--set", "theory.toy_noise_levels=[0.1,0.1]"],
     ["grid", "--tasks", "tworoom,tworoom", "--dry-run"],
+    ["grid", "--tasks", "tworoom", "--with", "kappa", "nope", "--dry-run"],
     ["chapter", "chapters/ch02_isotropy_regret.md", "out.ipynb", "-p", "etas=[1.0,1.0]"],
     [
         "chapter",
