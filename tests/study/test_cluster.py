@@ -22,6 +22,8 @@ from jepa_geometry.planning.protocol import make_protocol
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import load_profile, with_overrides
 from jepa_geometry.study import across, cluster
+from jepa_geometry.study.levers import LADDERS
+from jepa_geometry.study.rules.gate import study_choice
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import train_world_model, world_model_artifact
 
@@ -39,7 +41,9 @@ def test_dry_run_counts_and_costs_every_unit_without_building(data_root):
         ("collect", "collect"): 5,
         ("pretrain", "train"): 1,
         ("train", "train"): models,
-        ("plan", "plan"): models + 1 + 5,  # and the MPPI sweep, and one per ceiling cell
+        # and the MPPI sweep, one per ceiling cell, and the protocol gate's alternatives (its
+        # first cell, LeWM under SCALE's protocol, is the study's own)
+        ("plan", "plan"): models + 1 + 5 + 1,
         ("plan", "measure"): models,
         ("chosen", "plan"): models,
     }
@@ -69,6 +73,10 @@ def test_dry_run_counts_and_costs_every_unit_without_building(data_root):
     total = summary[summary.stage == "total"]
     assert total["units"].sum() == len(units) and set(total.device) == {"CPU"}  # smoke: no GPU
     assert total["all (h)"].sum() == pytest.approx(units.hours.sum())
+    # a task with a ladder: every rung's gate cell is planned, on that rung's LeWM
+    ladder = cluster.dry_run([load_study("pusht")], SMOKE)
+    for lever in LADDERS["pusht"]:
+        assert f"plan pusht lewm seed 0 (gate, rung {lever.name})" in set(ladder.unit)
     with pytest.raises(cluster.GridError, match="unknown executor 'pbs'; valid: local, slurm"):
         cluster.run_grid([spec], SMOKE, executor="pbs")
 
@@ -130,7 +138,9 @@ def test_a_smoke_study_through_the_local_executor_then_read_from_cache(
     # itself renders from such a cache in test_chapters' evidence test)
     with environ({CACHE_ONLY_ENV: "1"}):
         studies = across.load_studies(SMOKE, ["tworoom"], require_planned=True)
+        chosen, _, gates = study_choice("tworoom", SMOKE)  # the gate the pages show first
     assert list(studies.studies) == ["tworoom"] and studies.missing == {}
+    assert chosen and len(gates) >= 1
     jobs = sorted(p.name for p in (tmp_path / "jobs").iterdir())
     assert cluster.JOB_FOLDER not in jobs and len(jobs) == len(removed) + 1  # + the grid's lock
     again = cluster.run_grid([spec], SMOKE, "local", tmp_path / "jobs", progress=False)

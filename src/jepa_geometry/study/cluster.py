@@ -14,7 +14,7 @@ five **stages** in order, each waiting for the previous one:
 3. ``train``: every (task, arm, seed) model;
 4. ``plan``: every model's cells that need no MPPI sweep (CEM, iCEM, MPPI at swm's shipped
    temperature), the ceiling's cells (one job each), each task's MPPI sweep (baseline, validation
-   pairs) and every model's geometry;
+   pairs), each task's gate (:func:`gate_units`) and every model's geometry;
 5. ``chosen``: the units that stage 4's results choose: every model's MPPI cells at the
    temperature the sweep chose, and the scaling study's cells at a gated point whose gate
    passed.
@@ -62,12 +62,14 @@ from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, default_workers, job_threads, progress_bar
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import PlanningCell
-from jepa_geometry.planning.protocol import make_protocol
+from jepa_geometry.planning.protocol import SCALE_PROTOCOL, make_protocol
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.build import cell_jobs
 from jepa_geometry.study.grid import check_study_arms, mppi_sweep_jobs, select_mppi_temperature
-from jepa_geometry.study.spec import StudySpec
+from jepa_geometry.study.levers import LADDERS
+from jepa_geometry.study.rules.gate import ALTERNATIVES, gate_cell
+from jepa_geometry.study.spec import BASELINE, StudySpec
 from jepa_geometry.wm.arms import DINOWM
 from jepa_geometry.wm.dino import DINOV2_VITS14_URL, DinoWeightsError
 from jepa_geometry.wm.dinowm import encoder_identity, standin_settings
@@ -409,6 +411,33 @@ def stage_units(
     return units
 
 
+def gate_units(stage: str, task: str, base: Profile) -> list[Unit]:
+    """The units of the gate a task's pages run before its study
+    (:func:`~jepa_geometry.study.rules.gate.study_choice`, at the profile before the study's
+    settings): on a task with a ladder, every rung's dataset, LeWM's first seed and its gate
+    cell on the validation pairs; on the others, the protocol gate's cells (SCALE's protocol on
+    the evaluation pairs, each alternative on the validation pairs). The climb stops at the
+    first rung or protocol that passes, known only once they are planned: the grid plans them
+    all, so a page rendering from its cache finds every gate it may read."""
+    if task not in LADDERS:
+        if stage != "plan":
+            return []
+        cells = [gate_cell(task, base, SCALE_PROTOCOL, "evaluation")]
+        cells += [gate_cell(task, base, alt, "validation") for alt in ALTERNATIVES]
+        return plan_units(stage, task, cells, " (gate)")
+    out = []
+    for lever in LADDERS[task]:
+        cfg, note = lever.apply(task, base), f" (rung {lever.name})"
+        if stage == "collect":
+            out.append(collect_unit(task, cfg, note))
+        elif stage == "train":
+            out.append(train_unit(task, BASELINE, cfg.seeds.train[0], cfg, note=note))
+        elif stage == "plan":
+            cell = gate_cell(task, cfg, lever.protocol, "validation")
+            out += plan_units(stage, task, [cell], f" (gate, rung {lever.name})")
+    return out
+
+
 def _study_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[Unit]:
     units: list[Unit] = []
     seen: set[str] = set()  # datasets and stand-ins already given a unit (shared by studies)
@@ -461,13 +490,15 @@ def _study_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[
                 )
         elif stage == "train":
             units += [train_unit(task, arm, s, p) for arm, s in _models(spec, p)]
-        elif stage == "plan":
+        if stage in ("collect", "train", "plan"):
+            units += gate_units(stage, task, base)
+        if stage == "plan":
             if spec.plans:
                 sweep = mppi_sweep_jobs(task, p, protocol=spec.main_protocol)
                 units.append(_plan_unit(stage, f"MPPI sweep {task}", sweep))
             units += plan_units(stage, task, cell_jobs(spec, p, None))
             units += [measure_unit(task, arm, s, p) for arm, s in _models(spec, p)]
-        elif spec.plans:  # chosen
+        elif stage == "chosen" and spec.plans:
             units += _mppi_units(spec, p)
     return units
 
