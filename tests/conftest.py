@@ -45,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
         torch.set_num_threads(1)
 
 
-LAST = (
+BOOK_BUILD = (
     "test_book_builds_from_executed_chapters",
     "test_every_page_reads_offline_in_a_browser",
 )
@@ -67,7 +67,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             return 2  # it waits for every other page
         if item.originalname in AFTER_PAGES:
             return 3
-        if item.originalname in LAST:
+        if item.originalname in BOOK_BUILD:
             return 4
         if item.get_closest_marker("chapters"):
             return 0

@@ -439,41 +439,21 @@ def gate_units(stage: str, task: str, base: Profile) -> list[Unit]:
 
 
 def _study_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[Unit]:
+    """The task studies' units of ``stage``; a dataset or stand-in two studies share comes
+    once per study here, and once in all after :func:`distinct`."""
     units: list[Unit] = []
-    seen: set[str] = set()  # datasets and stand-ins already given a unit (shared by studies)
-
-    def once(art: Artifact) -> bool:
-        new = f"{art.name}/{art.key}" not in seen
-        seen.add(f"{art.name}/{art.key}")
-        return new
-
     for spec in specs:
         p = spec.profile(base)
-        task, data = spec.task, dataset_artifact(spec.task, p)
+        task = spec.task
         standin = _standin(spec, p)
         if stage == "collect":
-            if once(data):
-                units.append(collect_unit(task, p))
+            units.append(collect_unit(task, p))
             if standin is not None:
                 src = source_profile(p)
-                for t in TASKS:
-                    d = dataset_artifact(t, src)
-                    if once(d):
-                        units.append(
-                            Unit(
-                                stage,
-                                "collect",
-                                t,
-                                f"collect {t} for the stand-in ({src.data.image_size} px)",
-                                run_collect,
-                                (t, src),
-                                (d,),
-                                (),
-                                collect_hours(t, src),
-                            )
-                        )
+                note = f" for the stand-in ({src.data.image_size} px)"
+                units += [collect_unit(t, src, note) for t in TASKS]
         elif stage == "pretrain":
-            if standin is not None and once(standin):
+            if standin is not None:
                 inputs = tuple(dataset_artifact(t, source_profile(p)) for t in TASKS)
                 units.append(
                     Unit(

@@ -579,10 +579,12 @@ def grid_units(stage: str, base: Profile, spec: ScalingSpec | None = None) -> li
     placeholder per model, reported as blocked)."""
     spec = spec or load_scaling()
     out: list[cluster.Unit] = []
-    for (pt, t), arms in _by_point(chosen(stated_units(spec, base))).items():
+    points = _by_point(chosen(stated_units(spec, base)))
+    for (pt, t), arms in points.items():
         p = point_profile(spec, t, pt, base)
         note = f" ({pt.name})"
         models = [(a, s) for a in arms for s in p.seeds.train]
+        gate_job = gate_cell(t, p, main_protocol(t), "validation") if t in GATED_TASKS else None
         if stage == "collect":
             out.append(cluster.collect_unit(t, p, note))
         elif stage == "train":
@@ -596,21 +598,16 @@ def grid_units(stage: str, base: Profile, spec: ScalingSpec | None = None) -> li
                 )
             )  # fmt: skip
             out += [cluster.measure_unit(t, a, s, p, note) for a, s in models]
-            if t in GATED_TASKS:
-                gate_job = [gate_cell(t, p, main_protocol(t), "validation")]
-                out += cluster.plan_units(stage, t, gate_job, f" gate{note}")
+            if gate_job is not None:
+                out += cluster.plan_units(stage, t, [gate_job], f" gate{note}")
             else:
                 out += cluster.plan_units(stage, t, point_cells(spec, t, pt, arms, base), note)
-            study = load_study(t)
-            ceiling = [c for c in cell_jobs(study, study.profile(base), None) if c.arm == CEILING]
-            out += cluster.plan_units(stage, t, ceiling)
-        elif stage == "chosen" and t in GATED_TASKS:
+        elif stage == "chosen" and gate_job is not None:
             cells = point_cells(spec, t, pt, arms, base)
             try:
                 with artifacts.cache_only():
                     plans = gate(spec, t, pt, base)["plans"]
             except artifacts.NotCached:
-                gate_job = [gate_cell(t, p, main_protocol(t), "validation")]
                 out += [
                     cluster.waiting_unit(
                         stage,
@@ -620,13 +617,18 @@ def grid_units(stage: str, base: Profile, spec: ScalingSpec | None = None) -> li
                             cluster.cell_hours(c) for c in cells if (c.arm, c.train_seed) == (a, s)
                         ),
                         f"the gate at {pt.name}",
-                        cluster.plan_units("plan", t, gate_job)[0].outputs,
+                        gate_job.artifacts(),
                     )
                     for a, s in models
                 ]
                 continue
             if plans:
                 out += cluster.plan_units(stage, t, cells, note)
+    if stage == "plan":  # each task's ceiling, the pages' reference at every point
+        for t in dict.fromkeys(t for _, t in points):
+            study = load_study(t)
+            ceiling = [c for c in cell_jobs(study, study.profile(base), None) if c.arm == CEILING]
+            out += cluster.plan_units(stage, t, ceiling)
     return out
 
 
@@ -735,8 +737,8 @@ def point_flops(spec: ScalingSpec, task: str, point: Point, base: Profile) -> in
 
 def scaling_results(spec: ScalingSpec, base: Profile) -> ScalingResults:
     """Every chosen (point, task) of the rule as stated (:func:`stated_units`): built where
-    missing at the profiles of :data:`BUILDS_IN_PAGE`, else read from the cache (a (point, task) not
-    built is in ``missing`` with the artifact it lacks; none built at all is a one-line
+    missing at the profiles of :data:`BUILDS_IN_PAGE`, else read from the cache (a (point,
+    task) not built is in ``missing`` with the artifact it lacks; none built at all is a one-line
     :class:`~jepa_geometry.artifacts.NotCached`)."""
     out, missing = [], {}
     build = base.name in BUILDS_IN_PAGE
