@@ -13,6 +13,11 @@ Run on a CUDA machine whenever one is available (under 10 minutes, into a tempor
    cost model with the measured rate in place of the profile's estimate).
 3. Plans one CEM T1 cell (300 samples x 30 iterations, SCALE's protocol) with that model on
    ``--pairs`` pairs and reports seconds per plan against LeWM's published 0.98 s.
+4. Times the laptop profile's model (the small CNN at 64 px, fp32) for ``--laptop-steps``
+   training steps on the same device, on a synthetic batch (``bench_limits.train_step``, the
+   step ``bench_throughput.py`` times on a CPU), to set a GPU beside the 2-core CPU.
+5. Projects the grid with the measured rates, the task studies alone and with the κ sweep and
+   the scaling study (``grid --with kappa scaling``).
 
 The numbers it prints are what ``cluster.train_steps_per_s`` and ``cluster.plan_seconds`` of
 ``presets/paper.yaml`` should become for that GPU. ``--device cpu`` with ``--set`` overrides
@@ -41,7 +46,13 @@ def _assign(text: str) -> tuple[str, Any]:
 
 
 def check(
-    task: str, steps: int, episodes: int, pairs: int, device: str, overrides: dict[str, Any]
+    task: str,
+    steps: int,
+    episodes: int,
+    pairs: int,
+    device: str,
+    overrides: dict[str, Any],
+    laptop_steps: int = 0,
 ) -> dict[str, Any]:
     """Collect, train and plan as the module docstring says; the measured numbers."""
     import torch
@@ -50,7 +61,7 @@ def check(
     from jepa_geometry.planning.evaluator import evaluate_arm
     from jepa_geometry.planning.protocol import SCALE_PROTOCOL
     from jepa_geometry.profiles import load_profile, with_overrides
-    from jepa_geometry.study import cluster
+    from jepa_geometry.study import cluster, kappa, scaling
     from jepa_geometry.study.spec import available_studies, load_study
     from jepa_geometry.wm.training import train_world_model
 
@@ -106,13 +117,44 @@ def check(
             "cluster.plan_seconds": out["plan_seconds"],
         },
     )
-    units = cluster.dry_run([load_study(t) for t in available_studies()], measured)
-    summary_rows = cluster.dry_run_summary(units)
-    total = summary_rows[summary_rows.stage == "total"].set_index("device")["all (h)"]
-    out["grid_gpu_hours"] = float(total.get("GPU", 0.0))
-    out["grid_cpu_hours"] = float(total.get("CPU", 0.0))
+    specs = [load_study(t) for t in available_studies()]
+    for suffix, extensions in (("", ()), ("_with_kappa_scaling", (kappa.GRID, scaling.GRID))):
+        units = cluster.dry_run(specs, measured, extensions)
+        summary_rows = cluster.dry_run_summary(units)
+        total = summary_rows[summary_rows.stage == "total"].set_index("device")["all (h)"]
+        out[f"grid_gpu_hours{suffix}"] = float(total.get("GPU", 0.0))
+        out[f"grid_cpu_hours{suffix}"] = float(total.get("CPU", 0.0))
     out["grid_without_dinowm"] = ", ".join(units.attrs["left_out"]) or "none"  # no DINOv2 file
+    if laptop_steps:
+        out["laptop_train_steps_per_s"] = laptop_rate(device, laptop_steps)
     return out
+
+
+def laptop_rate(device: str, steps: int) -> float:
+    """Training steps/s of the laptop profile's model on ``device`` (after three warm-up
+    steps): forward, SIGReg and backward on one synthetic batch of the profile's shape."""
+    import torch
+    from bench_limits import train_step
+
+    from jepa_geometry.profiles import load_profile
+    from jepa_geometry.wm.model import build_world_model
+
+    prof = load_profile("laptop")
+    gen = torch.Generator().manual_seed(0)  # SIGReg draws its directions on the CPU
+    model = build_world_model(prof, action_dim=2, seed=0).to(device).train()
+    b, t, size = prof.train.batch_size, prof.data.history + 1, prof.data.image_size
+    pixels = torch.randint(0, 256, (b, t, 3, size, size), dtype=torch.uint8, device=device)
+    actions = torch.randn(b, t, model.action_block_dim, device=device)
+    for _ in range(3):
+        train_step(model, pixels, actions, prof, gen)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        train_step(model, pixels, actions, prof, gen)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return steps / (time.perf_counter() - t0)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -122,6 +164,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--episodes", type=int, default=24, help="episodes of the timing dataset")
     ap.add_argument("--pairs", type=int, default=10, help="start/goal pairs of the T1 cell")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument(
+        "--laptop-steps", type=int, default=200, help="laptop-model steps to time (0: none)"
+    )
     ap.add_argument(
         "--set",
         type=_assign,
@@ -137,7 +182,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         try:
             t0 = time.perf_counter()
             out = check(
-                args.task, args.steps, args.episodes, args.pairs, args.device, dict(args.set)
+                args.task,
+                args.steps,
+                args.episodes,
+                args.pairs,
+                args.device,
+                dict(args.set),
+                args.laptop_steps,
             )
             out["wall_s"] = time.perf_counter() - t0
         finally:
@@ -151,7 +202,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f"LeWM plans in {LEWM_PLAN_SECONDS} s (CEM 300 x 30): this device takes "
         f"{out['plan_vs_lewm']:.2f} x that; a paper model trains in "
         f"{out['hours_per_model']:.1f} h; the grid needs {out['grid_gpu_hours']:.0f} GPU-h "
-        f"and {out['grid_cpu_hours']:.0f} CPU-h"
+        f"and {out['grid_cpu_hours']:.0f} CPU-h ({out['grid_gpu_hours_with_kappa_scaling']:.0f} "
+        f"GPU-h with the κ sweep and the scaling study)"
     )
     return out
 

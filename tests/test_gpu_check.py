@@ -21,6 +21,8 @@ TINY = [
     "6",
     "--pairs",
     "2",
+    "--laptop-steps",
+    "2",
     "--set",
     "train.batch_size=4",
     "--set",
@@ -44,6 +46,7 @@ def _module():
 @pytest.mark.slow
 def test_the_gpu_check_runs_its_path_on_a_cpu(monkeypatch, tmp_path):
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path))  # restored after the test
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))  # as when run as a script there
     out = _module().main(TINY)
     paper = load_profile("paper")
     assert out["train_steps_per_s"] > 0 and out["plan_seconds"] > 0
@@ -53,6 +56,9 @@ def test_the_gpu_check_runs_its_path_on_a_cpu(monkeypatch, tmp_path):
     assert out["plan_vs_lewm"] == pytest.approx(out["plan_seconds"] / 0.98)
     models = 5 * 5 * len(paper.seeds.train)  # five tasks x five arms x three seeds
     assert out["grid_gpu_hours"] > models * out["hours_per_model"]  # training and planning
+    # the κ sweep and the scaling study add models and cells to the same grid
+    assert out["grid_gpu_hours_with_kappa_scaling"] > out["grid_gpu_hours"]
+    assert out["laptop_train_steps_per_s"] > 0
     assert list(tmp_path.iterdir()) == []  # it wrote only into its own temporary cache
 
 
