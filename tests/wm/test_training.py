@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from jepa_geometry.wm.checkpoint import load_training_state
 from jepa_geometry.wm.losses import sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model
 from jepa_geometry.wm.objective import DIAGNOSTICS, Objective, check_batch, embedding_diagnostics
-from jepa_geometry.wm.training import lr_factor, train, world_model_artifact
+from jepa_geometry.wm.training import lr_factor, on_device, train, world_model_artifact
 from tests.conftest import REPO
 
 Q_DIM = 2
@@ -588,3 +589,30 @@ def test_isotropic_top_share_is_k_over_d_for_many_frames_and_more_for_a_batch():
     assert isotropic_top_share(64, 256, 64, draws=3) == pytest.approx(1.0)
     laptop = load_profile("laptop")  # one training batch: 64 clips x 4 frames in D = 64
     assert batch_isotropic_share(laptop, 8) == isotropic_top_share(8, 256, 64)
+
+
+def _numbered_batches(n: int, fail_at: int | None = None):
+    for i in range(n):
+        if i == fail_at:
+            raise RuntimeError(f"batch {i} could not be sampled")
+        yield {"x": torch.full((2, 3), float(i)), "i": torch.tensor(i)}
+
+
+def test_prefetched_batches_are_the_sources_in_order():
+    plain = list(on_device(_numbered_batches(7), "cpu", prefetch=False))
+    ahead = list(on_device(_numbered_batches(7), "cpu", prefetch=True))
+    assert [int(b["i"]) for b in ahead] == list(range(7))
+    for a, b in zip(plain, ahead, strict=True):
+        assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_prefetch_error_reaches_the_loop_and_closing_stops_the_thread():
+    it = on_device(_numbered_batches(10, fail_at=3), "cpu", prefetch=True)
+    assert [int(next(it)["i"]) for _ in range(3)] == [0, 1, 2]
+    with pytest.raises(RuntimeError, match="batch 3 could not be sampled"):
+        next(it)
+    endless = on_device(_numbered_batches(10**9), "cpu", prefetch=True)
+    next(endless)
+    endless.close()  # the loop's `finally`: the thread must not run on
+    time.sleep(0.3)
+    assert not any(t.name == "batch-prefetch" and t.is_alive() for t in threading.enumerate())

@@ -19,6 +19,8 @@ import dataclasses
 import io
 import json
 import math
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -106,6 +108,59 @@ def native_bf16() -> bool:
     one core of an AMD EPYC without AVX-512 (README, Profiles). A bf16 profile still trains in
     bf16 there, since its numbers are the ones the book reports."""
     return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+
+
+def on_device(batches: Iterator[Batch], device: str, prefetch: bool) -> Iterator[Batch]:
+    """The batches of ``batches``, in order, on ``device``.
+
+    With ``prefetch`` a background thread samples the next batches (at most two ahead) and
+    starts their copies (pinned memory, non-blocking) while the current step computes. On a
+    GPU the loop otherwise alternates between sampling on the CPU and computing on the GPU:
+    on an H200 a paper-profile step took 0.088 s with its batch ready and the loop 0.23 s
+    (README, Scaling out). The thread stops when the generator is closed or garbage-collected;
+    an exception in it is raised in the consumer."""
+    if not prefetch:
+        for batch in batches:
+            yield {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+        return
+    ready: queue.Queue[Batch | BaseException | None] = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def hand(item: Batch | BaseException | None) -> bool:
+        """Puts ``item`` for the consumer unless asked to stop; whether it was put."""
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def fill() -> None:
+        try:
+            for batch in batches:
+                moved = {
+                    k: (v.pin_memory() if v.device.type == "cpu" and device != "cpu" else v).to(
+                        device, non_blocking=True
+                    )
+                    for k, v in batch.items()
+                }
+                if not hand(moved):
+                    return
+            hand(None)  # the source ended
+        except BaseException as e:  # handed to the consumer, which raises it
+            hand(e)
+
+    worker = threading.Thread(target=fill, name="batch-prefetch", daemon=True)
+    worker.start()
+    try:
+        while (item := ready.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join(timeout=5)
 
 
 def train(
@@ -196,14 +251,25 @@ def train(
         if on_checkpoint is not None:
             on_checkpoint(step)
 
+    def flush() -> None:
+        """Adds the pending steps' terms to the logging window, in step order: the same
+        float sums as reading each step's values at once, with one synchronisation per log
+        or checkpoint instead of one per step (which on a GPU stalls the loop)."""
+        nonlocal pending
+        for entry in pending:
+            for k, v in entry.items():
+                window[k] = window.get(k, 0.0) + float(v)
+        pending = []
+
+    pending: list[dict[str, torch.Tensor]] = []
     model.train()
     objective.train()
-    it = batches(start)
+    it = on_device(batches(start), device, prefetch=device != "cpu")
     t0 = time.perf_counter()
     bar = _progress(settings.steps, start, objective.arm, progress)
     try:
         for step in range(start, settings.steps):
-            batch = {k: v.to(device, non_blocking=True) for k, v in next(it).items()}
+            batch = next(it)
             if step == start:
                 check_batch(batch, model, objective.q_dim)
             terms = objective(model, batch, gen, settings.precision)
@@ -217,12 +283,11 @@ def train(
             sched.step()
             if objective.lambda_reg is not None:
                 objective.lambda_reg.project_()
-            for k, v in terms.items():
-                window[k] = window.get(k, 0.0) + float(v.detach())
-            window["grad_norm"] = window.get("grad_norm", 0.0) + float(grad_norm)
+            pending.append({**{k: v.detach() for k, v in terms.items()}, "grad_norm": grad_norm})
             window_n += 1
             done = step + 1
             if done % settings.log_every == 0 or done == settings.steps:
+                flush()
                 row = {"step": done, "lr": lr, **{k: v / window_n for k, v in window.items()}}
                 v = None
                 if objective.lambda_reg is not None:
@@ -236,8 +301,10 @@ def train(
             if checkpoint is not None and (
                 done % settings.checkpoint_every == 0 or done == settings.steps
             ):
+                flush()
                 save(done)
     finally:
+        it.close()
         bar.close()
     model.eval()
     return TrainResult(log, settings.steps, time.perf_counter() - t0, start)
