@@ -251,10 +251,11 @@ class ClusterSettings:
     ``mem_gb`` and ``hours`` (the job's time limit) to numbers. The estimates give device-hours
     per unit: a model trains ``train.steps / train_steps_per_s`` seconds, a plan at tier T1
     takes ``plan_seconds`` (other tiers in proportion to their rollouts), a dataset is
-    collected at ``collect_frames_per_s``, a model is measured in ``measure_hours``,
-    DINO-WM's stand-in encoder pretrains ``dinowm.standin_steps / pretrain_steps_per_s``
-    seconds (a ``train`` unit), and the ceiling simulates one candidate of a plan in
-    ``ceiling_rollout_ms[task]`` milliseconds (``study.grid.ceiling_seconds_per_pair``).
+    collected at ``collect_frames_per_s[task]`` (the simulators differ tenfold), a model is
+    measured in ``measure_hours``, DINO-WM's stand-in encoder pretrains
+    ``dinowm.standin_steps / pretrain_steps_per_s`` seconds (a ``train`` unit), and the
+    ceiling simulates one candidate of a plan in ``ceiling_rollout_ms[task]`` milliseconds
+    (``study.grid.ceiling_seconds_per_pair``).
 
     ``device`` is where training and planning run (``cpu`` or ``cuda``). It is the one field
     that enters keys, and only when it is not ``cpu``: a GPU does not give a CPU's bits, so a
@@ -269,7 +270,7 @@ class ClusterSettings:
     measure: Resources
     train_steps_per_s: Positive
     plan_seconds: Positive
-    collect_frames_per_s: Positive
+    collect_frames_per_s: dict[StrictStr, Positive]
     measure_hours: Positive
     pretrain_steps_per_s: Positive
     ceiling_rollout_ms: dict[StrictStr, Positive]

@@ -30,6 +30,20 @@ from jepa_geometry.wm.training import train_world_model, world_model_artifact
 SMOKE = load_profile("smoke")
 
 
+def test_a_dataset_costs_its_own_simulators_rate():
+    laptop = load_profile("laptop")
+    rates = laptop.cluster.collect_frames_per_s
+    for task in ("tworoom", "cube"):
+        train, held = laptop.data.task_episodes[task]
+        frames = (train + held) * laptop.data.max_episode_steps
+        assert cluster.collect_hours(task, laptop) == pytest.approx(frames / rates[task] / 3600)
+    # Cube's simulator is the slow one: fewer episodes, yet the longest collection per frame
+    assert rates["cube"] < min(r for t, r in rates.items() if t != "cube")
+    partial = with_overrides(laptop, {"cluster.collect_frames_per_s": {"tworoom": 300.0}})
+    with pytest.raises(cluster.GridError, match="collect_frames_per_s has no entry for 'cube'"):
+        cluster.collect_hours("cube", partial)
+
+
 def test_dry_run_counts_and_costs_every_unit_without_building(data_root):
     spec = load_study("tworoom")
     units = cluster.dry_run([spec], SMOKE)

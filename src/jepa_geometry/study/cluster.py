@@ -161,12 +161,18 @@ class Unit:
 
 def collect_hours(task: str, profile: Profile) -> float:
     """Estimated hours to collect ``task``'s dataset: at most ``max_episode_steps`` frames per
-    episode at the profile's ``collect_frames_per_s``."""
+    episode at the profile's ``collect_frames_per_s[task]`` (a collect job's rate)."""
+    rates = profile.cluster.collect_frames_per_s
+    if task not in rates:
+        raise GridError(
+            f"profile {profile.name!r}: cluster.collect_frames_per_s has no entry for {task!r}; "
+            f"it has: {', '.join(rates) or 'none'}"
+        )
     train, held = profile.data.task_episodes.get(
         task, (profile.data.episodes, profile.data.heldout_episodes)
     )
     frames = (train + held) * profile.data.max_episode_steps
-    return frames / profile.cluster.collect_frames_per_s / 3600
+    return frames / rates[task] / 3600
 
 
 def train_hours(profile: Profile) -> float:
