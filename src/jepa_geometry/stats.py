@@ -144,15 +144,21 @@ def _bootstrap_means(
     return out
 
 
+def bootstrap_replicates(x: object, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
+    """``n_boot`` bootstrap replicates of the mean of ``x`` (episodes, or seeds x episodes:
+    the two-stage resampling of :func:`_bootstrap_means`), from the generator seeded ``seed``."""
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim not in (1, 2) or arr.size == 0:
+        raise ValueError(f"x must have shape (episodes,) or (seeds, episodes), got {arr.shape}")
+    return _bootstrap_means(arr, n_boot, np.random.default_rng(seed))
+
+
 def bootstrap_interval(
     x: object, level: float = LEVEL, n_boot: int = N_BOOT, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``x`` (episodes, or seeds x episodes)."""
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim not in (1, 2) or arr.size == 0:
-        raise ValueError(f"x must have shape (episodes,) or (seeds, episodes), got {arr.shape}")
     _z(level)
-    reps = _bootstrap_means(arr, n_boot, np.random.default_rng(seed))
+    reps = bootstrap_replicates(x, n_boot, seed)
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(reps, [alpha, 1.0 - alpha])
     return float(lo), float(hi)

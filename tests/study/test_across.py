@@ -152,7 +152,7 @@ def test_interaction_contrast_is_the_departure_from_additivity():
     ],
 )
 def test_additivity_reads_the_family_interval(low, high, reading):
-    ev = Evidence((low + high) / 2, low, high, None, "units")
+    ev = Evidence((low + high) / 2, low, high, "units", 3)
     assert across.additivity(ev, min_effect=0.01, m=1) == reading
     lo, hi = family_interval(ev, 40)  # wider with many questions: a clear reading can blur
     assert lo < low and hi > high
@@ -272,7 +272,7 @@ def test_pcs_for_variance_table_keeps_the_book_s_task_and_arm_order():
 
 
 def test_lens_questions_on_an_unselected_lambda_are_not_tested():
-    ev = Evidence(0.2, 0.1, 0.3, None, "u")
+    ev = Evidence(0.2, 0.1, 0.3, "u", 3)
     q = [
         ("tworoom", across.verdict.Claim("ours", "q", "m", "anisowm", "lewm",
                                           requires="Λ selected", min_effect=0.02), ev),

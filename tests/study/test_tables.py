@@ -208,7 +208,7 @@ def test_dashboard_cites_the_reference_file_and_the_measuring_section():
     )
     c2 = Claim("AnisoWM", "t", "m", "anisowm", "lewm", paper_note="figure only")
     c3 = Claim("AnisoWM", "u", "m", "anisowm", "lewm", reference="aniso_success")
-    ev = Evidence(0.1, 0.05, 0.15, None, "3 seeds")
+    ev = Evidence(0.1, 0.05, 0.15, "3 seeds", 3)
     board = tables.geometry.dashboard(
         [("tworoom", c1, ev), ("tworoom", c2, ev), ("pointmaze", c3, ev)]
     )

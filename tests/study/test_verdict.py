@@ -32,26 +32,26 @@ def _claim(**kw):
     ],
 )
 def test_verdict_rule(low, high, direction, min_effect, expected):
-    ev = V.Evidence((low + high) / 2, low, high, None, "u")
+    ev = V.Evidence((low + high) / 2, low, high, "u", 3)
     assert V.verdict(_claim(direction=direction, min_effect=min_effect), ev) == expected
 
 
 def test_the_paper_s_magnitude_decides_nothing():
-    ev = V.Evidence(0.0, -0.05, 0.05, None, "u")
+    ev = V.Evidence(0.0, -0.05, 0.05, "u", 3)
     assert V.verdict(_claim(paper_effect=0.10), ev) == V.verdict(_claim(), ev) == "inconclusive"
 
 
 def test_non_inferiority_margin():
     c = _claim(threshold=-0.01)
-    assert V.verdict(c, V.Evidence(-0.002, -0.005, 0.001, None, "u")) == "reproduced"
-    assert V.verdict(c, V.Evidence(-0.03, -0.04, -0.02, None, "u")) == "contradicted"
+    assert V.verdict(c, V.Evidence(-0.002, -0.005, 0.001, "u", 3)) == "reproduced"
+    assert V.verdict(c, V.Evidence(-0.03, -0.04, -0.02, "u", 3)) == "contradicted"
 
 
 def test_one_sided_p_is_the_normal_tail_beyond_what_matters():
-    ev = V.Evidence(0.1, 0.1 - 1.959964 * 0.02, 0.1 + 1.959964 * 0.02, None, "u")  # se 0.02
+    ev = V.Evidence(0.1, 0.1 - 1.959964 * 0.02, 0.1 + 1.959964 * 0.02, "u", 3)  # se 0.02
     assert V.one_sided_p(_claim(min_effect=0.06), ev) == pytest.approx(sps.norm.sf(2.0))
     assert V.one_sided_p(_claim(direction=-1), ev) == pytest.approx(sps.norm.sf(-5.0))
-    assert V.one_sided_p(_claim(), V.Evidence(0.1, -np.inf, np.inf, None, "u")) == 1.0
+    assert V.one_sided_p(_claim(), V.Evidence(0.1, -np.inf, np.inf, "u", 3)) == 1.0
 
 
 def test_holm_against_the_step_down_definition():
@@ -63,7 +63,7 @@ def test_holm_against_the_step_down_definition():
 
 def test_many_claims_need_more_than_a_single_interval_excluding_zero():
     """Twenty claims each with p ~ 0.02 alone: 'reproduced' one by one, not as a family."""
-    ev = V.Evidence(0.041, 0.001, 0.081, None, "u")  # p one-sided ~ 0.022
+    ev = V.Evidence(0.041, 0.001, 0.081, "u", 3)  # p one-sided ~ 0.022
     items = [(_claim(statement=f"c{i}"), ev) for i in range(20)]
     assert V.verdict(*items[0]) == "reproduced"
     table = V.verdict_table(items)
@@ -103,7 +103,7 @@ def test_bad_claim_and_evidence():
     with pytest.raises(ValueError, match="direction"):
         _claim(direction=2)
     with pytest.raises(ValueError, match="outside"):
-        V.Evidence(0.5, 0.0, 0.1, None, "u")
+        V.Evidence(0.5, 0.0, 0.1, "u", 3)
 
 
 def test_seed_level_evidence_is_a_paired_t_interval():
@@ -115,12 +115,16 @@ def test_seed_level_evidence_is_a_paired_t_interval():
     lo, hi = sps.t.interval(0.95, 3, loc=d.mean(), scale=sps.sem(d))
     assert ev.effect == pytest.approx(d.mean())
     assert (ev.low, ev.high) == pytest.approx((lo, hi))
-    assert ev.p_value == pytest.approx(sps.ttest_rel(a, b).pvalue)
+    greater = sps.ttest_rel(a, b, alternative="greater").pvalue
+    assert V.one_sided_p(_claim(), ev) == pytest.approx(greater)  # the paired t-test
     one = V.seed_level_evidence(t[t.train_seed == 0], "x", "y", "v")
     assert V.verdict(_claim(), one) == "inconclusive" and one.effect == pytest.approx(d[0])
 
 
-def test_paired_unit_evidence_binary_uses_mcnemar():
+def test_paired_unit_evidence_tests_on_its_bootstrap_replicates():
+    """Binary success: the interval and the test both read the two-stage bootstrap replicates
+    (seeds x pairs, computed here by hand with the same generator), not McNemar's test, which
+    pools (seed, pair) units as if independent."""
     rng = np.random.default_rng(1)
     rows = []
     sa = rng.random((3, 50)) < 0.7
@@ -130,12 +134,18 @@ def test_paired_unit_evidence_binary_uses_mcnemar():
             for ep in range(50):
                 rows.append({"arm": m, "train_seed": seed, "episode": ep, "ok": float(s[seed, ep])})
     ev = V.paired_unit_evidence(pd.DataFrame(rows), "x", "y", "ok", "episode")
-    assert ev.effect == pytest.approx(sa.mean() - sb.mean())
-    a_only, b_only = int((sa & ~sb).sum()), int((~sa & sb).sum())
-    m = a_only + b_only
-    p = min(1.0, 2 * sps.binom.cdf(min(a_only, b_only), m, 0.5))
-    assert ev.p_value == pytest.approx(p)
-    assert ev.low < ev.effect < ev.high
+    d = sa.astype(float) - sb.astype(float)
+    assert ev.effect == pytest.approx(d.mean())
+    g = np.random.default_rng(0)
+    reps = []
+    for _ in range(10):  # the bootstrap's chunks: pairs, then seeds
+        ep = g.integers(0, 50, size=(1000, 50))
+        sd = g.integers(0, 3, size=(1000, 3))
+        reps.append(d[sd[:, :, None], ep[:, None, :]].mean(axis=(1, 2)))
+    reps = np.sort(np.concatenate(reps))
+    assert (ev.low, ev.high) == (reps[249], reps[-250])  # 2.5 % of 10,000 from each end
+    assert V.one_sided_p(_claim(min_effect=0.1), ev) == pytest.approx(np.mean(reps <= 0.1))
+    assert ev.low < ev.effect < ev.high and ev.models == 3
 
 
 def test_tier_mean_success_and_paper_value():
@@ -216,13 +226,13 @@ def test_a_degenerate_interval_is_inconclusive():
     ev = V.paired_unit_evidence(pd.DataFrame(rows), "x", "y", "ok", "episode")
     assert (ev.low, ev.effect, ev.high) == (0.0, 0.0, 0.0) and V.degenerate(ev)
     assert V.verdict(_claim(min_effect=0.03), ev) == "inconclusive"
-    assert V.one_sided_p(_claim(), V.Evidence(0.5, 0.5, 0.5, None, "u")) == 1.0
-    assert V.verdict(_claim(), V.Evidence(0.5, 0.5, 0.5, None, "u")) == "inconclusive"
+    assert V.one_sided_p(_claim(), V.Evidence(0.5, 0.5, 0.5, "u", 3)) == 1.0
+    assert V.verdict(_claim(), V.Evidence(0.5, 0.5, 0.5, "u", 3)) == "inconclusive"
 
 
 def test_an_untested_claim_keeps_its_numbers_but_leaves_the_family():
-    strong = V.Evidence(0.1, 0.06, 0.14, None, "u")
-    weak = V.Evidence(0.041, 0.001, 0.081, None, "u")
+    strong = V.Evidence(0.1, 0.06, 0.14, "u", 3)
+    weak = V.Evidence(0.041, 0.001, 0.081, "u", 3)
     items = [
         (_claim(statement="a", requires="Λ selected"), strong),
         (_claim(statement="b"), weak),
@@ -241,7 +251,7 @@ def test_an_untested_claim_keeps_its_numbers_but_leaves_the_family():
 
 
 def test_extensions_are_a_family_of_their_own():
-    ev = V.Evidence(0.041, 0.001, 0.081, None, "u")  # p one-sided ~ 0.022
+    ev = V.Evidence(0.041, 0.001, 0.081, "u", 3)  # p one-sided ~ 0.022
     own = [(_claim(statement=f"c{i}"), ev) for i in range(5)]
     ext = [(_claim(statement="e", extension=True), ev)]
     table = V.verdict_table(own + ext)

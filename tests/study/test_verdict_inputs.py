@@ -16,7 +16,6 @@ import types
 import numpy as np
 import pandas as pd
 import pytest
-import scipy.stats
 import torch
 
 from jepa_geometry import stats
@@ -222,12 +221,16 @@ def test_paper_effects_are_the_reference_values_in_our_units():
     items = {(c.statement, c.measure): c for c, _ in paper_claims("tworoom", episodes, geo)}
     ref = reference_numbers(table="scale_success_per_solver", task="tworoom", solver="cem")
     want = (ref[ref.arm == "scale"].value.mean() - ref[ref.arm == "lewm"].value.mean()) / 100
-    code = [
+    # the CEM claim is tested under the main protocol: SCALE's number is a note there, and
+    # the comparable effect where SCALE's protocol is the study's main one
+    (main,) = [c for (s, _), c in items.items() if s == "SCALE plans better than LeWM (CEM)"]
+    assert main.paper_effect is None and f"{100 * want:+.1f} pp" in main.paper_note
+    (code,) = [
         c
-        for (s, m), c in items.items()
-        if s == "SCALE plans better than LeWM (CEM)" and "goal25_budget50" in m
+        for c, _ in paper_claims("tworoom", episodes, geo, "goal25_budget50", "goal25_budget50")
+        if c.statement == "SCALE plans better than LeWM (CEM)"
     ]
-    assert len(code) == 1 and code[0].paper_effect == pytest.approx(want)
+    assert "goal25_budget50" in code.measure and code.paper_effect == pytest.approx(want)
     pca = reference_numbers(table="scale_pca_variance_share", task="tworoom", k="2")
     var = [c for (s, _), c in items.items() if s == "SCALE moves variance into the top-2 PCs"]
     diff = pca[pca.arm == "scale"].value.mean() - pca[pca.arm == "lewm"].value.mean()
@@ -333,7 +336,7 @@ def _cell_diff(m, a: str, b: str, solver: str, budgets: list[str]) -> float:
     return float(mean[a] - mean[b])
 
 
-def test_every_cell_claim_is_the_smallest_cell_and_the_paper_s_count():
+def test_every_cell_claim_is_the_weakest_cell_and_the_paper_s_count():
     from jepa_geometry.study.claims import ACROSS_CLAIMS, evaluate_across
     from jepa_geometry.study.grid import MPPI_SWM
 
@@ -351,9 +354,20 @@ def test_every_cell_claim_is_the_smallest_cell_and_the_paper_s_count():
     diffs = [
         _cell_diff(m, "scale", "lewm", s, b) for m in studies.values() for s, b in budgets.items()
     ]
-    assert (
-        ev.effect == pytest.approx(min(diffs)) and ev.units == "smallest of 6 task x solver cells"
-    )
+    cells = [
+        V.paired_unit_evidence(
+            V.tier_mean_success(m.episodes, "goal25_budget50", s, b),
+            "scale",
+            "lewm",
+            "success",
+            "episode",
+        )
+        for m in studies.values()
+        for s, b in budgets.items()
+    ]
+    assert V.one_sided_p(claim, ev) == max(V.one_sided_p(claim, c) for c in cells)
+    assert any(ev.effect == pytest.approx(x) for x in diffs)  # one cell's own effect
+    assert ev.units.startswith("weakest of 6 task x solver cells")
     assert V.verdict(claim, ev) == "reproduced"
     ref = reference_numbers(table="scale_success_per_solver").pivot_table(
         index=["task", "solver"], columns="arm", values="value"
@@ -383,19 +397,22 @@ def test_pooled_claims_average_the_tasks_and_exist_only_at_the_tiers_planned():
 
 
 def test_pooled_and_every_evidence_against_their_formulas():
-    a = V.Evidence(0.10, 0.02, 0.18, None, "u")
-    b = V.Evidence(0.02, -0.02, 0.06, None, "u")
+    a = V.Evidence(0.10, 0.02, 0.18, "u", 3)
+    b = V.Evidence(0.02, -0.02, 0.06, "u", 3)
     p = V.pooled_evidence([a, b])
     se = np.hypot(0.08 / 1.959964, 0.04 / 1.959964) / 2
     assert p.effect == pytest.approx(0.06) and p.high - p.effect == pytest.approx(1.959964 * se)
-    e = V.every_evidence([a, b])
-    z = scipy.stats.norm.ppf(1 - 0.05 / 4) / 1.959964  # Bonferroni over the two parts
-    assert e.effect == pytest.approx(0.02)
-    assert (e.low, e.high) == pytest.approx(
-        (min(0.10 - 0.08 * z, 0.02 - 0.04 * z), 0.02 + 0.04 * z)
+    claim = V.Claim("P", "s", "m", "x", "y")
+    e = V.every_evidence(claim, [a, b], ["A", "B"])
+    assert (e.effect, e.low, e.high) == (b.effect, b.low, b.high) and "B" in e.units  # weakest
+    assert V.one_sided_p(claim, e) == max(V.one_sided_p(claim, a), V.one_sided_p(claim, b))
+    inf = V.Evidence(0.0, -np.inf, np.inf, "u", 3)
+    assert V.degenerate(V.pooled_evidence([a, inf]))
+    assert V.degenerate(V.every_evidence(claim, [a, inf], ["A", "C"]))
+    one = V.Evidence(0.10, 0.02, 0.18, "u", 1)
+    assert not V.judged(V.pooled_evidence([a, one])) and not V.judged(
+        V.every_evidence(claim, [a, one], ["A", "D"])
     )
-    inf = V.Evidence(0.0, -np.inf, np.inf, None, "u")
-    assert V.degenerate(V.pooled_evidence([a, inf])) and V.degenerate(V.every_evidence([a, inf]))
     with pytest.raises(ValueError, match="at least one part"):
         V.pooled_evidence([])
 

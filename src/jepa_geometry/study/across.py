@@ -57,6 +57,7 @@ from jepa_geometry.study.grid import (
     PAPER_SOLVER,
     SOLVER_NAMES,
     PlanningGrid,
+    paired_table,
     planning_grid,
     success_table,
 )
@@ -486,7 +487,7 @@ def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
         ]
         ev = verdict.paired_unit_evidence(t1, arm, BASELINE, "success", "episode")
         row["AnisoWM - LeWM (pp)"] = format_rate(ev.effect, ev.low, ev.high)
-        row["McNemar p"] = ev.p_value
+        row["McNemar p"] = float(paired_table(t1).set_index("arm").loc[arm, "p_mcnemar"])
         row["seeds x pairs"] = ev.units
         row["note"] = protocol
         rows.append(row)
@@ -681,10 +682,12 @@ def additivity(ev: verdict.Evidence, min_effect: float, m: int) -> str:
     """How an interaction contrast reads, from its family-wise interval over ``m`` questions
     (the rule of :mod:`.verdict`, two-sided): **reinforce** when the interval lies above zero,
     **fight** when below, **add up** when it lies within ± ``min_effect`` (the effects are
-    additive to within what matters), **unclear** otherwise."""
-    lo, hi = verdict.family_interval(ev, m)
-    if not (np.isfinite(lo) and np.isfinite(hi)):
+    additive to within what matters), **unclear** otherwise, and always where the evidence
+    cannot judge a training method (:func:`verdict.judged`: no interval, or one trained model
+    per arm)."""
+    if not verdict.judged(ev):
         return "unclear"
+    lo, hi = verdict.family_interval(ev, m)
     if lo > 0:
         return "reinforce"
     if hi < 0:

@@ -38,7 +38,9 @@ many, as the MPPI temperature sweep draws them).
   ``success(κ_best) - success(κ_max) > 0`` beyond the verdict's minimum effect for success,
   judged by the book's rule (:func:`~jepa_geometry.study.verdict.verdict`, Holm across the
   tasks) on the paired bootstrap interval over pairs. If κ_best is κ_max there is no interior
-  optimum and the row is inconclusive (no difference to measure).
+  optimum and the row is inconclusive (no difference to measure). Each κ is one trained model,
+  so by the book's rule on one-model evidence the row is inconclusive whatever its interval:
+  the interval over pairs measures those two models, not the effect of κ.
 * *Best κ differs by environment*: κ_best (validation) differs between the tasks; where a
   task's validation maximum is shared by several κ (chosen by the tie-break, not the data),
   inconclusive.
@@ -557,16 +559,16 @@ def non_monotone_evidence(
     evaluation: Mapping[float, np.ndarray], kappa_best: float
 ) -> tuple[Evidence, float]:
     """``success(κ_best) - success(κ_max)`` on the evaluation pairs with its paired bootstrap
-    95 % interval and McNemar p (:func:`jepa_geometry.stats.paired_difference`), and κ_max.
-    With κ_best = κ_max the difference is 0 with no width (inconclusive by the verdict)."""
+    95 % interval over pairs (:meth:`~jepa_geometry.study.verdict.Evidence.from_replicates`),
+    and κ_max. One training run per κ: the evidence rests on one model per arm, so the verdict
+    is "inconclusive" whatever the interval (:func:`~jepa_geometry.study.verdict.judged`).
+    With κ_best = κ_max the difference is 0 with no width."""
     kmax = max(evaluation)
     if kappa_best not in evaluation:
         raise KappaError(f"κ_best {kappa_best:g} was not evaluated; κ: {sorted(evaluation)}")
-    d = stats.paired_difference(evaluation[kappa_best], evaluation[kmax])
-    n = len(evaluation[kmax])
-    return Evidence(
-        d.diff, min(d.low, d.diff), max(d.high, d.diff), d.p_mcnemar, f"1 seed x {n} pairs"
-    ), kmax
+    d = np.asarray(evaluation[kappa_best], float) - np.asarray(evaluation[kmax], float)
+    reps = stats.bootstrap_replicates(d)
+    return Evidence.from_replicates(float(d.mean()), reps, f"1 seed x {len(d)} pairs", 1), kmax
 
 
 # --------------------------------------------------------------------------------------

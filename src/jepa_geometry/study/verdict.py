@@ -9,18 +9,30 @@ chapter together (:func:`verdict_table`), so that testing about twenty claims do
 manufacture "reproduced" rows by chance:
 
 * **reproduced**: the one-sided test of "the effect exceeds ``threshold + min_effect`` in the
-  claimed direction" rejects at 5 % after Holm's correction across the claims;
-* **contradicted**: the family-wise (Bonferroni-widened) interval lies entirely on the other
-  side of the threshold;
+  claimed direction" rejects at 2.5 % after Holm's correction across the claims. The test
+  reads the same distribution as the 95 % interval the page shows (the bootstrap replicates,
+  or the t interval: :meth:`Evidence.p_beyond`), and at 2.5 % one-sided it rejects exactly
+  when that interval lies beyond ``threshold + min_effect``: a row never reads "reproduced"
+  beside an interval that reaches the threshold (Holm only asks for more);
+* **contradicted**: the family-wise (Bonferroni-widened) interval of the same distribution,
+  which contains the displayed one, lies entirely on the other side of the threshold;
 * **not detected at this scale**: that interval rules out an effect of ``min_effect`` in the
   claimed direction without showing the opposite (the effect, if any, is too small here);
 * **inconclusive**: otherwise (the data cannot tell), and always when the interval has no
   width: a bootstrap that sees every (seed, unit) difference equal (both arms at 0 of n pairs,
-  or both at n of n) has measured no spread, not an exact effect;
+  or both at n of n) has measured no spread, not an exact effect; and always when the
+  evidence rests on one trained model per arm (:func:`judged`): the claims are about training
+  methods, and an interval over one model's pairs or starts measures that model, not the
+  spread between models the method trains (a per-model claim on one seed has no interval at
+  all, the same rule);
 * **not tested (precondition failed)**: the claim assumes something of the trained models
   (:func:`preconditions`) that does not hold here, so its measurement does not test what the
   paper means. Such a claim is kept in the table with its numbers but is not judged: it is
   out of Holm's family and out of the counts of tested claims.
+
+A claim "in every cell" holds only where it holds in each cell on that cell's own evidence
+(the intersection-union test, :func:`every_evidence`): its p-value is the largest of the
+cells', and the row shows that weakest cell.
 
 A paper's claim on a task the paper never evaluated is our extension (``Claim.extension``): it
 is judged by the same rule in a family of its own, so it neither spends nor borrows the
@@ -35,13 +47,14 @@ Intervals come from :mod:`jepa_geometry.stats`: success differences from the pai
 bootstrap over training seeds and pairs; per-start or per-goal measures (rank correlations,
 cost landscapes) from the same bootstrap over seeds and units; one-number-per-model measures
 (probes, spectra) from a paired t-interval over training seeds, wide with three seeds, as it
-should be.
+should be. The McNemar test of the planning tables pools (seed, pair) units as if
+independent, so no verdict reads it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -61,7 +74,8 @@ VERDICTS: tuple[str, ...] = (
 NOT_TESTED = "not tested (precondition failed)"
 LABELS: tuple[str, ...] = (*VERDICTS, NOT_TESTED)
 """Every label a claim's row can carry: the four verdicts, and :data:`NOT_TESTED`."""
-ALPHA = 0.05  # family-wise error rate of a chapter's claims
+ALPHA = 0.05  # family-wise error rate of a chapter's claims (two-sided; one-sided ALPHA / 2)
+MIN_MODELS = 2  # trained models per arm a verdict about a training method needs (judged)
 # The smallest effect that would matter, per measure (claim units), fixed before the rerun:
 # 3 points of success; 0.02 of variance share; 0.05 of R²; 0.1 of the P90/P10 ratio; 0.02 of
 # Kendall τ; 0.01 of rollout error (relative); 0.01 of ordering agreement; 0.05 of Spearman ρ;
@@ -139,17 +153,95 @@ class Claim:
 
 @dataclass(frozen=True)
 class Evidence:
-    """Our effect ``m(a) - m(b)`` with its 95 % interval and how it was obtained."""
+    """Our effect ``m(a) - m(b)`` with its 95 % interval, how it was obtained, and the sampling
+    distribution the interval is read from, which is also the one every test of the claim
+    reads (:meth:`bounds`, :meth:`p_beyond`): the label can never disagree with the interval.
+
+    ``replicates``: bootstrap replicates of the effect (the interval is their percentile
+    interval, :meth:`bounds`); without them the interval is ``effect ± q · se`` of a Student t
+    with ``df`` degrees of freedom (``inf``: normal), so it must be centred on the effect.
+    ``models``: the trained models per arm behind the effect (training seeds paired; for a
+    combination of parts, the fewest of any part). Fewer than :data:`MIN_MODELS` leaves a
+    claim about a training method untested by the data (:func:`judged`).
+    """
 
     effect: float
     low: float
     high: float
-    p_value: float | None
     units: str  # e.g. "3 seeds x 200 pairs", "3 seeds (t-interval)"
+    models: int
+    replicates: np.ndarray | None = field(default=None, repr=False, compare=False)
+    df: float = np.inf
 
     def __post_init__(self) -> None:
         if not self.low <= self.effect <= self.high:
             raise ValueError(f"effect {self.effect} outside its interval [{self.low}, {self.high}]")
+        if self.models < 1:
+            raise ValueError(f"models must be >= 1, got {self.models!r}")
+        finite = np.isfinite(self.low) and np.isfinite(self.high)
+        if self.replicates is None and finite:
+            mid, half = (self.low + self.high) / 2, (self.high - self.low) / 2
+            if abs(self.effect - mid) > 1e-9 * max(1.0, abs(half)):
+                raise ValueError(
+                    f"a t or normal interval is centred on its effect: {self.effect} is not "
+                    f"the centre of [{self.low}, {self.high}] (pass the bootstrap replicates)"
+                )
+        elif self.replicates is not None and (self.low, self.high) != self.bounds(ALPHA / 2):
+            raise ValueError("the interval is not the replicates' percentile interval")
+
+    @classmethod
+    def from_replicates(
+        cls, effect: float, replicates: np.ndarray, units: str, models: int
+    ) -> Evidence:
+        """The evidence of bootstrap ``replicates`` of ``effect``: its interval is
+        :meth:`bounds` at the 95 % level."""
+        reps = np.asarray(replicates, dtype=float)
+        lo, hi = _percentile_bounds(effect, reps, ALPHA / 2)
+        return cls(effect, lo, hi, units, models, reps)
+
+    def standard_error(self) -> float:
+        """The standard error of the effect: the replicates' standard deviation, or the se of
+        the t (normal) interval, ``(high - low) / (2 t_{0.975, df})``."""
+        if self.replicates is not None:
+            return float(np.std(self.replicates, ddof=1))
+        return (self.high - self.low) / (2 * float(sps.t.ppf(1 - ALPHA / 2, self.df)))
+
+    def bounds(self, tail: float) -> tuple[float, float]:
+        """The interval leaving ``tail`` on each side: the percentile interval of the
+        replicates (the lower bound the ``tail`` quantile, the upper the ``1 - tail`` quantile
+        read from the top, both by the inverted empirical CDF; the effect always inside), or
+        ``effect ± t_{1 - tail, df} se``. ``bounds(0.025)`` is the displayed 95 % interval;
+        a smaller tail gives a wider interval containing it."""
+        if not (np.isfinite(self.low) and np.isfinite(self.high)):
+            return -np.inf, np.inf
+        if self.replicates is not None:
+            return _percentile_bounds(self.effect, self.replicates, tail)
+        half = float(sps.t.ppf(1 - tail, self.df)) * self.standard_error()
+        return self.effect - half, self.effect + half
+
+    def p_beyond(self, h: float, direction: int) -> float:
+        """One-sided p-value of H0 ``direction * effect <= h``, the inverse of :meth:`bounds`:
+        ``p < tail`` exactly when the bound of ``bounds(tail)`` in ``direction`` lies beyond
+        ``h``. Replicates: the share of them at or below ``h`` in ``direction`` (1 when the
+        effect itself is); otherwise the t (normal) tail beyond ``h``. No finite interval, or
+        one without width: 1."""
+        if degenerate(self):
+            return 1.0
+        if self.replicates is not None:
+            if direction * self.effect <= h:
+                return 1.0
+            return float(np.mean(direction * self.replicates <= h))
+        return float(sps.t.sf((direction * self.effect - h) / self.standard_error(), self.df))
+
+
+def _percentile_bounds(effect: float, reps: np.ndarray, tail: float) -> tuple[float, float]:
+    """``(min(Q(tail), effect), max(-Q'(tail), effect))`` where ``Q`` is the inverted-CDF
+    quantile of ``reps`` and ``Q'`` that of ``-reps``: with ``F(h) = mean(reps <= h)``,
+    ``Q(tail) > h`` exactly when ``F(h) < tail``, and likewise from the top, which is what
+    makes :meth:`Evidence.p_beyond` the inverse of the interval, ties included."""
+    lo = float(np.quantile(reps, tail, method="inverted_cdf"))
+    hi = -float(np.quantile(-reps, tail, method="inverted_cdf"))
+    return min(lo, effect), max(hi, effect)
 
 
 Z95 = float(sps.norm.ppf(0.975))
@@ -157,14 +249,13 @@ Z95 = float(sps.norm.ppf(0.975))
 
 def one_sided_p(claim: Claim, ev: Evidence) -> float:
     """p-value of H0 "direction * effect <= threshold + min_effect" (no meaningful effect in
-    the claimed direction), from the normal approximation that matches the 95 % interval
-    (se = interval width / (2 * 1.96)). An interval with no finite bound, or with no width
-    (:func:`degenerate`), measures no uncertainty and gives p = 1."""
-    if degenerate(ev):
+    the claimed direction), read from the same distribution as the displayed interval
+    (:meth:`Evidence.p_beyond`): ``p < 0.025`` exactly when the displayed 95 % interval lies
+    beyond ``threshold + min_effect``. Evidence that cannot judge a training method
+    (:func:`judged`) gives p = 1."""
+    if not judged(ev):
         return 1.0
-    gap = claim.direction * ev.effect - (claim.threshold + claim.min_effect)
-    se = (ev.high - ev.low) / (2 * Z95)
-    return float(sps.norm.sf(gap / se))
+    return ev.p_beyond(claim.threshold + claim.min_effect, claim.direction)
 
 
 def degenerate(ev: Evidence) -> bool:
@@ -172,6 +263,16 @@ def degenerate(ev: Evidence) -> bool:
     model, no interval) or the interval has no width (every resampled difference equal, as
     when both arms succeed on all pairs or on none)."""
     return not (np.isfinite(ev.low) and np.isfinite(ev.high)) or ev.high <= ev.low
+
+
+def judged(ev: Evidence) -> bool:
+    """Whether ``ev`` can decide a claim about a training method: its interval measures some
+    uncertainty (not :func:`degenerate`) and it rests on at least :data:`MIN_MODELS` trained
+    models per arm. An interval over the pairs or starts of one trained model measures that
+    model's planning noise, not the spread between models trained by the same method, so
+    its verdict would be about one model: the claim reads "inconclusive" (as a per-model
+    claim on one seed, which has no interval at all)."""
+    return not degenerate(ev) and ev.models >= MIN_MODELS
 
 
 def holm(p: Sequence[float]) -> np.ndarray:
@@ -187,24 +288,21 @@ def holm(p: Sequence[float]) -> np.ndarray:
 
 
 def family_interval(ev: Evidence, m: int) -> tuple[float, float]:
-    """The 95 % interval widened to family-wise coverage over ``m`` claims (Bonferroni:
-    the same normal approximation at level 1 - 0.05 / m)."""
-    if not (np.isfinite(ev.low) and np.isfinite(ev.high)):
-        return -np.inf, np.inf
-    z = float(sps.norm.ppf(1 - ALPHA / (2 * max(m, 1))))
-    half = (ev.high - ev.low) / 2 * z / Z95
-    return ev.effect - half, ev.effect + half
+    """The 95 % interval widened to family-wise coverage over ``m`` claims (Bonferroni): the
+    same distribution's interval at level ``1 - 0.05 / m`` (:meth:`Evidence.bounds`), which
+    contains the displayed one."""
+    return ev.bounds(ALPHA / (2 * max(m, 1)))
 
 
 def verdict(claim: Claim, ev: Evidence, p_holm: float | None = None, m: int = 1) -> str:
     """The rule of this module's docstring, for one claim among ``m`` (``p_holm``: its Holm-
     adjusted p-value; alone, the unadjusted one)."""
-    if degenerate(ev):
+    if not judged(ev):
         return "inconclusive"
     p = one_sided_p(claim, ev) if p_holm is None else p_holm
     lo, hi = family_interval(ev, m)
     upper = max(claim.direction * lo, claim.direction * hi)  # in the claimed direction
-    if p < ALPHA:
+    if p < ALPHA / 2:
         return "reproduced"
     if upper < claim.threshold:
         return "contradicted"
@@ -387,8 +485,10 @@ def paired_unit_evidence(
     """Mean of ``value(a) - value(b)`` over (seed, unit), both arms measured on the same units.
 
     ``table`` has columns arm, train_seed, ``unit`` and ``value`` (e.g. per-start Kendall τ,
-    per-pair success averaged over tiers). Interval: two-stage bootstrap over seeds and units.
-    p: the exact McNemar test when the values are binary (success), otherwise None.
+    per-pair success averaged over tiers). Interval and test: the replicates of the two-stage
+    bootstrap over seeds and units (:meth:`Evidence.from_replicates`), one distribution for
+    both, so the verdict reads the interval the page shows. ``models``: the training seeds
+    paired (one seed: an interval over that model's units only, :func:`judged`).
     """
     wa = _matrix(table[table["arm"] == a], value, unit)
     wb = _matrix(table[table["arm"] == b], value, unit)
@@ -396,22 +496,20 @@ def paired_unit_evidence(
     cols = wa.columns.intersection(wb.columns)
     if len(seeds) == 0 or len(cols) == 0:
         raise ValueError(f"no common (seed, {unit}) units between {a!r} and {b!r}")
-    xa, xb = wa.loc[seeds, cols].to_numpy(float), wb.loc[seeds, cols].to_numpy(float)
-    d = xa - xb
-    lo, hi = stats.bootstrap_interval(d if len(seeds) > 1 else d[0], seed=seed)
-    binary = np.isin(xa, (0.0, 1.0)).all() and np.isin(xb, (0.0, 1.0)).all()
-    p = stats.mcnemar_exact(xa, xb) if binary else None
-    eff = float(d.mean())
+    d = wa.loc[seeds, cols].to_numpy(float) - wb.loc[seeds, cols].to_numpy(float)
+    reps = stats.bootstrap_replicates(d if len(seeds) > 1 else d[0], seed=seed)
     label = UNIT_LABELS.get(unit, f"{unit}s")
     seeds_label = f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}"
-    return Evidence(eff, min(lo, eff), max(hi, eff), p, f"{seeds_label} x {len(cols)} {label}")
+    units = f"{seeds_label} x {len(cols)} {label}"
+    return Evidence.from_replicates(float(d.mean()), reps, units, len(seeds))
 
 
 def seed_level_evidence(table: pd.DataFrame, a: str, b: str, value: str) -> Evidence:
     """``value(a) - value(b)`` per training seed (one number per model), paired by seed.
 
-    Interval: Student t over the paired seed differences (df = seeds - 1); p: paired t-test.
-    One seed gives no interval: (-inf, inf), so such a claim is always "inconclusive".
+    Interval and test: Student t over the paired seed differences (df = seeds - 1; the test
+    is :meth:`Evidence.p_beyond` of that interval). One seed gives no interval: (-inf, inf),
+    so such a claim is always "inconclusive".
     """
     va = table[table["arm"] == a].set_index("train_seed")[value]
     vb = table[table["arm"] == b].set_index("train_seed")[value]
@@ -420,40 +518,51 @@ def seed_level_evidence(table: pd.DataFrame, a: str, b: str, value: str) -> Evid
         raise ValueError(f"no training seed measured for both {a!r} and {b!r}")
     d = (va.loc[seeds] - vb.loc[seeds]).to_numpy(float)
     if len(seeds) == 1:  # no interval from one model: the verdict can only be inconclusive
-        return Evidence(float(d[0]), -np.inf, np.inf, None, "1 seed (no interval)")
+        return Evidence(float(d[0]), -np.inf, np.inf, "1 seed (no interval)", 1)
     eff, se = float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
-    half = float(sps.t.ppf(0.975, len(d) - 1) * se)
-    p = float(sps.ttest_1samp(d, 0.0).pvalue) if se > 0 else (0.0 if eff != 0 else 1.0)
-    return Evidence(eff, eff - half, eff + half, p, f"{len(seeds)} seeds (t-interval)")
+    half = float(sps.t.ppf(1 - ALPHA / 2, len(d) - 1) * se)
+    units = f"{len(seeds)} seeds (t-interval)"
+    return Evidence(eff, eff - half, eff + half, units, len(seeds), df=len(d) - 1)
 
 
 def pooled_evidence(parts: Sequence[Evidence], label: str = "tasks") -> Evidence:
     """The mean of independent effects (one per task: separately trained models, separate
-    pairs): effect ``mean(e_t)``, standard error ``sqrt(sum se_t^2) / k`` with each ``se_t``
-    read off its 95 % interval as in :func:`one_sided_p`, and the normal 95 % interval. A part
-    without a finite interval leaves the mean without one."""
+    pairs): effect ``mean(e_t)``, standard error ``sqrt(sum se_t^2) / k`` (each part's
+    :meth:`Evidence.standard_error`), and the normal 95 % interval, which the test reads
+    too. A part without a finite interval leaves the mean without one; ``models`` is the
+    fewest of any part (a task planned with one trained model gives the mean no spread
+    between models there)."""
     if not parts:
         raise ValueError("pooled_evidence needs at least one part")
     eff = float(np.mean([e.effect for e in parts]))
     units = f"{len(parts)} {label}: " + "; ".join(dict.fromkeys(e.units for e in parts))
+    models = min(e.models for e in parts)
     if any(not (np.isfinite(e.low) and np.isfinite(e.high)) for e in parts):
-        return Evidence(eff, -np.inf, np.inf, None, units)
-    se = float(np.sqrt(sum(((e.high - e.low) / (2 * Z95)) ** 2 for e in parts)) / len(parts))
-    return Evidence(eff, eff - Z95 * se, eff + Z95 * se, None, units)
+        return Evidence(eff, -np.inf, np.inf, units, models)
+    se = float(np.sqrt(sum(e.standard_error() ** 2 for e in parts)) / len(parts))
+    return Evidence(eff, eff - Z95 * se, eff + Z95 * se, units, models)
 
 
-def every_evidence(parts: Sequence[Evidence], label: str = "cells") -> Evidence:
-    """Evidence that *every* one of ``k`` effects is positive, through the smallest of them:
-    effect ``min(e_i)``, interval ``[min(lo_i), min(hi_i)]`` of the intervals widened to
-    family-wise coverage over the ``k`` parts (:func:`family_interval`), which covers the
-    smallest true effect whenever every widened interval covers its own. "Every cell is
-    better" is then tested as "the smallest is better" (the intersection-union test)."""
-    if not parts:
-        raise ValueError("every_evidence needs at least one part")
-    wide = [family_interval(e, len(parts)) for e in parts]
-    eff = min(e.effect for e in parts)
-    units = f"smallest of {len(parts)} {label}"
-    return Evidence(eff, min(lo for lo, _ in wide), min(hi for _, hi in wide), None, units)
+def every_evidence(
+    claim: Claim, parts: Sequence[Evidence], names: Sequence[str], label: str = "cells"
+) -> Evidence:
+    """Evidence for ``claim`` holding in *every* part (the intersection-union test): it holds
+    only if it holds in each part on that part's own evidence, so its p-value is the largest
+    of the parts' (:func:`one_sided_p`) and no correction across the parts is needed. The
+    result is the weakest part itself (largest p; ties: the smallest bound in the claimed
+    direction), named in ``units``: its effect and interval are the ones shown, and nothing
+    is combined across parts. ``models`` is the fewest of any part, so one part resting on
+    one trained model leaves the claim unjudged (:func:`judged`)."""
+    if not parts or len(parts) != len(names):
+        raise ValueError(f"every_evidence needs parts, one name each: {len(parts)}, {len(names)}")
+
+    def weakness(i: int) -> tuple[float, float]:
+        e = parts[i]
+        return one_sided_p(claim, e), -min(claim.direction * e.low, claim.direction * e.high)
+
+    i = max(range(len(parts)), key=weakness)
+    units = f"weakest of {len(parts)} {label}: {names[i]}, {parts[i].units}"
+    return replace(parts[i], units=units, models=min(e.models for e in parts))
 
 
 def tier_mean_success(
