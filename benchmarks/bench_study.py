@@ -97,6 +97,46 @@ def planning_seconds(task: str, profile_name: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def estimate_vs_measured(task: str, profile_name: str) -> pd.DataFrame:
+    """The grid's dry-run estimate of ``task``'s units (``jepa-geometry grid --tasks <task>
+    --dry-run``) against their measured job time, stage by stage: a unit is measured when all
+    its outputs are cached (the sum of their manifests' ``wall_time_s``, one job's time, not
+    wall time of the whole build). Reads manifests only: this never builds."""
+    from jepa_geometry.profiles import load_profile
+    from jepa_geometry.study import cluster
+    from jepa_geometry.study.spec import load_study
+
+    prof, spec = load_profile(profile_name), load_study(task)
+    rows = []
+    for stage in cluster.STAGES:
+        for u in cluster.stage_units(stage, [spec], prof):
+            done = bool(u.outputs) and u.cached
+            seconds = (
+                sum(a.manifest().get("wall_time_s") or 0.0 for a in u.outputs) if done else None
+            )
+            rows.append(
+                {"stage": stage, "kind": u.kind, "estimated_h": u.hours, "seconds": seconds}
+            )
+    units = pd.DataFrame(rows)
+    units["measured_h"] = units.seconds / 3600
+    done = units[units.seconds.notna()]
+    table = done.groupby(["stage", "kind"], sort=False).agg(
+        units=("estimated_h", "size"),
+        estimated_h=("estimated_h", "sum"),
+        measured_h=("measured_h", "sum"),
+    )
+    table["missing"] = units[units.seconds.isna()].groupby(["stage", "kind"], sort=False).size()
+    table["missing"] = table["missing"].fillna(0).astype(int)
+    table.loc[("all measured", ""), ["units", "estimated_h", "measured_h", "missing"]] = [
+        len(done),
+        done.estimated_h.sum(),
+        done.measured_h.sum(),
+        int(units.seconds.isna().sum()),
+    ]
+    table["measured / estimated"] = table.measured_h / table.estimated_h
+    return table
+
+
 def run_chapters(task: str, profile_name: str) -> dict[str, float]:
     from jepa_geometry.book.pipeline import resolve_page, run_chapter
 
@@ -122,11 +162,14 @@ def main() -> None:
     ap.add_argument("--task", default="tworoom", choices=available_studies())
     ap.add_argument("--profile", default="laptop", choices=["smoke", "laptop", "paper"])
     ap.add_argument("--fresh", action="store_true", help="run against an empty artifact cache")
+    ap.add_argument("--no-pages", action="store_true", help="read the manifests only")
     args = ap.parse_args()
     if args.fresh:
         os.environ["JEPA_GEOMETRY_DATA"] = tempfile.mkdtemp(prefix=f"bench-{args.task}-")
         print(f"empty artifact cache: {os.environ['JEPA_GEOMETRY_DATA']}")
     else:
+        print("== the grid's estimate against the measured job time, per stage (hours) ==")
+        print(estimate_vs_measured(args.task, args.profile).round(3).to_string())
         b = breakdown(args.task, args.profile)
         print("== empty-cache breakdown, from the manifests (seconds) ==")
         summary = b.groupby("stage", sort=False)["seconds"].agg(["count", "sum", "mean", "max"])
@@ -166,6 +209,8 @@ def main() -> None:
                 f"{p.seconds.sum() / 60:.1f} min, of which the MPPI sweep "
                 f"{p[p.part == 'MPPI sweep'].seconds.sum() / 60:.1f} min)"
             )
+    if args.no_pages:
+        return
     t0 = time.perf_counter()
     times = run_chapters(args.task, args.profile)
     for ch, s in times.items():
