@@ -270,6 +270,21 @@ def _kill_when(cmd: list[str], root: Path, ready, timeout: float = 120.0) -> Non
     proc.wait()
 
 
+def start_in_group(cmd: list[str], root: Path, cwd: Path = REPO) -> subprocess.Popen:
+    """``cmd`` with the cache ``root``, in its own process group (as a terminal starts a
+    command, so that Ctrl-C reaches the group), its stderr captured as text."""
+    env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
+    return subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
 def _rerun(cmd: list[str], root: Path) -> None:
     env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
     res = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
@@ -342,16 +357,7 @@ def test_ctrl_c_stops_a_study_in_one_line_and_its_jobs_quietly(tmp_path):
         "train.steps=5000",
     ]  # models that train long enough to catch
     cmd = [*CLI, "study", "tworoom", "--workers", "2", "--quiet", "--profile", "smoke", *sets]
-    env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
-    proc = subprocess.Popen(
-        cmd,
-        cwd=REPO,
-        env=env,
-        start_new_session=True,
-        text=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    proc = start_in_group(cmd, root)
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:  # two models training side by side
         if len(list((root / "checkpoints").glob("*/.tmp-*"))) >= 2:

@@ -600,6 +600,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that interrupt a command: it ends its jobs, says so in one line and exits with
+128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports them."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if isinstance(getattr(args, "profile", None), str):  # its own cache unless told otherwise
@@ -610,7 +615,9 @@ def main(argv: list[str] | None = None) -> int:
         interrupted.append(signum)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGINT, on_interrupt)
+    # SIGTERM (kill, a service manager, a container stop) reaches the command alone, not its
+    # build jobs or page kernels: handled as Ctrl-C, the command ends them before it exits
+    previous = {sig: signal.signal(sig, on_interrupt) for sig in STOP_SIGNALS}
     try:
         return args.func(args)
     except (ProfileError, ValueError, RuntimeError) as e:
@@ -621,13 +628,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     print(
         f"jepa-geometry: {args.command} interrupted; what it finished is in the cache, and "
         "the same command resumes from there",
         file=sys.stderr,
     )
-    return 130
+    return 128 + (interrupted[0] if interrupted else signal.SIGINT)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,8 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -143,6 +143,24 @@ def start_job_process(
         init(*initargs)
 
 
+def stop_pool(pool: ProcessPoolExecutor, futures: Iterable[Future], interrupted: bool) -> None:
+    """Cancel every queued job of ``pool``; when ``interrupted`` (Ctrl-C, or a SIGTERM the
+    command turned into one), also end its processes.
+
+    Leaving the pool's ``with`` block waits for every job already handed to a process, and the
+    executor hands one more job than it has processes: after an interruption those would start
+    and run to their end (a page kernel, a model). A build job ignores Ctrl-C and a job that a
+    SIGTERM reached only through its parent never sees it, so the parent ends them; an ended
+    build leaves only a temporary folder, which the next build removes. (Python 3.11's executor
+    has no public call for it; 3.14 adds one.)
+    """
+    for f in futures:
+        f.cancel()
+    if interrupted:
+        for proc in list((pool._processes or {}).values()):
+            proc.terminate()
+
+
 def run_parallel(
     fn: Callable[..., T],
     jobs: Sequence[tuple],
@@ -184,12 +202,7 @@ def run_parallel(
                         results[futures[fut]] = fut.result()
                         bar.update(1)
                 except BaseException as e:
-                    for f in futures:
-                        f.cancel()
-                    if isinstance(e, KeyboardInterrupt):  # its jobs ignore Ctrl-C: end them
-                        # (Python 3.11's executor has no public call for it; 3.14 adds one)
-                        for proc in list(pool._processes.values()):
-                            proc.terminate()
+                    stop_pool(pool, futures, isinstance(e, KeyboardInterrupt))
                     raise
         for i, job in enumerate(jobs):
             if i not in results:
@@ -210,4 +223,5 @@ __all__ = [
     "pool_context",
     "run_parallel",
     "start_job_process",
+    "stop_pool",
 ]

@@ -59,7 +59,7 @@ from jepa_geometry.book.display import use_for_data_frames
 from jepa_geometry.book.parameters import check_parameter
 from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
-from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers
+from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
 from jepa_geometry.study import kappa
 
@@ -689,8 +689,13 @@ def build_book(
                 pool.submit(_run_page, page, out_dir / f"{page.name}.ipynb", profile, force, False)
                 for page in wave
             ]
-            for fut in as_completed(futures):
-                done(fut.result())
+            try:
+                for fut in as_completed(futures):
+                    done(fut.result())
+            except BaseException as e:  # no queued page starts; an interruption ends the
+                # running ones (their kernels end with their page's process, ipykernel)
+                stop_pool(pool, futures, isinstance(e, KeyboardInterrupt))
+                raise
     print(f"all chapters: {time.perf_counter() - total:.1f} s", file=stream, flush=True)
     return [runs[p.name] for p in pages]
 

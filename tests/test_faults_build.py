@@ -1,0 +1,132 @@
+"""Fault injection, continued: what a long build meets (issue 52).
+
+A laptop build runs for hours, in the background, from a worktree, and is interrupted again
+and again before it ends; its evidence is then committed for every reader. What must hold, on
+top of ``tests/test_faults.py``:
+
+* an interruption (Ctrl-C to the terminal's group, or a plain SIGTERM to the command alone)
+  ends every process the command started, at once, and says so in one line;
+* the cache is one folder, whatever the working directory of the process that reads it;
+* the committed evidence tree is never trusted blindly: a damaged payload is copied again, a
+  killed export's leftovers are removed and never versioned;
+* every bad value a user can give (environment variables, study files, ``--set``) stops with
+  one line naming it, before any work.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.book.test_book import tiny_book
+from tests.test_faults import CLI, start_in_group
+
+INTERRUPTED = (
+    "jepa-geometry: {} interrupted; what it finished is in the cache, and the same command "
+    "resumes from there"
+)
+
+
+def _wait_for(proc: subprocess.Popen, ready, timeout: float = 300.0) -> None:
+    deadline = time.time() + timeout
+    while not ready() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the command ended before it could be interrupted"
+    assert ready(), "the command never got where it could be interrupted"
+
+
+def _alive(pids: list[int]) -> list[int]:
+    """The processes of ``pids`` still running (a zombie has ended)."""
+    out = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                out.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def _end(proc: subprocess.Popen, pids: list[int]) -> None:
+    """Clean up after a failed test: the command's group and every process it started."""
+    for pid in _alive(pids):
+        os.kill(pid, signal.SIGKILL)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+# ----------------------------------------------------------------------------- interrupts
+
+
+def _slow_book(root: Path, stamps: Path, pages: int) -> None:
+    """A book of ``pages`` pages in ``root``, each noting its kernel's pid in ``stamps`` when it
+    starts, then running for two minutes."""
+    names = [f"ch0{i}_slow" for i in range(1, pages + 1)]
+    note = "pathlib.Path({!r}).write_text(str(__import__('os').getpid()))\ntime.sleep(120)"
+    tiny_book(root, {name: note.format(str(stamps / name)) for name in names}, names)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_book_of_pages_side_by_side_at_once(tmp_path):
+    """Ctrl-C while two pages run side by side: no queued page starts a kernel, the running
+    pages' kernels end, the command says so in one line within seconds and writes no page."""
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    book = tmp_path / "book"
+    book.mkdir()
+    _slow_book(book, stamps, pages=4)
+    cmd = [*CLI, "book", "--profile", "smoke", "--jobs", "2", "--quiet"]
+    proc = start_in_group(cmd, tmp_path / "data", book)
+    kernels: list[int] = []
+    try:
+        _wait_for(proc, lambda: len(list(stamps.iterdir())) == 2, timeout=120)
+        time.sleep(0.5)  # both pids written
+        kernels = [int(p.read_text()) for p in stamps.iterdir()]
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=30)[1]
+        deadline = time.time() + 10  # a kernel sees its page's process end within a second
+        while _alive(kernels) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not _alive(kernels), "a page's kernel outlived the interrupted book"
+        time.sleep(2)
+        assert len(list(stamps.iterdir())) == 2, "a queued page started after Ctrl-C"
+        assert proc.returncode == 130, err[-2000:]
+        assert err.strip().splitlines()[-1] == INTERRUPTED.format("book"), err[-2000:]
+        assert not list((book / "book" / "chapters").glob("*.ipynb"))
+    finally:
+        _end(proc, kernels)
+
+
+SHORT_STUDY = ["--set", "data.episodes=4", "--set", "data.heldout_episodes=2"]
+
+
+def test_sigterm_to_a_study_ends_its_build_jobs_too(tmp_path):
+    """``kill <pid>`` (a service manager, a container stop) reaches the command alone: it ends
+    its build jobs before it exits, reported as an interruption (status 143), and rerunning
+    resumes as after Ctrl-C."""
+    root = tmp_path / "data"
+    sets = [*SHORT_STUDY, "--set", "train.steps=5000"]  # models that train long enough to catch
+    cmd = [*CLI, "study", "tworoom", "--workers", "2", "--quiet", "--profile", "smoke", *sets]
+    proc = start_in_group(cmd, root)
+    jobs: list[int] = []
+    try:
+        _wait_for(proc, lambda: len(list((root / "checkpoints").glob("*/.tmp-*"))) >= 2)
+        jobs = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+        os.kill(proc.pid, signal.SIGTERM)
+        err = proc.communicate(timeout=60)[1]
+        deadline = time.time() + 15
+        while _alive(jobs) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not _alive(jobs), f"build processes outlived the study: {_alive(jobs)}"
+        assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+        assert "Traceback" not in err, err[-2000:]
+        assert err.strip().splitlines()[-1] == INTERRUPTED.format("study"), err[-2000:]
+    finally:
+        _end(proc, jobs)
