@@ -24,6 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from jepa_geometry.cli import main
 from tests.book.test_book import tiny_book
 from tests.test_faults import CLI, start_in_group
 
@@ -130,3 +131,23 @@ def test_sigterm_to_a_study_ends_its_build_jobs_too(tmp_path):
         assert err.strip().splitlines()[-1] == INTERRUPTED.format("study"), err[-2000:]
     finally:
         _end(proc, jobs)
+
+
+# ----------------------------------------------------------------------------- paths
+
+
+def test_a_relative_cache_is_one_folder_for_the_command_and_its_page_kernels(
+    tmp_path, monkeypatch, capsys
+):
+    """``JEPA_GEOMETRY_DATA=relcache``: the page's kernel (working directory ``chapters/``)
+    reads and writes the cache the command resolved against the user's working directory."""
+    seen = tmp_path / "seen.txt"
+    body = (
+        "from jepa_geometry.artifacts import data_root\n"
+        f"pathlib.Path({str(seen)!r}).write_text(str(data_root()))"
+    )
+    tiny_book(tmp_path, {"ch01_cache": body}, ["ch01_cache"])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JEPA_GEOMETRY_DATA", "relcache")
+    assert main(["chapter", "ch01_cache", str(tmp_path / "out.ipynb")]) == 0, capsys.readouterr()
+    assert seen.read_text() == str(tmp_path / "relcache")

@@ -139,6 +139,24 @@ def use_profile_cache(profile: str) -> None:
         os.environ[DATA_ENV] = str(profile_cache(profile))
 
 
+def pin_cache_paths() -> None:
+    """Make ``$JEPA_GEOMETRY_DATA`` and ``$JEPA_GEOMETRY_READ_ONLY`` absolute, against this
+    process's working directory, before it starts any other process.
+
+    A relative cache (``JEPA_GEOMETRY_DATA=relcache``) is otherwise resolved by each process
+    against its own working directory: the command's against the user's, a page kernel's
+    against ``chapters/``, so one book would build everything twice in two caches, without a
+    word, and a page would not see what the command built for it.
+    """
+    env = os.environ.get(DATA_ENV)
+    if env:
+        os.environ[DATA_ENV] = str(Path(env).resolve())
+    raw = os.environ.get(READ_ONLY_ENV)
+    if raw:
+        paths = (str(Path(p).resolve()) for p in raw.split(os.pathsep) if p)
+        os.environ[READ_ONLY_ENV] = os.pathsep.join(paths)
+
+
 def read_only_roots() -> list[Path]:
     """Caches whose artifacts are reused but never written: ``$JEPA_GEOMETRY_READ_ONLY``, then
     the repository's evidence tree wherever the repository's ``data/`` is read.

@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from jepa_geometry.artifacts import get_or_build, repo_root, use_profile_cache
+from jepa_geometry.artifacts import get_or_build, pin_cache_paths, repo_root, use_profile_cache
 from jepa_geometry.book.evidence import (
     EvidenceError,
     evidence_pages,
@@ -607,6 +607,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    pin_cache_paths()  # one cache, whatever the working directory of a kernel or job
     if isinstance(getattr(args, "profile", None), str):  # its own cache unless told otherwise
         use_profile_cache(args.profile)
     interrupted: list[int] = []
