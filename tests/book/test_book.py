@@ -305,7 +305,7 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
     )
     assert [r.name for r in runs] == list(names)  # reported in the toc's order
     assert all((tmp_path / "out" / f"{r.name}.ipynb").is_file() for r in runs)
-    assert "2 pages, 2 at a time" in log.getvalue()
+    assert "2 of 3 pages, 2 at a time" in log.getvalue()  # counted as the lines count: [1/3]
     with pytest.raises(ValueError, match="workers must be an integer >= 1, got 0"):
         build_book("smoke", out_dir=tmp_path / "out", jobs=0)
 

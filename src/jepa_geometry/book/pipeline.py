@@ -678,8 +678,10 @@ def build_book(
                 )
                 done(_run_page(page, out_dir / f"{page.name}.ipynb", profile, force, progress))
             continue
-        print(
-            f"{len(wave)} pages, {jobs} at a time (profile={profile}) ...", file=stream, flush=True
+        print(  # of the n pages the lines count to: the others run before or after the wave
+            f"{len(wave)} of {n} pages, {jobs} at a time (profile={profile}) ...",
+            file=stream,
+            flush=True,
         )
         share = str(max(default_workers() // jobs, 1))  # each page's build jobs (jobs module)
         with ProcessPoolExecutor(
