@@ -24,8 +24,20 @@ from pathlib import Path
 import psutil
 import pytest
 
+from jepa_geometry.artifacts import (
+    DATA_ENV,
+    READ_ONLY_ENV,
+    Artifact,
+    NotCached,
+    cache_only,
+    get_or_build,
+)
+from jepa_geometry.book.evidence import export_evidence
+from jepa_geometry.book.pipeline import book_pages
 from jepa_geometry.cli import main
 from tests.book.test_book import tiny_book
+from tests.book.test_evidence import page_notebook
+from tests.conftest import REPO
 from tests.test_faults import CLI, start_in_group
 
 INTERRUPTED = (
@@ -151,3 +163,62 @@ def test_a_relative_cache_is_one_folder_for_the_command_and_its_page_kernels(
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", "relcache")
     assert main(["chapter", "ch01_cache", str(tmp_path / "out.ipynb")]) == 0, capsys.readouterr()
     assert seen.read_text() == str(tmp_path / "relcache")
+
+
+# ----------------------------------------------------------------------------- evidence
+
+
+@pytest.fixture
+def exported(tmp_path, monkeypatch) -> dict:
+    """An evidence tree exported from a cache with one artifact (a small payload) that every
+    page of the book read."""
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "data"))
+    art = Artifact("results", "toy", {"n": 1})
+    get_or_build(art, lambda tmp: (tmp / "v.json").write_text('{"n": 1}') and None)
+    ref = f"results/{art.name}/{art.key}"
+    executed, dest = tmp_path / "book", tmp_path / "evidence"
+    for page in book_pages(REPO):
+        page_notebook(executed, page.name, [ref], "'1'")
+    export_evidence(REPO, "laptop", dest, executed)
+    return {"art": art, "ref": ref, "executed": executed, "dest": dest}
+
+
+def test_an_export_copies_a_tampered_payload_of_the_tree_again(exported):
+    """A byte of a committed payload changed: the next export copies the artifact again
+    (it used to compare manifests only, say "0 copied" and leave the damage to be committed)."""
+    payload = exported["dest"] / exported["ref"] / "v.json"
+    good = payload.read_bytes()
+    payload.write_bytes(good.replace(b"1", b"2"))
+    again = export_evidence(REPO, "laptop", exported["dest"], exported["executed"])
+    assert again.copied == 1
+    assert payload.read_bytes() == good
+
+
+def test_a_killed_export_s_leftovers_are_removed_and_never_versioned(exported):
+    dest = exported["dest"]
+    folder = dest / exported["ref"]
+    leftovers = [
+        folder.parent / f".tmp-{folder.name}-1a2b3c" / "v.json",
+        dest / "pages" / ".ch01_metric_leverage.json.tmp5d6e",
+    ]
+    for path in leftovers:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half")
+    in_repo = [str(Path("evidence/laptop") / p.relative_to(dest)) for p in leftovers]
+    ignored = subprocess.run(["git", "check-ignore", *in_repo], cwd=REPO, capture_output=True)
+    assert ignored.stdout.decode().split() == in_repo  # git never commits them
+    export_evidence(REPO, "laptop", dest, exported["executed"])
+    assert not any(p.exists() for p in leftovers)
+    assert not leftovers[0].parent.exists()
+
+
+def test_an_evidence_artifact_without_its_manifest_is_named_as_damaged(exported, monkeypatch):
+    """Read from the tree alone (cache-only, as a fresh clone renders): the one line names the
+    evidence folder and the damage, not only the empty cache."""
+    folder = exported["dest"] / exported["ref"]
+    (folder / "manifest.json").unlink()
+    monkeypatch.setenv(READ_ONLY_ENV, str(exported["dest"]))
+    monkeypatch.setenv(DATA_ENV, str(exported["dest"].parent / "empty"))
+    with cache_only(), pytest.raises(NotCached) as stop:
+        get_or_build(exported["art"], lambda tmp: None, how="make book")
+    assert f"{folder} holds files but no manifest.json (damaged" in str(stop.value)

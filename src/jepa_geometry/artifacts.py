@@ -457,7 +457,14 @@ def get_or_build(
         hint = f"; build it with `{how}`" if how else ""
         if problem is None:
             where = art.path.parent
-            raise NotCached(f"{art.kind}/{art.name}/{art.key} is not in the cache {where}{hint}")
+            damaged = "".join(
+                f", and {folder} holds files but no {MANIFEST} (damaged: restore it from git or "
+                "export it again)"
+                for folder in _without_manifest(art)
+            )
+            raise NotCached(
+                f"{art.kind}/{art.name}/{art.key} is not in the cache {where}{damaged}{hint}"
+            )
         raise NotCached(f"{art.kind}/{art.name}/{art.key} fails its check: {problem}{hint}")
     with art.lock():
         if art.exists() and not rebuild:  # another process may have built it meanwhile
@@ -481,6 +488,14 @@ def get_or_build(
                 shutil.rmtree(tmp, ignore_errors=True)
     note_read(art.kind, art.name, art.key)
     return target
+
+
+def _without_manifest(art: Artifact) -> list[Path]:
+    """The folders of ``art`` in the read-only caches (the evidence tree) that hold files but
+    no manifest: a read skips them as absent, so the one line that reports the artifact
+    missing names them, and the damage, too."""
+    folders = (root / art.kind / art.name / art.key for root in read_only_roots())
+    return [f for f in folders if f.is_dir() and not (f / MANIFEST).is_file() and any(f.iterdir())]
 
 
 def _fresh(parent: Path, prefix: str, make: Callable[[Path], None]) -> Path:
