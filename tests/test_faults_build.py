@@ -222,3 +222,52 @@ def test_an_evidence_artifact_without_its_manifest_is_named_as_damaged(exported,
     with cache_only(), pytest.raises(NotCached) as stop:
         get_or_build(exported["art"], lambda tmp: None, how="make book")
     assert f"{folder} holds files but no manifest.json (damaged" in str(stop.value)
+
+
+def test_ctrl_c_stops_a_chapter_in_one_line(tmp_path):
+    """Ctrl-C while a chapter's kernel runs: the one line, no traceback and no asyncio report
+    of the kernel client's unfinished tasks ("Task exception was never retrieved")."""
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    book = tmp_path / "book"
+    book.mkdir()
+    _slow_book(book, stamps, pages=1)
+    cmd = [*CLI, "chapter", "ch01_slow"]  # the book's own page, its progress streamed
+    proc = start_in_group(cmd, tmp_path / "data", book)
+    kernels: list[int] = []
+    try:
+        _wait_for(proc, lambda: any(stamps.iterdir()), timeout=120)
+        time.sleep(0.5)
+        kernels = [int(p.read_text()) for p in stamps.iterdir()]
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=30)[1]
+        assert proc.returncode == 130, err[-2000:]
+        assert err.strip().splitlines() == [INTERRUPTED.format("chapter")], err[-3000:]
+        assert not (book / "book" / "chapters" / "ch01_slow.ipynb").exists()
+    finally:
+        _end(proc, kernels)
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def one_error_line(capsys) -> str:
+    """The one ``error:`` line a command printed (it fails the test if there are more)."""
+    err = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(err) == 1, err
+    return err[0]
+
+
+@pytest.mark.parametrize("value", ["abc", "0"])
+@pytest.mark.parametrize("command", ["study tworoom", "kappa", "book"])
+def test_a_bad_workers_variable_stops_the_command_in_one_line(
+    command, value, data_root, monkeypatch, capsys
+):
+    """``$JEPA_GEOMETRY_WORKERS`` is read by the command, inside its error handling (it used
+    to be read while the parser was built: a traceback for every command)."""
+    monkeypatch.setenv("JEPA_GEOMETRY_WORKERS", value)
+    assert main([*command.split(), "--profile", "smoke"]) == 2
+    line = one_error_line(capsys)
+    assert f"$JEPA_GEOMETRY_WORKERS must be an integer >= 1, got {value!r}" in line
+    assert not data_root.exists() or not any(data_root.rglob("*"))
+    assert main(["profile", "smoke"]) == 0  # a command that starts no job never reads it

@@ -121,11 +121,21 @@ def _add_build(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--workers",
         type=_positive_int,
-        default=default_workers(),
-        help="parallel one-thread build jobs (default: one per core); no result depends on it",
+        default=None,
+        help="parallel one-thread build jobs (default: one per core, or $JEPA_GEOMETRY_WORKERS); "
+        "no result depends on it",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_profile(p)
+
+
+def _workers(given: int | None) -> int:
+    """``--workers`` or ``--jobs`` as given, else :func:`~jepa_geometry.jobs.default_workers`.
+
+    The default is read when the command runs, not when the parser is built: a bad
+    ``$JEPA_GEOMETRY_WORKERS`` then stops in the command's one line, and only the commands
+    that start jobs read it."""
+    return default_workers() if given is None else given
 
 
 def _profile_of(args: argparse.Namespace):
@@ -196,19 +206,21 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _cmd_study(args: argparse.Namespace) -> int:
+    workers = _workers(args.workers)
     spec = load_study(args.task)
     profile = spec.profile(_profile_of(args))  # the study's rung of its ladder, if any
     _note_precision(profile)
-    stages = build_study(spec, profile, args.workers, progress=not args.quiet)
+    stages = build_study(spec, profile, workers, progress=not args.quiet)
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
-    print(f"total: {stages.seconds.sum() / 60:.1f} min with {args.workers} workers")
+    print(f"total: {stages.seconds.sum() / 60:.1f} min with {workers} workers")
     return 0
 
 
 def _cmd_kappa(args: argparse.Namespace) -> int:
+    workers = _workers(args.workers)
     base = _profile_of(args)
     _note_precision(base)
-    kappa.build_sweep(base, kappa.KAPPA_SWEEP, args.workers, progress=not args.quiet)
+    kappa.build_sweep(base, kappa.KAPPA_SWEEP, workers, progress=not args.quiet)
     measured = kappa.measured_cost(kappa.KAPPA_SWEEP, base)
     print(measured.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"measured: {measured['measured seconds'].sum() / 60:.1f} min of work")
@@ -216,6 +228,7 @@ def _cmd_kappa(args: argparse.Namespace) -> int:
 
 
 def _cmd_scaling(args: argparse.Namespace) -> int:
+    workers = _workers(args.workers)
     spec = scaling.load_scaling()
     base = _profile_of(args)
     units = scaling.stated_units(spec, base, state=not args.dry_run)
@@ -224,7 +237,7 @@ def _cmd_scaling(args: argparse.Namespace) -> int:
         print(units.to_string(index=False, float_format=lambda x: f"{x:.0f}"))
         return 0
     _note_precision(base)
-    stages = scaling.build_scaling(spec, base, args.workers, progress=not args.quiet)
+    stages = scaling.build_scaling(spec, base, workers, progress=not args.quiet)
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     return 0
 
@@ -299,13 +312,10 @@ def _cmd_gate(args: argparse.Namespace) -> int:
 
 
 def _cmd_book(args: argparse.Namespace) -> int:
+    jobs = _workers(args.jobs)
     _note_precision(load_profile(args.profile))
     build_book(
-        args.profile,
-        force=args.force,
-        only=args.only or None,
-        progress=not args.quiet,
-        jobs=args.jobs,
+        args.profile, force=args.force, only=args.only or None, progress=not args.quiet, jobs=jobs
     )
     return 0
 
@@ -536,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
     sb.add_argument(
         "--jobs",
         type=_positive_int,
-        default=default_workers(),
+        default=None,
         help="pages executed side by side (default: one per core); no number depends on it",
     )
     sb.set_defaults(func=_cmd_book)
