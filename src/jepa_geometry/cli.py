@@ -55,7 +55,7 @@ from jepa_geometry.book.pipeline import (
     run_experiment,
 )
 from jepa_geometry.envs import TASKS
-from jepa_geometry.envs.collect import build_dataset
+from jepa_geometry.envs.collect import build_dataset, check_task_episodes
 from jepa_geometry.envs.dataset import dataset_artifact
 from jepa_geometry.envs.episodes import FILENAME
 from jepa_geometry.jobs import default_workers
@@ -138,8 +138,12 @@ def _workers(given: int | None) -> int:
     return default_workers() if given is None else given
 
 
-def _profile_of(args: argparse.Namespace):
-    return load_profile(args.profile, dict(args.set or []))
+def _profile_of(args: argparse.Namespace, name: str | None = None) -> Profile:
+    """The profile ``--profile`` (or ``name``) with the ``--set`` overrides, checked whole
+    before any work, the task names of ``data.task_episodes`` included."""
+    profile = load_profile(name or args.profile, dict(args.set or []))
+    check_task_episodes(profile)
+    return profile
 
 
 def _note_precision(profile: Profile) -> None:
@@ -154,7 +158,7 @@ def _note_precision(profile: Profile) -> None:
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
-    profile = load_profile(args.name, dict(args.set or []))
+    profile = _profile_of(args, args.name)
     print(yaml.safe_dump(profile.to_dict(), sort_keys=False), end="")
     return 0
 

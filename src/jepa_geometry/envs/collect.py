@@ -46,9 +46,12 @@ _PACKAGES = (
 )
 
 
-def episode_counts(task: str, profile: Profile) -> tuple[int, int]:
-    """(training, held-out) episodes of ``task`` under ``profile`` (per-task override first)."""
-    check_task(task)
+def check_task_episodes(profile: Profile) -> dict[str, tuple[int, int]]:
+    """``profile.data.task_episodes``, or a one-line ValueError naming its unknown tasks and
+    the valid ones (the profile's own check cannot: the tasks are defined above its layer).
+
+    The command line checks it on loading a profile, before any work: a misspelt task's
+    counts would otherwise be carried along unused while the real task took the defaults."""
     per_task = profile.data.task_episodes
     unknown = sorted(set(per_task) - set(TASKS))
     if unknown:
@@ -56,6 +59,13 @@ def episode_counts(task: str, profile: Profile) -> tuple[int, int]:
             f"profile {profile.name!r}: data.task_episodes has unknown task(s) "
             f"{', '.join(map(repr, unknown))}; valid: {', '.join(TASKS)}"
         )
+    return per_task
+
+
+def episode_counts(task: str, profile: Profile) -> tuple[int, int]:
+    """(training, held-out) episodes of ``task`` under ``profile`` (per-task override first)."""
+    check_task(task)
+    per_task = check_task_episodes(profile)
     n_train, n_held = per_task.get(task, (profile.data.episodes, profile.data.heldout_episodes))
     if n_train < 1 or n_held < 1:
         raise ValueError(
