@@ -391,6 +391,9 @@ BAD_COMMANDS = [
     ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.checkpoint_every=0"],
     ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.steps=abc"],
     ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.lr=0"],
+    # no value is without an upper bound where memory grows with it
+    ["profile", "smoke", "--set", "train.batch_size=1000000"],
+    ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.batch_size=1025"],
     ["train", "--task", "tworoom", "--arm", "nosuch"],
     ["train", "--task", "tworoom", "--arm", ""],
     ["train", "--task", "tworoom", "--arm", "lewm", "--seed", "-1"],
