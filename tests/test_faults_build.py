@@ -35,6 +35,7 @@ from jepa_geometry.artifacts import (
 from jepa_geometry.book.evidence import export_evidence
 from jepa_geometry.book.pipeline import book_pages
 from jepa_geometry.cli import main
+from jepa_geometry.study import spec
 from tests.book.test_book import tiny_book
 from tests.book.test_evidence import page_notebook
 from tests.conftest import REPO
@@ -281,3 +282,35 @@ def test_per_task_counts_for_an_unknown_task_stop_in_one_line(data_root, capsys)
     line = one_error_line(capsys)
     assert "data.task_episodes has unknown task(s) 'nosuchtask'; valid: tworoom" in line
     assert not data_root.exists() or not any(data_root.rglob("*"))
+
+
+ARMS_LINE = "arms: [lewm, scale, aux, anisowm, scale+anisowm, dinowm]"
+HAND_WRITTEN = {  # a line of the Two-Room study file, what a hand replaced it with, the message
+    "an unclosed bracket": (ARMS_LINE, "arms: [lewm, scale", "not valid YAML at line"),
+    "seeds as a number": (
+        "solver_seeds: [0]",
+        "solver_seeds: 0",
+        "solver_seeds must be null (every training seed) or a non-empty list of integers >= 0, "
+        "got 0",
+    ),
+    "no arms": (ARMS_LINE, "arms:", "arms must be a non-empty list of arms (lewm, scale,"),
+    "one arm as a string": (
+        ARMS_LINE,
+        "arms: lewm",
+        "arms must be a non-empty list of arms (lewm, scale, aux, anisowm or a sum such as "
+        "scale+aux), got 'lewm'",
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", HAND_WRITTEN.values(), ids=HAND_WRITTEN.keys())
+def test_a_study_file_written_by_hand_stops_in_one_line_naming_it(fault, tmp_path):
+    old, new, message = fault
+    text = (REPO / "src" / "jepa_geometry" / "study" / "specs" / "tworoom.yaml").read_text()
+    assert old in text
+    path = tmp_path / "tworoom.yaml"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(spec.SpecError) as stop:
+        spec.read_study(path, "tworoom")
+    assert str(stop.value).startswith(f"study file {path}: ")
+    assert message in str(stop.value) and "\n" not in str(stop.value)
