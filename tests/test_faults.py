@@ -368,7 +368,11 @@ def test_ctrl_c_stops_a_study_in_one_line_and_its_jobs_quietly(tmp_path):
     err = proc.communicate(timeout=120)[1]
     assert proc.returncode == 130, err[-2000:]
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-2000:]
-    lines = [ln for ln in err.strip().splitlines() if not ln.startswith("jepa-geometry: note:")]
+    lines = [  # the command's own lines: not its log of finished units, not its notes
+        ln
+        for ln in err.strip().splitlines()
+        if ln.startswith("jepa-geometry:") and not ln.startswith("jepa-geometry: note:")
+    ]
     assert lines == [
         "jepa-geometry: study interrupted; what it finished is in the cache, and the same "
         "command resumes from there"

@@ -16,8 +16,10 @@ top of ``tests/test_faults.py``:
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -314,3 +316,30 @@ def test_a_study_file_written_by_hand_stops_in_one_line_naming_it(fault, tmp_pat
         spec.read_study(path, "tworoom")
     assert str(stop.value).startswith(f"study file {path}: ")
     assert message in str(stop.value) and "\n" not in str(stop.value)
+
+
+# ----------------------------------------------------------------------------- logs
+
+
+def test_a_study_whose_output_is_a_log_says_what_it_finished_as_it_goes(tmp_path):
+    """Output redirected to a file (a background build): no bar, and not silence either: one
+    short line per built model and per finished stage, each with its time, while it runs."""
+    root = tmp_path / "data"
+    sets = [*SHORT_STUDY, "--set", "train.steps=6"]
+    cmd = [*CLI, "study", "tworoom", "--workers", "2", "--profile", "smoke", *sets]
+    proc = start_in_group(cmd, root)
+    lines: list[str] = []
+
+    def read() -> None:  # each line as the command writes it
+        for line in proc.stderr:
+            lines.append(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        _wait_for(proc, lambda: any(ln.startswith("train tworoom: 2 of ") for ln in lines))
+        log = [ln.rstrip("\n") for ln in lines if not ln.startswith("jepa-geometry: note:")]
+        assert log[0].startswith("tworoom study: dataset done (") and log[0].endswith(" s)"), log
+        assert re.fullmatch(r"train tworoom: 1 of (\d+) built \(\d+\.\d s\)", log[1]), log
+        assert "\r" not in "".join(lines)  # no redrawn bar
+    finally:
+        _end(proc, [])

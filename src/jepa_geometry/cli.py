@@ -28,6 +28,7 @@ import math
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,15 @@ def _workers(given: int | None) -> int:
     return default_workers() if given is None else given
 
 
+def _log(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """Where a build says what it finished, one short line each, when it draws no bar (its
+    stderr is not a terminal, as a background build's log, or ``--quiet``); else None.
+    Such a log used to stay empty until the command ended: half an hour for a laptop study."""
+    if args.quiet or not sys.stderr.isatty():
+        return lambda line: print(line, file=sys.stderr, flush=True)
+    return None
+
+
 def _profile_of(args: argparse.Namespace, name: str | None = None) -> Profile:
     """The profile ``--profile`` (or ``name``) with the ``--set`` overrides, checked whole
     before any work, the task names of ``data.task_episodes`` included."""
@@ -214,7 +224,7 @@ def _cmd_study(args: argparse.Namespace) -> int:
     spec = load_study(args.task)
     profile = spec.profile(_profile_of(args))  # the study's rung of its ladder, if any
     _note_precision(profile)
-    stages = build_study(spec, profile, workers, progress=not args.quiet)
+    stages = build_study(spec, profile, workers, progress=not args.quiet, say=_log(args))
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"total: {stages.seconds.sum() / 60:.1f} min with {workers} workers")
     return 0
