@@ -37,11 +37,13 @@ from jepa_geometry.artifacts import (
 from jepa_geometry.book.evidence import export_evidence
 from jepa_geometry.book.pipeline import book_pages
 from jepa_geometry.cli import main
+from jepa_geometry.envs.dataset import load_dataset
+from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import spec
 from tests.book.test_book import tiny_book
 from tests.book.test_evidence import page_notebook
 from tests.conftest import REPO
-from tests.test_faults import CLI, start_in_group
+from tests.test_faults import CLI, OVERRIDES, SETS, start_in_group
 
 INTERRUPTED = (
     "jepa-geometry: {} interrupted; what it finished is in the cache, and the same command "
@@ -343,3 +345,108 @@ def test_a_study_whose_output_is_a_log_says_what_it_finished_as_it_goes(tmp_path
         assert "\r" not in "".join(lines)  # no redrawn bar
     finally:
         _end(proc, [])
+
+
+# ----------------------------------------------------------------------------- the machine
+
+
+def _namespaces_work() -> bool:
+    """Whether this machine lets a user confine a process (user and mount namespaces)."""
+    try:
+        probe = ["unshare", "--user", "--map-root-user", "--mount", "true"]
+        return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+confined = pytest.mark.skipif(
+    not _namespaces_work(), reason="needs unshare (user and mount namespaces)"
+)
+
+
+def _as_another_user(cmd: list[str]) -> list[str]:
+    """``cmd`` run by a user without root's power over files: root's own, in a user namespace
+    that maps no user (as root, chmod alone would not stop a write)."""
+    return ["unshare", "--user", *cmd] if os.geteuid() == 0 else cmd
+
+
+def _run(cmd: list[str], cwd: Path = REPO, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        cmd, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, timeout=300
+    )
+
+
+def _read_only(root: Path) -> None:
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+
+
+def _writable(root: Path) -> None:
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+@pytest.fixture
+def dataset_cache(tmp_path, monkeypatch) -> Path:
+    """A cache holding the smoke dataset of :data:`SETS`, and nothing else."""
+    root = tmp_path / "built"
+    monkeypatch.setenv(DATA_ENV, str(root))
+    load_dataset("tworoom", load_profile("smoke", OVERRIDES), workers=1, progress=False)
+    return root
+
+
+TRAIN = [*CLI, "train", "--task", "tworoom", "--arm", "lewm", "--profile", "smoke", *SETS]
+
+
+@confined
+def test_training_onto_a_full_disk_stops_in_one_line(dataset_cache, tmp_path):
+    """A cache on a full filesystem (a 16 KB one here): one line naming it, not a traceback;
+    nothing half-written is left to be trusted."""
+    full = tmp_path / "full"
+    full.mkdir()
+    mount = f'mount -t tmpfs -o size=16k tmpfs {full} && exec "$@"'
+    cmd = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", mount, "sh", *TRAIN]
+    res = _run(cmd, JEPA_GEOMETRY_DATA=str(full), JEPA_GEOMETRY_READ_ONLY=str(dataset_cache))
+    assert res.returncode == 2, res.stderr[-3000:]
+    (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
+    assert line.startswith(f"jepa-geometry: error: no space left on {full} (no space left on"), line
+
+
+@confined
+def test_building_in_another_user_s_cache_stops_in_one_line(dataset_cache):
+    """Another user's cache (read-only to this one): what it holds is read, and the model it
+    lacks stops in one line naming the folder and the missing permission, before training."""
+    _read_only(dataset_cache)
+    try:
+        res = _run(_as_another_user(TRAIN), JEPA_GEOMETRY_DATA=str(dataset_cache))
+    finally:
+        _writable(dataset_cache)
+    assert res.returncode == 2, res.stderr[-3000:]
+    (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
+    assert line.startswith(f"jepa-geometry: error: {dataset_cache / '.locks'} is not writable"), (
+        line
+    )
+    assert "needs write permission on it" in line
+    assert not (dataset_cache / "checkpoints").exists()
+
+
+@confined
+def test_a_book_in_a_read_only_checkout_stops_before_its_first_page(tmp_path):
+    """``book`` checks where it will write before any page runs (it used to run a page to its
+    end, then fail with a traceback writing it)."""
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    book = tmp_path / "book"
+    book.mkdir()
+    _slow_book(book, stamps, pages=1)
+    _read_only(book)
+    try:
+        cmd = _as_another_user([*CLI, "book", "--profile", "smoke", "--quiet"])
+        res = _run(cmd, book, JEPA_GEOMETRY_DATA=str(tmp_path / "data"))
+    finally:
+        _writable(book)
+    assert res.returncode == 2, res.stderr[-3000:]
+    (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
+    out = book / "book" / "chapters"
+    assert line.startswith(f"jepa-geometry: error: the executed pages go to {out}, but {book} is")
+    assert not any(stamps.iterdir())  # no page started

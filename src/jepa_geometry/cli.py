@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import errno
 import json
 import math
+import os
 import signal
 import sys
 import time
@@ -35,7 +37,13 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from jepa_geometry.artifacts import get_or_build, pin_cache_paths, repo_root, use_profile_cache
+from jepa_geometry.artifacts import (
+    data_root,
+    get_or_build,
+    pin_cache_paths,
+    repo_root,
+    use_profile_cache,
+)
 from jepa_geometry.book.evidence import (
     EvidenceError,
     evidence_pages,
@@ -624,6 +632,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+DISK_FAULTS = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS)
+"""What the machine, not the command, refuses: a full disk, a quota, a folder this user may
+not write, a read-only filesystem. The command stops with one line naming the place; what it
+had finished is in the cache, and a half-written artifact is a temporary folder the next build
+removes, never used."""
+
+
+def disk_fault(e: OSError) -> str:
+    """The one line of an :data:`DISK_FAULTS` error: the place (the file, else the cache) and
+    what to do, without the traceback that says nothing more."""
+    path = Path(e.filename) if e.filename else data_root()
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (
+            f"no space left on {path} ({e.strerror.lower()}); free some and run the same "
+            "command again: it resumes from what it finished"
+        )
+    if e.errno == errno.EROFS:
+        return f"{path} is on a read-only filesystem; run where this user may write"
+    folder = path if path.is_dir() else path.parent
+    return (
+        f"{folder} is not writable by this user (uid {os.getuid()}): building here needs "
+        "write permission on it; ask its owner for group write permission (README: A cache a "
+        "group shares) or set $JEPA_GEOMETRY_DATA to a cache of your own"
+    )
+
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """The signals that interrupt a command: it ends its jobs, says so in one line and exits with
 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports them."""
@@ -650,6 +684,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"jepa-geometry: error: {e}", file=sys.stderr)
             return 2
         # else the error of a pool whose jobs the same Ctrl-C ended: an interruption
+    except OSError as e:
+        if interrupted or e.errno not in DISK_FAULTS:
+            raise
+        print(f"jepa-geometry: error: {disk_fault(e)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         pass
     finally:

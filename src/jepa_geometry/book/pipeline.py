@@ -608,6 +608,18 @@ def _share_cores(workers: str) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", workers)
 
 
+def check_writable(folder: Path, what: str) -> None:
+    """Stop in one line, before any work, unless this user may write ``folder`` (or create it:
+    its nearest existing parent). A read-only checkout used to run a page to its end, minutes
+    or hours, then fail writing it."""
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not os.access(existing, os.W_OK):
+        raise ChapterError(
+            f"{what} go to {folder}, but {existing} is not writable by this user (uid "
+            f"{os.getuid()}): a read-only checkout? Build in a clone you may write"
+        )
+
+
 def build_book(
     profile: str,
     *,
@@ -645,6 +657,7 @@ def build_book(
                 f"unknown page(s) {sorted(unknown)}; valid: {', '.join(p.name for p in pages)}"
             )
         pages = [p for p in pages if p.name in wanted]
+    check_writable(out_dir, "the executed pages")
     n = len(pages)
     index = {p.name: i for i, p in enumerate(pages, 1)}
     runs: dict[str, ChapterRun] = {}
