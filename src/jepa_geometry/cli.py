@@ -645,8 +645,8 @@ def disk_fault(e: OSError) -> str:
     path = Path(e.filename) if e.filename else data_root()
     if e.errno in (errno.ENOSPC, errno.EDQUOT):
         return (
-            f"no space left on {path} ({e.strerror.lower()}); free some and run the same "
-            "command again: it resumes from what it finished"
+            f"no space left on {path} ({e.strerror[:1].lower()}{e.strerror[1:]}); free some "
+            "and run the same command again: it resumes from what it finished"
         )
     if e.errno == errno.EROFS:
         return f"{path} is on a read-only filesystem; run where this user may write"

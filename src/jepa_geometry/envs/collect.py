@@ -14,8 +14,10 @@ so the dataset does not depend on the number of worker processes.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from importlib import metadata
@@ -198,6 +200,7 @@ def write_dataset(
             rows = {**rows, "episode": np.full(length, ep), "step": np.arange(length)}
             if not dsets:
                 dsets = _create_columns(f, rows, h5py, hdf5plugin)
+            check_room(path, rows, len(dsets))
             for name, ds in dsets.items():
                 ds.resize(n + length, axis=0)
                 ds[n : n + length] = rows[name]
@@ -220,6 +223,30 @@ def write_dataset(
         for k, v in attrs.items():
             f.attrs[k] = v if isinstance(v, str | int | float) else json.dumps(v)
     return {"episodes": n_total, "frames": n, "collect_seconds": round(seconds, 2)}
+
+
+CHUNK_CACHE_BYTES = 1 << 20
+"""HDF5's chunk cache per open dataset (h5py's default ``rdcc_nbytes``): data it may still
+have to write when the file is closed."""
+
+
+def check_room(path: Path, rows: dict[str, np.ndarray], columns: int) -> None:
+    """Raise ``OSError(ENOSPC)`` naming ``path`` unless its filesystem has room for the episode
+    ``rows`` uncompressed, twice, and for every column's chunk cache.
+
+    HDF5 must never meet a full disk itself: after a failed write it crashed the process
+    (a segmentation fault while its objects were freed, three runs of three), where this check
+    stops the collection between two episodes, the file still closable. The margin is a few MB
+    at the laptop profile, so a disk with room for the dataset is never refused.
+    """
+    need = 2 * sum(x.nbytes for x in rows.values()) + columns * CHUNK_CACHE_BYTES
+    free = shutil.disk_usage(path.parent).free
+    if free < need:
+        raise OSError(
+            errno.ENOSPC,
+            f"{free / 2**20:.1f} MB free, the next episode may need {need / 2**20:.1f} MB",
+            str(path),
+        )
 
 
 def _safe_std(x: np.ndarray) -> np.ndarray:
