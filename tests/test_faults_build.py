@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+import papermill
 import psutil
 import pytest
 
@@ -455,3 +456,26 @@ def test_a_book_in_a_read_only_checkout_stops_before_its_first_page(tmp_path):
     out = book / "book" / "chapters"
     assert line.startswith(f"jepa-geometry: error: the executed pages go to {out}, but {book} is")
     assert not any(stamps.iterdir())  # no page started
+
+
+def test_a_task_page_states_its_cost_before_its_kernel_starts(data_root, monkeypatch, capsys):
+    """``chapter ch06_tworoom_planning -p profile=laptop`` from an empty cache: hours of work,
+    stated in one line before the kernel starts (here the kernel is where the test stops,
+    the hours not spent)."""
+    said = []
+
+    def kernel(*args, **kwargs):
+        said.append(capsys.readouterr().out)
+        raise RuntimeError("the test stops here")
+
+    monkeypatch.setattr(papermill, "execute_notebook", kernel)
+    assert main(["chapter", "ch06_tworoom_planning", "-p", "profile=laptop"]) == 2
+    (statement,) = said[0].splitlines()
+    hours = re.fullmatch(
+        r"ch06_tworoom_planning \(profile=laptop\) reads the tworoom study: (\d+) of its \1 "
+        r"units are not in the cache, about (\d+\.\d) h of work to build them first \(estimated "
+        r"as `jepa-geometry grid --tasks tworoom --dry-run --profile laptop`\)",
+        statement,
+    )
+    assert hours and float(hours.group(2)) > 0, statement
+    assert not data_root.exists() or not any(data_root.rglob("*"))

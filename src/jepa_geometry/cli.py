@@ -59,6 +59,7 @@ from jepa_geometry.book.pipeline import (
     build_book,
     build_html,
     chapter_listing,
+    cost_statement,
     resolve_page,
     run_chapter,
     run_experiment,
@@ -348,6 +349,9 @@ def _cmd_html(args: argparse.Namespace) -> int:
 
 def _cmd_chapter(args: argparse.Namespace) -> int:
     params = dict(args.param or [])
+    cost = cost_statement(resolve_page(args.chapter), params)
+    if cost:
+        print(cost, flush=True)  # before the kernel starts, as study and book do
     if args.output:  # an explicit notebook: run there, with the current cache
         page = resolve_page(args.chapter)
         run = run_chapter(page.source, Path(args.output), {**page.parameters, **params})

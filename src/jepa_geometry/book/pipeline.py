@@ -715,6 +715,34 @@ def build_book(
     return [runs[p.name] for p in pages]
 
 
+def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
+    """What building the study a task page reads would cost, stated before its kernel starts,
+    or None when the page reads no study or the cache holds all of it.
+
+    A task page at laptop from an empty cache trains and plans for hours; the kernel's own
+    bars do not reach a log or a notebook, so without this line the page said nothing for
+    that long, where ``study``, ``book`` and ``scaling`` state their cost first. The estimate
+    is the grid's (:func:`~jepa_geometry.study.cluster.dry_run`, ``grid --dry-run``).
+    """
+    from jepa_geometry.study import cluster
+    from jepa_geometry.study.spec import available_studies, load_study
+
+    task = parameters.get("task", page.task)
+    if task not in available_studies():
+        return None
+    name = parameters.get("profile", parameters_of(jupytext.read(page.source))["profile"])
+    spec = load_study(task)
+    units = cluster.dry_run([spec], spec.profile(load_profile(name)))
+    todo = units[~units["cached"]]
+    if todo.empty:
+        return None
+    return (
+        f"{page.name} (profile={name}) reads the {task} study: {len(todo)} of its {len(units)} "
+        f"units are not in the cache, about {todo['hours'].sum():.1f} h of work to build them "
+        f"first (estimated as `jepa-geometry grid --tasks {task} --dry-run --profile {name}`)"
+    )
+
+
 def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRun:
     """Run one chapter the way a reader re-runs it (``make chapter``, ``jepa-geometry chapter``).
 
