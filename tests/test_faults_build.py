@@ -404,14 +404,15 @@ COLLECT = [*CLI, "collect", "--task", "tworoom", "--profile", "smoke", "--worker
 
 @confined
 @pytest.mark.parametrize("cmd", [COLLECT, TRAIN], ids=["collect", "train"])
-def test_building_onto_a_full_disk_stops_in_one_line(cmd, dataset_cache, tmp_path):
+def test_building_onto_a_full_disk_stops_in_one_line(cmd, tmp_path, request):
     """A cache on a full filesystem (a 16 KB one here): one line naming it, not a traceback
     (train) or a segmentation fault after HDF5's errno 28 (collect)."""
     full = tmp_path / "full"
     full.mkdir()
     mount = f'mount -t tmpfs -o size=16k tmpfs {full} && exec "$@"'
     confine = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", mount, "sh"]
-    dataset = str(dataset_cache) if cmd is TRAIN else ""  # collect: none anywhere
+    # train reads its dataset from a cache of its own; collect finds none anywhere
+    dataset = str(request.getfixturevalue("dataset_cache")) if cmd is TRAIN else ""
     res = _run([*confine, *cmd], JEPA_GEOMETRY_DATA=str(full), JEPA_GEOMETRY_READ_ONLY=dataset)
     assert res.returncode == 2, res.stderr[-3000:]
     (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]

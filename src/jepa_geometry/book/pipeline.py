@@ -61,7 +61,8 @@ from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import kappa
+from jepa_geometry.study import cluster, kappa
+from jepa_geometry.study.spec import available_studies, load_study
 
 EXECUTED_DIR = Path("book") / "chapters"
 RUNS_DIR = Path("runs")  # chapter runs with non-default parameters (git- and DVC-ignored)
@@ -724,9 +725,6 @@ def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
     that long, where ``study``, ``book`` and ``scaling`` state their cost first. The estimate
     is the grid's (:func:`~jepa_geometry.study.cluster.dry_run`, ``grid --dry-run``).
     """
-    from jepa_geometry.study import cluster
-    from jepa_geometry.study.spec import available_studies, load_study
-
     task = parameters.get("task", page.task)
     if task not in available_studies():
         return None
