@@ -25,6 +25,7 @@ import argparse
 import ast
 import errno
 import json
+import logging
 import math
 import os
 import signal
@@ -689,15 +690,20 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         # else the error of a pool whose jobs the same Ctrl-C ended: an interruption
     except OSError as e:
-        if interrupted or e.errno not in DISK_FAULTS:
-            raise
-        print(f"jepa-geometry: error: {disk_fault(e)}", file=sys.stderr)
-        return 2
+        if not interrupted:
+            if e.errno not in DISK_FAULTS:
+                raise
+            print(f"jepa-geometry: error: {disk_fault(e)}", file=sys.stderr)
+            return 2
     except KeyboardInterrupt:
         pass
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    # a chapter's kernel client (nbclient) leaves asyncio tasks that the interruption ended
+    # with an error; asyncio would log each, with its traceback, when they are freed (about
+    # 140 lines after the one below): the interruption is all there is to say
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     print(
         f"jepa-geometry: {args.command} interrupted; what it finished is in the cache, and "
         "the same command resumes from there",

@@ -470,6 +470,13 @@ def present(nb: Any) -> None:
             cell.metadata["tags"] = list(dict.fromkeys(tags))
 
 
+KERNEL_QUIET_ASYNCIO = (
+    "--IPKernelApp.exec_lines=__import__('logging').getLogger('asyncio').setLevel(50)"
+)
+"""A line the kernel runs before the page (out of its history, binding no name): its asyncio
+logs critical errors only."""
+
+
 @dataclass
 class ChapterRun:
     name: str
@@ -536,9 +543,10 @@ def run_chapter(
                 kernel_name="python3",
                 # the kernel's own log stays quiet: its warnings were a TCP-transport note, its
                 # one error jupyter_client's SIGINT, which it sends every kernel before shutting
-                # it down ("KeyboardInterrupt caught in kernel"); a failing cell still stops
-                # the page with its traceback (papermill)
-                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+                # it down ("KeyboardInterrupt caught in kernel"), and a kernel shut down while
+                # a cell ran (Ctrl-C) logged its pending asyncio tasks ("Task was destroyed but
+                # it is pending!"); a failing cell still stops the page with its traceback
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL", KERNEL_QUIET_ASYNCIO],
                 progress_bar=False,
                 execution_timeout=timeout,
                 stderr_file=sys.stderr if progress else None,
