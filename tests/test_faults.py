@@ -270,6 +270,21 @@ def _kill_when(cmd: list[str], root: Path, ready, timeout: float = 120.0) -> Non
     proc.wait()
 
 
+def start_in_group(cmd: list[str], root: Path, cwd: Path = REPO) -> subprocess.Popen:
+    """``cmd`` with the cache ``root``, in its own process group (as a terminal starts a
+    command, so that Ctrl-C reaches the group), its stderr captured as text."""
+    env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
+    return subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
 def _rerun(cmd: list[str], root: Path) -> None:
     env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
     res = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
@@ -342,16 +357,7 @@ def test_ctrl_c_stops_a_study_in_one_line_and_its_jobs_quietly(tmp_path):
         "train.steps=5000",
     ]  # models that train long enough to catch
     cmd = [*CLI, "study", "tworoom", "--workers", "2", "--quiet", "--profile", "smoke", *sets]
-    env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
-    proc = subprocess.Popen(
-        cmd,
-        cwd=REPO,
-        env=env,
-        start_new_session=True,
-        text=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    proc = start_in_group(cmd, root)
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:  # two models training side by side
         if len(list((root / "checkpoints").glob("*/.tmp-*"))) >= 2:
@@ -362,7 +368,11 @@ def test_ctrl_c_stops_a_study_in_one_line_and_its_jobs_quietly(tmp_path):
     err = proc.communicate(timeout=120)[1]
     assert proc.returncode == 130, err[-2000:]
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-2000:]
-    lines = [ln for ln in err.strip().splitlines() if not ln.startswith("jepa-geometry: note:")]
+    lines = [  # the command's own lines: not its log of finished units, not its notes
+        ln
+        for ln in err.strip().splitlines()
+        if ln.startswith("jepa-geometry:") and not ln.startswith("jepa-geometry: note:")
+    ]
     assert lines == [
         "jepa-geometry: study interrupted; what it finished is in the cache, and the same "
         "command resumes from there"
@@ -385,6 +395,9 @@ BAD_COMMANDS = [
     ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.checkpoint_every=0"],
     ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.steps=abc"],
     ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.lr=0"],
+    # no value is without an upper bound where memory grows with it
+    ["profile", "smoke", "--set", "train.batch_size=1000000"],
+    ["train", "--task", "tworoom", "--arm", "lewm", "--set", "train.batch_size=1025"],
     ["train", "--task", "tworoom", "--arm", "nosuch"],
     ["train", "--task", "tworoom", "--arm", ""],
     ["train", "--task", "tworoom", "--arm", "lewm", "--seed", "-1"],

@@ -139,6 +139,24 @@ def use_profile_cache(profile: str) -> None:
         os.environ[DATA_ENV] = str(profile_cache(profile))
 
 
+def pin_cache_paths() -> None:
+    """Make ``$JEPA_GEOMETRY_DATA`` and ``$JEPA_GEOMETRY_READ_ONLY`` absolute, against this
+    process's working directory, before it starts any other process.
+
+    A relative cache (``JEPA_GEOMETRY_DATA=relcache``) is otherwise resolved by each process
+    against its own working directory: the command's against the user's, a page kernel's
+    against ``chapters/``, so one book would build everything twice in two caches, without a
+    word, and a page would not see what the command built for it.
+    """
+    env = os.environ.get(DATA_ENV)
+    if env:
+        os.environ[DATA_ENV] = str(Path(env).resolve())
+    raw = os.environ.get(READ_ONLY_ENV)
+    if raw:
+        paths = (str(Path(p).resolve()) for p in raw.split(os.pathsep) if p)
+        os.environ[READ_ONLY_ENV] = os.pathsep.join(paths)
+
+
 def read_only_roots() -> list[Path]:
     """Caches whose artifacts are reused but never written: ``$JEPA_GEOMETRY_READ_ONLY``, then
     the repository's evidence tree wherever the repository's ``data/`` is read.
@@ -439,7 +457,14 @@ def get_or_build(
         hint = f"; build it with `{how}`" if how else ""
         if problem is None:
             where = art.path.parent
-            raise NotCached(f"{art.kind}/{art.name}/{art.key} is not in the cache {where}{hint}")
+            damaged = "".join(
+                f", and {folder} holds files but no {MANIFEST} (damaged: restore it from git or "
+                "export it again)"
+                for folder in _without_manifest(art)
+            )
+            raise NotCached(
+                f"{art.kind}/{art.name}/{art.key} is not in the cache {where}{damaged}{hint}"
+            )
         raise NotCached(f"{art.kind}/{art.name}/{art.key} fails its check: {problem}{hint}")
     with art.lock():
         if art.exists() and not rebuild:  # another process may have built it meanwhile
@@ -463,6 +488,14 @@ def get_or_build(
                 shutil.rmtree(tmp, ignore_errors=True)
     note_read(art.kind, art.name, art.key)
     return target
+
+
+def _without_manifest(art: Artifact) -> list[Path]:
+    """The folders of ``art`` in the read-only caches (the evidence tree) that hold files but
+    no manifest: a read skips them as absent, so the one line that reports the artifact
+    missing names them, and the damage, too."""
+    folders = (root / art.kind / art.name / art.key for root in read_only_roots())
+    return [f for f in folders if f.is_dir() and not (f / MANIFEST).is_file() and any(f.iterdir())]
 
 
 def _fresh(parent: Path, prefix: str, make: Callable[[Path], None]) -> Path:

@@ -23,18 +23,28 @@ from __future__ import annotations
 
 import argparse
 import ast
+import errno
 import json
+import logging
 import math
+import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import yaml
 
-from jepa_geometry.artifacts import get_or_build, repo_root, use_profile_cache
+from jepa_geometry.artifacts import (
+    data_root,
+    get_or_build,
+    pin_cache_paths,
+    repo_root,
+    use_profile_cache,
+)
 from jepa_geometry.book.evidence import (
     EvidenceError,
     evidence_pages,
@@ -50,12 +60,13 @@ from jepa_geometry.book.pipeline import (
     build_book,
     build_html,
     chapter_listing,
+    cost_statement,
     resolve_page,
     run_chapter,
     run_experiment,
 )
 from jepa_geometry.envs import TASKS
-from jepa_geometry.envs.collect import build_dataset
+from jepa_geometry.envs.collect import build_dataset, check_task_episodes
 from jepa_geometry.envs.dataset import dataset_artifact
 from jepa_geometry.envs.episodes import FILENAME
 from jepa_geometry.jobs import default_workers
@@ -121,15 +132,38 @@ def _add_build(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--workers",
         type=_positive_int,
-        default=default_workers(),
-        help="parallel one-thread build jobs (default: one per core); no result depends on it",
+        default=None,
+        help="parallel one-thread build jobs (default: one per core, or $JEPA_GEOMETRY_WORKERS); "
+        "no result depends on it",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_profile(p)
 
 
-def _profile_of(args: argparse.Namespace):
-    return load_profile(args.profile, dict(args.set or []))
+def _workers(given: int | None) -> int:
+    """``--workers`` or ``--jobs`` as given, else :func:`~jepa_geometry.jobs.default_workers`.
+
+    The default is read when the command runs, not when the parser is built: a bad
+    ``$JEPA_GEOMETRY_WORKERS`` then stops in the command's one line, and only the commands
+    that start jobs read it."""
+    return default_workers() if given is None else given
+
+
+def _log(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """Where a build says what it finished, one short line each, when it draws no bar (its
+    stderr is not a terminal, as a background build's log, or ``--quiet``); else None.
+    Such a log used to stay empty until the command ended: half an hour for a laptop study."""
+    if args.quiet or not sys.stderr.isatty():
+        return lambda line: print(line, file=sys.stderr, flush=True)
+    return None
+
+
+def _profile_of(args: argparse.Namespace, name: str | None = None) -> Profile:
+    """The profile ``--profile`` (or ``name``) with the ``--set`` overrides, checked whole
+    before any work, the task names of ``data.task_episodes`` included."""
+    profile = load_profile(name or args.profile, dict(args.set or []))
+    check_task_episodes(profile)
+    return profile
 
 
 def _note_precision(profile: Profile) -> None:
@@ -144,7 +178,7 @@ def _note_precision(profile: Profile) -> None:
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
-    profile = load_profile(args.name, dict(args.set or []))
+    profile = _profile_of(args, args.name)
     print(yaml.safe_dump(profile.to_dict(), sort_keys=False), end="")
     return 0
 
@@ -196,19 +230,21 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _cmd_study(args: argparse.Namespace) -> int:
+    workers = _workers(args.workers)
     spec = load_study(args.task)
     profile = spec.profile(_profile_of(args))  # the study's rung of its ladder, if any
     _note_precision(profile)
-    stages = build_study(spec, profile, args.workers, progress=not args.quiet)
+    stages = build_study(spec, profile, workers, progress=not args.quiet, say=_log(args))
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
-    print(f"total: {stages.seconds.sum() / 60:.1f} min with {args.workers} workers")
+    print(f"total: {stages.seconds.sum() / 60:.1f} min with {workers} workers")
     return 0
 
 
 def _cmd_kappa(args: argparse.Namespace) -> int:
+    workers = _workers(args.workers)
     base = _profile_of(args)
     _note_precision(base)
-    kappa.build_sweep(base, kappa.KAPPA_SWEEP, args.workers, progress=not args.quiet)
+    kappa.build_sweep(base, kappa.KAPPA_SWEEP, workers, progress=not args.quiet)
     measured = kappa.measured_cost(kappa.KAPPA_SWEEP, base)
     print(measured.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"measured: {measured['measured seconds'].sum() / 60:.1f} min of work")
@@ -216,6 +252,7 @@ def _cmd_kappa(args: argparse.Namespace) -> int:
 
 
 def _cmd_scaling(args: argparse.Namespace) -> int:
+    workers = _workers(args.workers)
     spec = scaling.load_scaling()
     base = _profile_of(args)
     units = scaling.stated_units(spec, base, state=not args.dry_run)
@@ -224,7 +261,7 @@ def _cmd_scaling(args: argparse.Namespace) -> int:
         print(units.to_string(index=False, float_format=lambda x: f"{x:.0f}"))
         return 0
     _note_precision(base)
-    stages = scaling.build_scaling(spec, base, args.workers, progress=not args.quiet)
+    stages = scaling.build_scaling(spec, base, workers, progress=not args.quiet)
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     return 0
 
@@ -299,13 +336,10 @@ def _cmd_gate(args: argparse.Namespace) -> int:
 
 
 def _cmd_book(args: argparse.Namespace) -> int:
+    jobs = _workers(args.jobs)
     _note_precision(load_profile(args.profile))
     build_book(
-        args.profile,
-        force=args.force,
-        only=args.only or None,
-        progress=not args.quiet,
-        jobs=args.jobs,
+        args.profile, force=args.force, only=args.only or None, progress=not args.quiet, jobs=jobs
     )
     return 0
 
@@ -316,6 +350,9 @@ def _cmd_html(args: argparse.Namespace) -> int:
 
 def _cmd_chapter(args: argparse.Namespace) -> int:
     params = dict(args.param or [])
+    cost = cost_statement(resolve_page(args.chapter), params)
+    if cost:
+        print(cost, flush=True)  # before the kernel starts, as study and book do
     if args.output:  # an explicit notebook: run there, with the current cache
         page = resolve_page(args.chapter)
         run = run_chapter(page.source, Path(args.output), {**page.parameters, **params})
@@ -536,7 +573,7 @@ def build_parser() -> argparse.ArgumentParser:
     sb.add_argument(
         "--jobs",
         type=_positive_int,
-        default=default_workers(),
+        default=None,
         help="pages executed side by side (default: one per core); no number depends on it",
     )
     sb.set_defaults(func=_cmd_book)
@@ -600,8 +637,40 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+DISK_FAULTS = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS)
+"""What the machine, not the command, refuses: a full disk, a quota, a folder this user may
+not write, a read-only filesystem. The command stops with one line naming the place; what it
+had finished is in the cache, and a half-written artifact is a temporary folder the next build
+removes, never used."""
+
+
+def disk_fault(e: OSError) -> str:
+    """The one line of an :data:`DISK_FAULTS` error: the place (the file, else the cache) and
+    what to do, without the traceback that says nothing more."""
+    path = Path(e.filename) if e.filename else data_root()
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (
+            f"no space left on {path} ({e.strerror[:1].lower()}{e.strerror[1:]}); free some "
+            "and run the same command again: it resumes from what it finished"
+        )
+    if e.errno == errno.EROFS:
+        return f"{path} is on a read-only filesystem; run where this user may write"
+    folder = path if path.is_dir() else path.parent
+    return (
+        f"{folder} is not writable by this user (uid {os.getuid()}): building here needs "
+        "write permission on it; ask its owner for group write permission (README: A cache a "
+        "group shares) or set $JEPA_GEOMETRY_DATA to a cache of your own"
+    )
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that interrupt a command: it ends its jobs, says so in one line and exits with
+128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports them."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    pin_cache_paths()  # one cache, whatever the working directory of a kernel or job
     if isinstance(getattr(args, "profile", None), str):  # its own cache unless told otherwise
         use_profile_cache(args.profile)
     interrupted: list[int] = []
@@ -610,7 +679,9 @@ def main(argv: list[str] | None = None) -> int:
         interrupted.append(signum)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGINT, on_interrupt)
+    # SIGTERM (kill, a service manager, a container stop) reaches the command alone, not its
+    # build jobs or page kernels: handled as Ctrl-C, the command ends them before it exits
+    previous = {sig: signal.signal(sig, on_interrupt) for sig in STOP_SIGNALS}
     try:
         return args.func(args)
     except (ProfileError, ValueError, RuntimeError) as e:
@@ -618,16 +689,27 @@ def main(argv: list[str] | None = None) -> int:
             print(f"jepa-geometry: error: {e}", file=sys.stderr)
             return 2
         # else the error of a pool whose jobs the same Ctrl-C ended: an interruption
+    except OSError as e:
+        if not interrupted:
+            if e.errno not in DISK_FAULTS:
+                raise
+            print(f"jepa-geometry: error: {disk_fault(e)}", file=sys.stderr)
+            return 2
     except KeyboardInterrupt:
         pass
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    # a chapter's kernel client (nbclient) leaves asyncio tasks that the interruption ended
+    # with an error; asyncio would log each, with its traceback, when they are freed (about
+    # 140 lines after the one below): the interruption is all there is to say
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     print(
         f"jepa-geometry: {args.command} interrupted; what it finished is in the cache, and "
         "the same command resumes from there",
         file=sys.stderr,
     )
-    return 130
+    return 128 + (interrupted[0] if interrupted else signal.SIGINT)
 
 
 if __name__ == "__main__":

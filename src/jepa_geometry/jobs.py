@@ -37,8 +37,9 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -56,6 +57,15 @@ def progress_bar(iterable: Any = None, *, progress: bool = True, **kwargs: Any) 
     from tqdm import tqdm
 
     return tqdm(iterable, disable=None if progress else True, **kwargs)
+
+
+def log_line(what: str, seconds: float) -> str:
+    """One line of a command's log where no bar is drawn: what finished and when, e.g.
+    ``train tworoom: 3 of 18 built (4 min 12 s)``. A background build's log (output that is
+    not a terminal, or ``--quiet``) says where it is with these, one per finished unit or
+    stage, never a redrawn bar."""
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{what} ({f'{minutes} min {rest} s' if minutes else f'{seconds:.1f} s'})"
 
 
 @contextmanager
@@ -143,6 +153,24 @@ def start_job_process(
         init(*initargs)
 
 
+def stop_pool(pool: ProcessPoolExecutor, futures: Iterable[Future], interrupted: bool) -> None:
+    """Cancel every queued job of ``pool``; when ``interrupted`` (Ctrl-C, or a SIGTERM the
+    command turned into one), also end its processes.
+
+    Leaving the pool's ``with`` block waits for every job already handed to a process, and the
+    executor hands one more job than it has processes: after an interruption those would start
+    and run to their end (a page kernel, a model). A build job ignores Ctrl-C and a job that a
+    SIGTERM reached only through its parent never sees it, so the parent ends them; an ended
+    build leaves only a temporary folder, which the next build removes. (Python 3.11's executor
+    has no public call for it; 3.14 adds one.)
+    """
+    for f in futures:
+        f.cancel()
+    if interrupted:
+        for proc in list((pool._processes or {}).values()):
+            proc.terminate()
+
+
 def run_parallel(
     fn: Callable[..., T],
     jobs: Sequence[tuple],
@@ -152,6 +180,7 @@ def run_parallel(
     *,
     pending: Callable[..., bool] | None = None,
     preload: Sequence[str] = (),
+    say: Callable[[str], None] | None = None,
 ) -> list[T]:
     """``[fn(*job) for job in jobs]``, computed by ``workers`` processes; results in job order.
 
@@ -161,7 +190,9 @@ def run_parallel(
     (cached ones) run in this process, so a stage with nothing to build starts no process.
     ``preload`` names modules the jobs import, for the pool's server (:func:`pool_context`).
     The first job that raises stops the pool and re-raises its exception; jobs already
-    finished are cached by their own builders, so rerunning resumes.
+    finished are cached by their own builders, so rerunning resumes. ``say`` (a command's
+    log where no bar is drawn) gets one short line per finished pending job, with the time
+    since the first started (:func:`log_line`).
     """
     workers = check_workers(workers)
     if not jobs:
@@ -169,6 +200,14 @@ def run_parallel(
     todo = [i for i, job in enumerate(jobs) if pending is None or pending(*job)]
     results: dict[int, T] = {}
     bar = progress_bar(total=len(jobs), desc=desc, progress=progress)
+    t0 = time.perf_counter()
+
+    def finished(i: int) -> None:
+        bar.update(1)
+        if say is not None and i in todo:
+            done = sum(j in results for j in todo)
+            say(log_line(f"{desc}: {done} of {len(todo)} built", time.perf_counter() - t0))
+
     try:
         if workers > 1 and len(todo) > 1:
             ctx = pool_context([fn.__module__, *preload])
@@ -182,19 +221,14 @@ def run_parallel(
                 try:
                     for fut in as_completed(futures):
                         results[futures[fut]] = fut.result()
-                        bar.update(1)
+                        finished(futures[fut])
                 except BaseException as e:
-                    for f in futures:
-                        f.cancel()
-                    if isinstance(e, KeyboardInterrupt):  # its jobs ignore Ctrl-C: end them
-                        # (Python 3.11's executor has no public call for it; 3.14 adds one)
-                        for proc in list(pool._processes.values()):
-                            proc.terminate()
+                    stop_pool(pool, futures, isinstance(e, KeyboardInterrupt))
                     raise
         for i, job in enumerate(jobs):
             if i not in results:
                 results[i] = fn(*job)
-                bar.update(1)
+                finished(i)
         return [results[i] for i in range(len(jobs))]
     finally:
         bar.close()
@@ -207,7 +241,9 @@ __all__ = [
     "check_workers",
     "default_workers",
     "job_threads",
+    "log_line",
     "pool_context",
     "run_parallel",
     "start_job_process",
+    "stop_pool",
 ]

@@ -54,6 +54,13 @@ def _distinct(values: tuple[Any, ...]) -> tuple[Any, ...]:
     return values
 
 
+MAX_BATCH = 1024
+"""The most clips a training step may take: 8 times the papers' 128. The input of one step of
+1024 clips of the paper profile (4 frames of 224 px, fp32) is 2.5 GB before any activation, and
+an unbounded value (``--set train.batch_size=1000000``) filled a machine's memory within
+seconds, without a word, instead of stopping before the run."""
+
+
 # The types of the profile's values: each carries its range, so the command line, ``--set``
 # overrides, chapter overrides and the presets are held to the same limits. Numbers are finite
 # unless the type says otherwise; a bool is not a number and a string never becomes one.
@@ -121,7 +128,7 @@ class TrainSettings:
     __pydantic_config__ = ConfigDict(extra="forbid")
 
     steps: Count
-    batch_size: Annotated[StrictInt, Field(ge=2)]  # clips per step; SIGReg's statistic needs 2
+    batch_size: Annotated[StrictInt, Field(ge=2, le=MAX_BATCH)]  # SIGReg's statistic needs 2
     lr: Positive
     weight_decay: NonNegative
     warmup_steps: NonNegativeInt

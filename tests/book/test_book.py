@@ -4,6 +4,7 @@ import importlib.util
 import io
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import jupytext
@@ -255,6 +256,20 @@ import pathlib, time
 """
 
 
+def tiny_book(root: Path, bodies: dict[str, str], toc: Sequence[str]) -> None:
+    """A book in ``root``: a chapter per name of ``bodies`` running that code (after
+    ``import pathlib, time``), its ``_toc.yml`` listing the pages ``toc`` in that order, and the
+    ``data.dvc`` that marks the repository's root."""
+    (root / "chapters").mkdir()
+    for name, body in bodies.items():
+        (root / "chapters" / f"{name}.md").write_text(_TINY_CHAPTER.format(name=name, body=body))
+    chapters = [{"file": f"book/chapters/{p}"} for p in toc]
+    (root / "_toc.yml").write_text(
+        yaml.safe_dump({"format": "jb-book", "root": "book/intro", "chapters": chapters})
+    )
+    (root / "data.dvc").write_text("outs: [{path: data}]\n")
+
+
 @pytest.mark.slow
 def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, monkeypatch):
     """``jobs=2``: the two pages of the first wave each wait for the other to have started
@@ -262,9 +277,9 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
     and build jobs alike); ``ch08_across`` starts only after both have ended."""
     stamps = tmp_path / "stamps"
     stamps.mkdir()
-    (tmp_path / "chapters").mkdir()
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     share = str(max(default_workers() // 2, 1))
+    bodies = {}
     for me, other in (("ch01_a", "ch02_b"), ("ch02_b", "ch01_a")):
         body = (
             f"import os\n"
@@ -278,20 +293,11 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
             f"time.sleep(1)\n"
             f"pathlib.Path({str(stamps / (me + '.done'))!r}).touch()"
         )
-        (tmp_path / "chapters" / f"{me}.md").write_text(_TINY_CHAPTER.format(name=me, body=body))
+        bodies[me] = body
     done = [str(stamps / f"{p}.done") for p in ("ch01_a", "ch02_b")]
     last = f"assert all(pathlib.Path(p).exists() for p in {done!r})"
-    (tmp_path / "chapters" / "ch08_across.md").write_text(
-        _TINY_CHAPTER.format(name="ch08_across", body=last)
-    )
     names = ("ch08_across", "ch01_a", "ch02_b")  # the cross-task page listed first, run last
-    toc = {
-        "format": "jb-book",
-        "root": "book/intro",
-        "chapters": [{"file": f"book/chapters/{p}"} for p in names],
-    }
-    (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc))
-    (tmp_path / "data.dvc").write_text("outs: [{path: data}]\n")
+    tiny_book(tmp_path, {"ch08_across": last, **bodies}, names)
     monkeypatch.chdir(tmp_path)
     log = io.StringIO()
     runs = build_book(  # these pages read no κ sweep: no need to build it
@@ -299,7 +305,7 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
     )
     assert [r.name for r in runs] == list(names)  # reported in the toc's order
     assert all((tmp_path / "out" / f"{r.name}.ipynb").is_file() for r in runs)
-    assert "2 pages, 2 at a time" in log.getvalue()
+    assert "2 of 3 pages, 2 at a time" in log.getvalue()  # counted as the lines count: [1/3]
     with pytest.raises(ValueError, match="workers must be an integer >= 1, got 0"):
         build_book("smoke", out_dir=tmp_path / "out", jobs=0)
 
@@ -311,18 +317,7 @@ def test_the_kappa_sweep_is_built_after_the_task_pages_and_before_the_cross_task
     instead of run) once, between the first wave of pages and the cross-task page."""
     from jepa_geometry.book import pipeline
 
-    (tmp_path / "chapters").mkdir()
-    for name in ("ch01_a", "ch08_across"):
-        (tmp_path / "chapters" / f"{name}.md").write_text(
-            _TINY_CHAPTER.format(name=name, body="pass")
-        )
-    toc = {
-        "format": "jb-book",
-        "root": "book/intro",
-        "chapters": [{"file": f"book/chapters/{p}"} for p in ("ch08_across", "ch01_a")],
-    }
-    (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc))
-    (tmp_path / "data.dvc").write_text("outs: [{path: data}]\n")
+    tiny_book(tmp_path, {"ch01_a": "pass", "ch08_across": "pass"}, ("ch08_across", "ch01_a"))
     monkeypatch.chdir(tmp_path)
     log = io.StringIO()
     calls = []

@@ -40,7 +40,7 @@ def test_the_budget_names_a_large_file_a_figure_and_a_large_tree(tmp_path):
     assert BUDGET_MB == {"total": 60.0, "file": 2.0}  # the budget the README states
 
 
-def _page_notebook(executed: Path, page: str, reads: list[str], value: str) -> None:
+def page_notebook(executed: Path, page: str, reads: list[str], value: str) -> None:
     """A notebook as ``make book`` leaves it: laptop parameters, the artifacts the page read
     and one glued value (myst-nb's scrapbook output)."""
     nb = {
@@ -74,8 +74,8 @@ def test_a_partial_export_adds_its_pages_and_removes_nothing(tmp_path, monkeypat
     pages = [p.name for p in book_pages(REPO)]
     executed, dest = tmp_path / "book", tmp_path / "evidence"
     for page in pages:
-        _page_notebook(executed, page, [arts["a"]], f"'{page}'")
-    _page_notebook(executed, pages[1], [arts["b"]], "'two'")
+        page_notebook(executed, page, [arts["a"]], f"'{page}'")
+    page_notebook(executed, pages[1], [arts["b"]], "'two'")
 
     first = export_evidence(REPO, "laptop", dest, executed, only=[pages[0]])
     assert (first.artifacts, first.pages) == (1, 1)

@@ -34,6 +34,7 @@ from jepa_geometry.artifacts import (
     KINDS,
     MANIFEST,
     READ_ONLY_ENV,
+    TMP_FILE_SUFFIX,
     TMP_PREFIX,
     Artifact,
     ArtifactError,
@@ -181,10 +182,36 @@ def _copy_small(src: Path, dest: Path, kind: str) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _same(src: Path, dest: Path) -> bool:
-    return (dest / MANIFEST).is_file() and (dest / MANIFEST).read_bytes() == (
-        src / MANIFEST
-    ).read_bytes()
+def _same(src: Path, dest: Path, kind: str) -> bool:
+    """Whether the tree's folder ``dest`` holds ``src``'s manifest and every small file it
+    lists, each with the manifest's sha256.
+
+    The manifest alone is not enough: a payload changed in the tree since it was exported (an
+    edit, a bad merge, a damaged disk) would be kept, then committed for every reader.
+    """
+    if (
+        not (dest / MANIFEST).is_file()
+        or (dest / MANIFEST).read_bytes() != (src / MANIFEST).read_bytes()
+    ):
+        return False
+    files = read_manifest(dest / MANIFEST)["files"]
+    return all(
+        is_heavy(kind, name)
+        or ((dest / name).is_file() and sha256_file(dest / name) == rec["sha256"])
+        for name, rec in files.items()
+    )
+
+
+def _remove_leftovers(dest: Path) -> None:
+    """Delete what a killed export left in the tree ``dest``: its temporary artifact folders
+    (``<kind>/<name>/.tmp-*``) and half-written page files (``pages/.<page>.json.tmp*``).
+    Only an export writes the tree, and git ignores both (``.gitignore``), so they are never
+    committed even before the next export removes them."""
+    for kind in KINDS:
+        for old in (dest / kind).glob(f"*/{TMP_PREFIX}*"):
+            shutil.rmtree(old, ignore_errors=True)
+    for old in (dest / PAGES_DIR).glob(f".*{TMP_FILE_SUFFIX}*"):
+        old.unlink(missing_ok=True)
 
 
 @dataclass
@@ -215,8 +242,9 @@ def export_evidence(
 
     Every page of ``root``'s table of contents must have been executed with ``profile`` into
     ``<executed>/book/chapters/`` (default: ``root``'s); an artifact folder already in the
-    tree with the same manifest is left as it is (an export of unchanged results changes no
-    byte). With ``only`` (page names) just those pages are exported, added to what the tree
+    tree with the same manifest and intact files is left as it is (an export of unchanged
+    results changes no byte; a damaged one is copied again), and what a killed export left is
+    removed. With ``only`` (page names) just those pages are exported, added to what the tree
     holds and removing nothing: a build that spans several machines (one task study per
     session, or per cluster job) commits each part as it lands, and the whole book's export
     at the end removes what no page reads.
@@ -233,10 +261,11 @@ def export_evidence(
     refs = _reads(notebooks)
     glued = {name: glued_values(nb) for name, nb in notebooks.items()}
     sources = {ref: _source_of(ref) for ref in sorted(refs)}  # all found before any write
+    _remove_leftovers(dest)
     copied = 0
     for ref, src in sources.items():
         target = dest / ref
-        if src.resolve() != target.resolve() and not _same(src, target):
+        if src.resolve() != target.resolve() and not _same(src, target, ref.split("/")[0]):
             _copy_small(src, target, ref.split("/")[0])
             copied += 1
     removed = 0

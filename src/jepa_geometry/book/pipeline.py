@@ -59,9 +59,10 @@ from jepa_geometry.book.display import use_for_data_frames
 from jepa_geometry.book.parameters import check_parameter
 from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
-from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers
+from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import kappa
+from jepa_geometry.study import cluster, kappa
+from jepa_geometry.study.spec import available_studies, load_study
 
 EXECUTED_DIR = Path("book") / "chapters"
 RUNS_DIR = Path("runs")  # chapter runs with non-default parameters (git- and DVC-ignored)
@@ -469,6 +470,13 @@ def present(nb: Any) -> None:
             cell.metadata["tags"] = list(dict.fromkeys(tags))
 
 
+KERNEL_QUIET_ASYNCIO = (
+    "--IPKernelApp.exec_lines=__import__('logging').getLogger('asyncio').setLevel(50)"
+)
+"""A line the kernel runs before the page (out of its history, binding no name): its asyncio
+logs critical errors only."""
+
+
 @dataclass
 class ChapterRun:
     name: str
@@ -535,9 +543,10 @@ def run_chapter(
                 kernel_name="python3",
                 # the kernel's own log stays quiet: its warnings were a TCP-transport note, its
                 # one error jupyter_client's SIGINT, which it sends every kernel before shutting
-                # it down ("KeyboardInterrupt caught in kernel"); a failing cell still stops
-                # the page with its traceback (papermill)
-                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+                # it down ("KeyboardInterrupt caught in kernel"), and a kernel shut down while
+                # a cell ran (Ctrl-C) logged its pending asyncio tasks ("Task was destroyed but
+                # it is pending!"); a failing cell still stops the page with its traceback
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL", KERNEL_QUIET_ASYNCIO],
                 progress_bar=False,
                 execution_timeout=timeout,
                 stderr_file=sys.stderr if progress else None,
@@ -608,6 +617,18 @@ def _share_cores(workers: str) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", workers)
 
 
+def check_writable(folder: Path, what: str) -> None:
+    """Stop in one line, before any work, unless this user may write ``folder`` (or create it:
+    its nearest existing parent). A read-only checkout used to run a page to its end, minutes
+    or hours, then fail writing it."""
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not os.access(existing, os.W_OK):
+        raise ChapterError(
+            f"{what} go to {folder}, but {existing} is not writable by this user (uid "
+            f"{os.getuid()}): a read-only checkout? Build in a clone you may write"
+        )
+
+
 def build_book(
     profile: str,
     *,
@@ -645,6 +666,7 @@ def build_book(
                 f"unknown page(s) {sorted(unknown)}; valid: {', '.join(p.name for p in pages)}"
             )
         pages = [p for p in pages if p.name in wanted]
+    check_writable(out_dir, "the executed pages")
     n = len(pages)
     index = {p.name: i for i, p in enumerate(pages, 1)}
     runs: dict[str, ChapterRun] = {}
@@ -678,8 +700,10 @@ def build_book(
                 )
                 done(_run_page(page, out_dir / f"{page.name}.ipynb", profile, force, progress))
             continue
-        print(
-            f"{len(wave)} pages, {jobs} at a time (profile={profile}) ...", file=stream, flush=True
+        print(  # of the n pages the lines count to: the others run before or after the wave
+            f"{len(wave)} of {n} pages, {jobs} at a time (profile={profile}) ...",
+            file=stream,
+            flush=True,
         )
         share = str(max(default_workers() // jobs, 1))  # each page's build jobs (jobs module)
         with ProcessPoolExecutor(
@@ -689,10 +713,40 @@ def build_book(
                 pool.submit(_run_page, page, out_dir / f"{page.name}.ipynb", profile, force, False)
                 for page in wave
             ]
-            for fut in as_completed(futures):
-                done(fut.result())
+            try:
+                for fut in as_completed(futures):
+                    done(fut.result())
+            except BaseException as e:  # no queued page starts; an interruption ends the
+                # running ones (their kernels end with their page's process, ipykernel)
+                stop_pool(pool, futures, isinstance(e, KeyboardInterrupt))
+                raise
     print(f"all chapters: {time.perf_counter() - total:.1f} s", file=stream, flush=True)
     return [runs[p.name] for p in pages]
+
+
+def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
+    """What building the study a task page reads would cost, stated before its kernel starts,
+    or None when the page reads no study or the cache holds all of it.
+
+    A task page at laptop from an empty cache trains and plans for hours; the kernel's own
+    bars do not reach a log or a notebook, so without this line the page said nothing for
+    that long, where ``study``, ``book`` and ``scaling`` state their cost first. The estimate
+    is the grid's (:func:`~jepa_geometry.study.cluster.dry_run`, ``grid --dry-run``).
+    """
+    task = parameters.get("task", page.task)
+    if task not in available_studies():
+        return None
+    name = parameters.get("profile", parameters_of(jupytext.read(page.source))["profile"])
+    spec = load_study(task)
+    units = cluster.dry_run([spec], spec.profile(load_profile(name)))
+    todo = units[~units["cached"]]
+    if todo.empty:
+        return None
+    return (
+        f"{page.name} (profile={name}) reads the {task} study: {len(todo)} of its {len(units)} "
+        f"units are not in the cache, about {todo['hours'].sum():.1f} h of work to build them "
+        f"first (estimated as `jepa-geometry grid --tasks {task} --dry-run --profile {name}`)"
+    )
 
 
 def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRun:

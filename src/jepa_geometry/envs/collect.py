@@ -14,8 +14,10 @@ so the dataset does not depend on the number of worker processes.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from importlib import metadata
@@ -46,9 +48,12 @@ _PACKAGES = (
 )
 
 
-def episode_counts(task: str, profile: Profile) -> tuple[int, int]:
-    """(training, held-out) episodes of ``task`` under ``profile`` (per-task override first)."""
-    check_task(task)
+def check_task_episodes(profile: Profile) -> dict[str, tuple[int, int]]:
+    """``profile.data.task_episodes``, or a one-line ValueError naming its unknown tasks and
+    the valid ones (the profile's own check cannot: the tasks are defined above its layer).
+
+    The command line checks it on loading a profile, before any work: a misspelt task's
+    counts would otherwise be carried along unused while the real task took the defaults."""
     per_task = profile.data.task_episodes
     unknown = sorted(set(per_task) - set(TASKS))
     if unknown:
@@ -56,6 +61,13 @@ def episode_counts(task: str, profile: Profile) -> tuple[int, int]:
             f"profile {profile.name!r}: data.task_episodes has unknown task(s) "
             f"{', '.join(map(repr, unknown))}; valid: {', '.join(TASKS)}"
         )
+    return per_task
+
+
+def episode_counts(task: str, profile: Profile) -> tuple[int, int]:
+    """(training, held-out) episodes of ``task`` under ``profile`` (per-task override first)."""
+    check_task(task)
+    per_task = check_task_episodes(profile)
     n_train, n_held = per_task.get(task, (profile.data.episodes, profile.data.heldout_episodes))
     if n_train < 1 or n_held < 1:
         raise ValueError(
@@ -188,6 +200,7 @@ def write_dataset(
             rows = {**rows, "episode": np.full(length, ep), "step": np.arange(length)}
             if not dsets:
                 dsets = _create_columns(f, rows, h5py, hdf5plugin)
+            check_room(path, rows, len(dsets))
             for name, ds in dsets.items():
                 ds.resize(n + length, axis=0)
                 ds[n : n + length] = rows[name]
@@ -210,6 +223,30 @@ def write_dataset(
         for k, v in attrs.items():
             f.attrs[k] = v if isinstance(v, str | int | float) else json.dumps(v)
     return {"episodes": n_total, "frames": n, "collect_seconds": round(seconds, 2)}
+
+
+CHUNK_CACHE_BYTES = 1 << 20
+"""HDF5's chunk cache per open dataset (h5py's default ``rdcc_nbytes``): data it may still
+have to write when the file is closed."""
+
+
+def check_room(path: Path, rows: dict[str, np.ndarray], columns: int) -> None:
+    """Raise ``OSError(ENOSPC)`` naming ``path`` unless its filesystem has room for the episode
+    ``rows`` uncompressed, twice, and for every column's chunk cache.
+
+    HDF5 must never meet a full disk itself: after a failed write it crashed the process
+    (a segmentation fault while its objects were freed, three runs of three), where this check
+    stops the collection between two episodes, the file still closable. The margin is a few MB
+    at the laptop profile, so a disk with room for the dataset is never refused.
+    """
+    need = 2 * sum(x.nbytes for x in rows.values()) + columns * CHUNK_CACHE_BYTES
+    free = shutil.disk_usage(path.parent).free
+    if free < need:
+        raise OSError(
+            errno.ENOSPC,
+            f"{free / 2**20:.1f} MB free, the next episode may need {need / 2**20:.1f} MB",
+            str(path),
+        )
 
 
 def _safe_std(x: np.ndarray) -> np.ndarray:

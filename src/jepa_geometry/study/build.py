@@ -20,6 +20,7 @@ that need the same artifact (the random floor of a cell's pairs) build it once.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -27,7 +28,7 @@ import pandas as pd
 
 from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
-from jepa_geometry.jobs import check_workers, run_parallel
+from jepa_geometry.jobs import check_workers, log_line, run_parallel
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
@@ -152,12 +153,17 @@ def build_times(spec: StudySpec, profile: Profile) -> pd.DataFrame:
 
 
 def build_study(
-    spec: StudySpec, profile: Profile, workers: int, progress: bool = True
+    spec: StudySpec,
+    profile: Profile,
+    workers: int,
+    progress: bool = True,
+    say: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """Build every dataset, model and planning cell of ``spec`` (cached ones are reused).
 
     Returns one row per stage: ``stage``, ``jobs``, ``seconds`` (wall time of the stage in this
-    call; near 0 when everything was cached) and ``workers``.
+    call; near 0 when everything was cached) and ``workers``. ``say`` (a command's log where
+    no bar is drawn) gets one line per built model or cell and per finished stage.
     """
     workers = check_workers(workers)
     rows = []
@@ -165,9 +171,10 @@ def build_study(
     def stage(name: str, n: int, run) -> Any:
         t0 = time.perf_counter()
         out = run()
-        rows.append(
-            {"stage": name, "jobs": n, "seconds": time.perf_counter() - t0, "workers": workers}
-        )
+        seconds = time.perf_counter() - t0
+        rows.append({"stage": name, "jobs": n, "seconds": seconds, "workers": workers})
+        if say is not None:
+            say(log_line(f"{spec.task} study: {name} done", seconds))
         return out
 
     models = [
@@ -193,6 +200,7 @@ def build_study(
             progress,
             pending=model_untrained,
             preload=SIMULATOR_PRELOAD,
+            say=say,
         ),
     )
     stage(
@@ -206,6 +214,7 @@ def build_study(
             progress,
             pending=PlanningCell.unbuilt,
             preload=SIMULATOR_PRELOAD,
+            say=say,
         ),
     )
     if not spec.plans:  # a task whose gate failed: its models are measured, only the ceiling
@@ -225,6 +234,7 @@ def build_study(
             progress,
             pending=PlanningCell.unbuilt,
             preload=SIMULATOR_PRELOAD,
+            say=say,
         ),
     )
     return pd.DataFrame(rows)

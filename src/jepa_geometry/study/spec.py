@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 import yaml
@@ -18,7 +19,7 @@ from jepa_geometry.envs import check_task
 from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.profiles import PROFILES, Profile
 from jepa_geometry.study.levers import Lever, ladder_lever
-from jepa_geometry.wm.arms import check_arms
+from jepa_geometry.wm.arms import ARMS, check_arms
 
 BASELINE = "lewm"
 DECISION_TASK = "tworoom"
@@ -151,26 +152,53 @@ def load_study(task: str) -> StudySpec:
     if task not in valid:
         raise SpecError(f"no study specification for task {task!r}; valid: {', '.join(valid)}")
     path = resources.files("jepa_geometry.study").joinpath("specs", f"{task}.yaml")
-    raw: dict[str, Any] = yaml.safe_load(path.read_text()) or {}
+    return read_study(path, task)
+
+
+def read_study(path: Traversable, task: str) -> StudySpec:
+    """The study specification of ``task`` in the file ``path``, validated.
+
+    A study file is written by hand: every fault of it (not YAML, not a mapping, a field of
+    the wrong kind) stops in one line naming the file, the field and what is valid, before a
+    value reaches the code that would fail on it with a traceback (a string where a list
+    belongs reads as its letters: ``arms: lewm`` as the arms l, e, w, m).
+    """
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or type(e).__name__
+        raise SpecError(f"study file {path}: not valid YAML{where}: {problem}") from None
+    if not isinstance(raw, dict):
+        raise SpecError(f"study file {path}: a mapping of fields, got {type(raw).__name__}")
     unknown = sorted(set(raw) - set(_FIELDS) - set(_OPTIONAL))
     missing = [f for f in _FIELDS if f not in raw]
     if unknown or missing:
         raise SpecError(
-            f"study file {task}.yaml: unknown fields {unknown}, missing {missing}; "
+            f"study file {path}: unknown fields {unknown}, missing {missing}; "
             f"fields: {', '.join(_FIELDS)} (optional: {', '.join(_OPTIONAL)})"
         )
     if raw["task"] != task:
-        raise SpecError(f"study file {task}.yaml describes task {raw['task']!r}")
+        raise SpecError(f"study file {path} describes task {raw['task']!r}")
 
-    def seeds(v: Any) -> tuple[int, ...] | None:
-        return None if v is None else tuple(v)
+    def listed(key: str, what: str, null: str = "") -> tuple[Any, ...] | None:
+        value = raw[key]
+        if value is None and null:
+            return None
+        if not isinstance(value, list) or not value:
+            raise SpecError(
+                f"study file {path}: {key} must be {null}a non-empty list of {what}, got {value!r}"
+            )
+        return tuple(value)
 
+    seeds = ("integers >= 0", "null (every training seed) or ")
     return StudySpec(
         task=task,
-        arms=tuple(raw["arms"]),
-        protocols=tuple(raw["protocols"]),
-        solver_seeds=seeds(raw["solver_seeds"]),
-        secondary_seeds=seeds(raw["secondary_seeds"]),
+        arms=listed("arms", f"arms ({', '.join(ARMS)} or a sum such as scale+aux)"),
+        protocols=listed("protocols", f"protocols ({', '.join(PROTOCOLS)})"),
+        solver_seeds=listed("solver_seeds", *seeds),
+        secondary_seeds=listed("secondary_seeds", *seeds),
         about=str(raw["about"]).strip(),
         settings=_settings(task, raw.get("settings", {})),
         plans=_plans(task, raw.get("plans", True)),

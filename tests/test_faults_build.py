@@ -1,0 +1,487 @@
+"""Fault injection, continued: what a long build meets (issue 52).
+
+A laptop build runs for hours, in the background, from a worktree, and is interrupted again
+and again before it ends; its evidence is then committed for every reader. What must hold, on
+top of ``tests/test_faults.py``:
+
+* an interruption (Ctrl-C to the terminal's group, or a plain SIGTERM to the command alone)
+  ends every process the command started, at once, and says so in one line;
+* the cache is one folder, whatever the working directory of the process that reads it;
+* the committed evidence tree is never trusted blindly: a damaged payload is copied again, a
+  killed export's leftovers are removed and never versioned;
+* every bad value a user can give (environment variables, study files, ``--set``) stops with
+  one line naming it, before any work.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import papermill
+import psutil
+import pytest
+
+from jepa_geometry.artifacts import (
+    DATA_ENV,
+    READ_ONLY_ENV,
+    Artifact,
+    NotCached,
+    cache_only,
+    get_or_build,
+)
+from jepa_geometry.book.evidence import export_evidence
+from jepa_geometry.book.pipeline import book_pages
+from jepa_geometry.cli import main
+from jepa_geometry.envs.dataset import load_dataset
+from jepa_geometry.profiles import load_profile
+from jepa_geometry.study import spec
+from tests.book.test_book import tiny_book
+from tests.book.test_evidence import page_notebook
+from tests.conftest import REPO
+from tests.test_faults import CLI, OVERRIDES, SETS, start_in_group
+
+INTERRUPTED = (
+    "jepa-geometry: {} interrupted; what it finished is in the cache, and the same command "
+    "resumes from there"
+)
+
+
+def _wait_for(proc: subprocess.Popen, ready, timeout: float = 300.0) -> None:
+    deadline = time.time() + timeout
+    while not ready() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the command ended before it could be interrupted"
+    assert ready(), "the command never got where it could be interrupted"
+
+
+def _alive(pids: list[int]) -> list[int]:
+    """The processes of ``pids`` still running (a zombie has ended)."""
+    out = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                out.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def _end(proc: subprocess.Popen, pids: list[int]) -> None:
+    """Clean up after a failed test: the command's group and every process it started."""
+    for pid in _alive(pids):
+        os.kill(pid, signal.SIGKILL)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+# ----------------------------------------------------------------------------- interrupts
+
+
+def _slow_book(root: Path, stamps: Path, pages: int) -> None:
+    """A book of ``pages`` pages in ``root``, each noting its kernel's pid in ``stamps`` when it
+    starts, then running for two minutes."""
+    names = [f"ch0{i}_slow" for i in range(1, pages + 1)]
+    note = "pathlib.Path({!r}).write_text(str(__import__('os').getpid()))\ntime.sleep(120)"
+    tiny_book(root, {name: note.format(str(stamps / name)) for name in names}, names)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_book_of_pages_side_by_side_at_once(tmp_path):
+    """Ctrl-C while two pages run side by side: no queued page starts a kernel, the running
+    pages' kernels end, the command says so in one line within seconds and writes no page."""
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    book = tmp_path / "book"
+    book.mkdir()
+    _slow_book(book, stamps, pages=4)
+    cmd = [*CLI, "book", "--profile", "smoke", "--jobs", "2", "--quiet"]
+    proc = start_in_group(cmd, tmp_path / "data", book)
+    kernels: list[int] = []
+    try:
+        _wait_for(proc, lambda: len(list(stamps.iterdir())) == 2, timeout=120)
+        time.sleep(0.5)  # both pids written
+        kernels = [int(p.read_text()) for p in stamps.iterdir()]
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=30)[1]
+        deadline = time.time() + 10  # a kernel sees its page's process end within a second
+        while _alive(kernels) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not _alive(kernels), "a page's kernel outlived the interrupted book"
+        time.sleep(2)
+        assert len(list(stamps.iterdir())) == 2, "a queued page started after Ctrl-C"
+        assert proc.returncode == 130, err[-2000:]
+        assert err.strip().splitlines()[-1] == INTERRUPTED.format("book"), err[-2000:]
+        assert not list((book / "book" / "chapters").glob("*.ipynb"))
+    finally:
+        _end(proc, kernels)
+
+
+SHORT_STUDY = ["--set", "data.episodes=4", "--set", "data.heldout_episodes=2"]
+
+
+def test_sigterm_to_a_study_ends_its_build_jobs_too(tmp_path):
+    """``kill <pid>`` (a service manager, a container stop) reaches the command alone: it ends
+    its build jobs before it exits, reported as an interruption (status 143), and rerunning
+    resumes as after Ctrl-C."""
+    root = tmp_path / "data"
+    sets = [*SHORT_STUDY, "--set", "train.steps=5000"]  # models that train long enough to catch
+    cmd = [*CLI, "study", "tworoom", "--workers", "2", "--quiet", "--profile", "smoke", *sets]
+    proc = start_in_group(cmd, root)
+    jobs: list[int] = []
+    try:
+        _wait_for(proc, lambda: len(list((root / "checkpoints").glob("*/.tmp-*"))) >= 2)
+        jobs = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+        os.kill(proc.pid, signal.SIGTERM)
+        err = proc.communicate(timeout=60)[1]
+        deadline = time.time() + 15
+        while _alive(jobs) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not _alive(jobs), f"build processes outlived the study: {_alive(jobs)}"
+        assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+        assert "Traceback" not in err, err[-2000:]
+        assert err.strip().splitlines()[-1] == INTERRUPTED.format("study"), err[-2000:]
+    finally:
+        _end(proc, jobs)
+
+
+# ----------------------------------------------------------------------------- paths
+
+
+def test_a_relative_cache_is_one_folder_for_the_command_and_its_page_kernels(
+    tmp_path, monkeypatch, capsys
+):
+    """``JEPA_GEOMETRY_DATA=relcache``: the page's kernel (working directory ``chapters/``)
+    reads and writes the cache the command resolved against the user's working directory."""
+    seen = tmp_path / "seen.txt"
+    body = (
+        "from jepa_geometry.artifacts import data_root\n"
+        f"pathlib.Path({str(seen)!r}).write_text(str(data_root()))"
+    )
+    tiny_book(tmp_path, {"ch01_cache": body}, ["ch01_cache"])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JEPA_GEOMETRY_DATA", "relcache")
+    assert main(["chapter", "ch01_cache", str(tmp_path / "out.ipynb")]) == 0, capsys.readouterr()
+    assert seen.read_text() == str(tmp_path / "relcache")
+
+
+# ----------------------------------------------------------------------------- evidence
+
+
+@pytest.fixture
+def exported(tmp_path, monkeypatch) -> dict:
+    """An evidence tree exported from a cache with one artifact (a small payload) that every
+    page of the book read."""
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "data"))
+    art = Artifact("results", "toy", {"n": 1})
+    get_or_build(art, lambda tmp: (tmp / "v.json").write_text('{"n": 1}') and None)
+    ref = f"results/{art.name}/{art.key}"
+    executed, dest = tmp_path / "book", tmp_path / "evidence"
+    for page in book_pages(REPO):
+        page_notebook(executed, page.name, [ref], "'1'")
+    export_evidence(REPO, "laptop", dest, executed)
+    return {"art": art, "ref": ref, "executed": executed, "dest": dest}
+
+
+def test_an_export_copies_a_tampered_payload_of_the_tree_again(exported):
+    """A byte of a committed payload changed: the next export copies the artifact again
+    (it used to compare manifests only, say "0 copied" and leave the damage to be committed)."""
+    payload = exported["dest"] / exported["ref"] / "v.json"
+    good = payload.read_bytes()
+    payload.write_bytes(good.replace(b"1", b"2"))
+    again = export_evidence(REPO, "laptop", exported["dest"], exported["executed"])
+    assert again.copied == 1
+    assert payload.read_bytes() == good
+
+
+def test_a_killed_export_s_leftovers_are_removed_and_never_versioned(exported):
+    dest = exported["dest"]
+    folder = dest / exported["ref"]
+    leftovers = [
+        folder.parent / f".tmp-{folder.name}-1a2b3c" / "v.json",
+        dest / "pages" / ".ch01_metric_leverage.json.tmp5d6e",
+    ]
+    for path in leftovers:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half")
+    in_repo = [str(Path("evidence/laptop") / p.relative_to(dest)) for p in leftovers]
+    ignored = subprocess.run(["git", "check-ignore", *in_repo], cwd=REPO, capture_output=True)
+    assert ignored.stdout.decode().split() == in_repo  # git never commits them
+    export_evidence(REPO, "laptop", dest, exported["executed"])
+    assert not any(p.exists() for p in leftovers)
+    assert not leftovers[0].parent.exists()
+
+
+def test_an_evidence_artifact_without_its_manifest_is_named_as_damaged(exported, monkeypatch):
+    """Read from the tree alone (cache-only, as a fresh clone renders): the one line names the
+    evidence folder and the damage, not only the empty cache."""
+    folder = exported["dest"] / exported["ref"]
+    (folder / "manifest.json").unlink()
+    monkeypatch.setenv(READ_ONLY_ENV, str(exported["dest"]))
+    monkeypatch.setenv(DATA_ENV, str(exported["dest"].parent / "empty"))
+    with cache_only(), pytest.raises(NotCached) as stop:
+        get_or_build(exported["art"], lambda tmp: None, how="make book")
+    assert f"{folder} holds files but no manifest.json (damaged" in str(stop.value)
+
+
+def _kernels(proc: subprocess.Popen) -> list[int]:
+    """The Jupyter kernels ``proc`` started (they run in sessions of their own)."""
+    children = psutil.Process(proc.pid).children(recursive=True)
+    return [c.pid for c in children if "ipykernel_launcher" in " ".join(c.cmdline())]
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_chapter_in_one_line(tmp_path):
+    """Ctrl-C while a task page's kernel builds its study (Two-Room's planning page at smoke):
+    the one line, and not the asyncio report of each task the kernel client left ("Task
+    exception was never retrieved", with its traceback: about 140 lines)."""
+    out = tmp_path / "out.ipynb"
+    cmd = [*CLI, "chapter", "ch06_tworoom_planning", str(out), "-p", "profile=smoke"]
+    proc = start_in_group(cmd, tmp_path / "data")
+    kernels: list[int] = []
+    try:
+        _wait_for(proc, lambda: bool(_kernels(proc)), timeout=120)
+        kernels = _kernels(proc)
+        time.sleep(15)  # its cells run: datasets, models
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=60)[1]
+        assert proc.returncode == 130, err[-2000:]
+        lines = [ln for ln in err.splitlines() if not ln.startswith("jepa-geometry: note:")]
+        assert lines == [INTERRUPTED.format("chapter")], err[-3000:]
+        assert not out.exists()
+    finally:
+        _end(proc, kernels)
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def one_error_line(capsys) -> str:
+    """The one ``error:`` line a command printed (it fails the test if there are more)."""
+    err = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(err) == 1, err
+    return err[0]
+
+
+@pytest.mark.parametrize("value", ["abc", "0"])
+@pytest.mark.parametrize("command", ["study tworoom", "kappa", "book"])
+def test_a_bad_workers_variable_stops_the_command_in_one_line(
+    command, value, data_root, monkeypatch, capsys
+):
+    """``$JEPA_GEOMETRY_WORKERS`` is read by the command, inside its error handling (it used
+    to be read while the parser was built: a traceback for every command)."""
+    monkeypatch.setenv("JEPA_GEOMETRY_WORKERS", value)
+    assert main([*command.split(), "--profile", "smoke"]) == 2
+    line = one_error_line(capsys)
+    assert f"$JEPA_GEOMETRY_WORKERS must be an integer >= 1, got {value!r}" in line
+    assert not data_root.exists() or not any(data_root.rglob("*"))
+    assert main(["profile", "smoke"]) == 0  # a command that starts no job never reads it
+
+
+def test_per_task_counts_for_an_unknown_task_stop_in_one_line(data_root, capsys):
+    """``data.task_episodes={'nosuchtask': ...}`` used to be accepted: the counts were carried
+    along unused while the real tasks took the defaults."""
+    sets = ["--set", "data.task_episodes={'nosuchtask': [3, 1]}"]
+    assert main(["profile", "smoke", *sets]) == 2  # it printed the profile
+    line = one_error_line(capsys)
+    assert "data.task_episodes has unknown task(s) 'nosuchtask'; valid: tworoom" in line
+    assert not data_root.exists() or not any(data_root.rglob("*"))
+
+
+ARMS_LINE = "arms: [lewm, scale, aux, anisowm, scale+anisowm, dinowm]"
+HAND_WRITTEN = {  # a line of the Two-Room study file, what a hand replaced it with, the message
+    "an unclosed bracket": (ARMS_LINE, "arms: [lewm, scale", "not valid YAML at line"),
+    "seeds as a number": (
+        "solver_seeds: [0]",
+        "solver_seeds: 0",
+        "solver_seeds must be null (every training seed) or a non-empty list of integers >= 0, "
+        "got 0",
+    ),
+    "no arms": (ARMS_LINE, "arms:", "arms must be a non-empty list of arms (lewm, scale,"),
+    "one arm as a string": (
+        ARMS_LINE,
+        "arms: lewm",
+        "arms must be a non-empty list of arms (lewm, scale, aux, anisowm or a sum such as "
+        "scale+aux), got 'lewm'",
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", HAND_WRITTEN.values(), ids=HAND_WRITTEN.keys())
+def test_a_study_file_written_by_hand_stops_in_one_line_naming_it(fault, tmp_path):
+    old, new, message = fault
+    text = (REPO / "src" / "jepa_geometry" / "study" / "specs" / "tworoom.yaml").read_text()
+    assert old in text
+    path = tmp_path / "tworoom.yaml"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(spec.SpecError) as stop:
+        spec.read_study(path, "tworoom")
+    assert str(stop.value).startswith(f"study file {path}: ")
+    assert message in str(stop.value) and "\n" not in str(stop.value)
+
+
+# ----------------------------------------------------------------------------- logs
+
+
+def test_a_study_whose_output_is_a_log_says_what_it_finished_as_it_goes(tmp_path):
+    """Output redirected to a file (a background build): no bar, and not silence either: one
+    short line per built model and per finished stage, each with its time, while it runs."""
+    root = tmp_path / "data"
+    sets = [*SHORT_STUDY, "--set", "train.steps=6"]
+    cmd = [*CLI, "study", "tworoom", "--workers", "2", "--profile", "smoke", *sets]
+    proc = start_in_group(cmd, root)
+    lines: list[str] = []
+
+    def read() -> None:  # each line as the command writes it
+        for line in proc.stderr:
+            lines.append(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        _wait_for(proc, lambda: any(ln.startswith("train tworoom: 2 of ") for ln in lines))
+        log = [ln.rstrip("\n") for ln in lines if not ln.startswith("jepa-geometry: note:")]
+        assert log[0].startswith("tworoom study: dataset done (") and log[0].endswith(" s)"), log
+        assert re.fullmatch(r"train tworoom: 1 of (\d+) built \(\d+\.\d s\)", log[1]), log
+        assert "\r" not in "".join(lines)  # no redrawn bar
+    finally:
+        _end(proc, [])
+
+
+# ----------------------------------------------------------------------------- the machine
+
+
+def _namespaces_work() -> bool:
+    """Whether this machine lets a user confine a process (user and mount namespaces)."""
+    try:
+        probe = ["unshare", "--user", "--map-root-user", "--mount", "true"]
+        return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+confined = pytest.mark.skipif(
+    not _namespaces_work(), reason="needs unshare (user and mount namespaces)"
+)
+
+
+def _as_another_user(cmd: list[str]) -> list[str]:
+    """``cmd`` run by a user without root's power over files: root's own, in a user namespace
+    that maps no user (as root, chmod alone would not stop a write)."""
+    return ["unshare", "--user", *cmd] if os.geteuid() == 0 else cmd
+
+
+def _run(cmd: list[str], cwd: Path = REPO, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        cmd, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, timeout=300
+    )
+
+
+def _read_only(root: Path) -> None:
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+
+
+def _writable(root: Path) -> None:
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+@pytest.fixture
+def dataset_cache(tmp_path, monkeypatch) -> Path:
+    """A cache holding the smoke dataset of :data:`SETS`, and nothing else."""
+    root = tmp_path / "built"
+    monkeypatch.setenv(DATA_ENV, str(root))
+    load_dataset("tworoom", load_profile("smoke", OVERRIDES), workers=1, progress=False)
+    return root
+
+
+TRAIN = [*CLI, "train", "--task", "tworoom", "--arm", "lewm", "--profile", "smoke", *SETS]
+
+
+COLLECT = [*CLI, "collect", "--task", "tworoom", "--profile", "smoke", "--workers", "1", *SETS]
+
+
+@confined
+@pytest.mark.parametrize("cmd", [COLLECT, TRAIN], ids=["collect", "train"])
+def test_building_onto_a_full_disk_stops_in_one_line(cmd, tmp_path, request):
+    """A cache on a full filesystem (a 16 KB one here): one line naming it, not a traceback
+    (train) or a segmentation fault after HDF5's errno 28 (collect)."""
+    full = tmp_path / "full"
+    full.mkdir()
+    mount = f'mount -t tmpfs -o size=16k tmpfs {full} && exec "$@"'
+    confine = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", mount, "sh"]
+    # train reads its dataset from a cache of its own; collect finds none anywhere
+    dataset = str(request.getfixturevalue("dataset_cache")) if cmd is TRAIN else ""
+    res = _run([*confine, *cmd], JEPA_GEOMETRY_DATA=str(full), JEPA_GEOMETRY_READ_ONLY=dataset)
+    assert res.returncode == 2, res.stderr[-3000:]
+    (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
+    assert line.startswith(f"jepa-geometry: error: no space left on {full}"), line
+
+
+@confined
+def test_building_in_another_user_s_cache_stops_in_one_line(dataset_cache):
+    """Another user's cache (read-only to this one): what it holds is read, and the model it
+    lacks stops in one line naming the folder and the missing permission, before training."""
+    _read_only(dataset_cache)
+    try:
+        res = _run(_as_another_user(TRAIN), JEPA_GEOMETRY_DATA=str(dataset_cache))
+    finally:
+        _writable(dataset_cache)
+    assert res.returncode == 2, res.stderr[-3000:]
+    (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
+    assert line.startswith(f"jepa-geometry: error: {dataset_cache / '.locks'} is not writable"), (
+        line
+    )
+    assert "needs write permission on it" in line
+    assert not (dataset_cache / "checkpoints").exists()
+
+
+@confined
+def test_a_book_in_a_read_only_checkout_stops_before_its_first_page(tmp_path):
+    """``book`` checks where it will write before any page runs (it used to run a page to its
+    end, then fail with a traceback writing it)."""
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    book = tmp_path / "book"
+    book.mkdir()
+    _slow_book(book, stamps, pages=1)
+    _read_only(book)
+    try:
+        cmd = _as_another_user([*CLI, "book", "--profile", "smoke", "--quiet"])
+        res = _run(cmd, book, JEPA_GEOMETRY_DATA=str(tmp_path / "data"))
+    finally:
+        _writable(book)
+    assert res.returncode == 2, res.stderr[-3000:]
+    (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
+    out = book / "book" / "chapters"
+    assert line.startswith(f"jepa-geometry: error: the executed pages go to {out}, but {book} is")
+    assert not any(stamps.iterdir())  # no page started
+
+
+def test_a_task_page_states_its_cost_before_its_kernel_starts(data_root, monkeypatch, capsys):
+    """``chapter ch06_tworoom_planning -p profile=laptop`` from an empty cache: hours of work,
+    stated in one line before the kernel starts (here the kernel is where the test stops,
+    the hours not spent)."""
+    said = []
+
+    def kernel(*args, **kwargs):
+        said.append(capsys.readouterr().out)
+        raise RuntimeError("the test stops here")
+
+    monkeypatch.setattr(papermill, "execute_notebook", kernel)
+    assert main(["chapter", "ch06_tworoom_planning", "-p", "profile=laptop"]) == 2
+    (statement,) = said[0].splitlines()
+    hours = re.fullmatch(
+        r"ch06_tworoom_planning \(profile=laptop\) reads the tworoom study: (\d+) of its \1 "
+        r"units are not in the cache, about (\d+\.\d) h of work to build them first \(estimated "
+        r"as `jepa-geometry grid --tasks tworoom --dry-run --profile laptop`\)",
+        statement,
+    )
+    assert hours and float(hours.group(2)) > 0, statement
+    assert not data_root.exists() or not any(data_root.rglob("*"))
