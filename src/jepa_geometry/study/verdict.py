@@ -62,6 +62,8 @@ import pandas as pd
 from scipy import stats as sps
 
 from jepa_geometry import stats
+from jepa_geometry.wm.dino import DINOV2_VITS14_SHA256, DinoWeightsError
+from jepa_geometry.wm.dinowm import encoder_identity
 from jepa_geometry.wm.training import last_logged
 
 VERDICTS: tuple[str, ...] = (
@@ -410,8 +412,10 @@ def preconditions(
       target variance where the model predicts relatively well, as AnisoWM's theory wants.
       Informative only: no claim requires it (it was added after the claims were fixed).
     * "DINOv2's own features" (with ``profile``, where the study has a ``dinowm`` arm): its
-      frozen encoder is DINOv2 (``profile.dinowm.encoder``). SCALE's DINO-WM claims are about
-      DINOv2's pretrained features; an offline stand-in cannot confirm or contradict them.
+      frozen encoder is DINOv2's published weights file, identified by its sha256
+      (:func:`dinov2_precondition`). SCALE's DINO-WM claims are about DINOv2's pretrained
+      features; an offline stand-in, or another file of the same shapes, cannot confirm or
+      contradict them.
     """
     rows = []
     spec = geometry.spectra[geometry.spectra["arm"] == "lewm"]
@@ -451,17 +455,44 @@ def preconditions(
                 }
             )
     if profile is not None and "dinowm" in set(geometry.probes["arm"]):
-        enc = profile.dinowm.encoder
-        rows.append(
-            {
-                "precondition": DINOV2_FEATURES,
-                "measured": f"DINO-WM's frozen encoder: {enc}, token grid "
-                f"{profile.dinowm.token_grid} x {profile.dinowm.token_grid}",
-                "criterion": "encoder = dinov2",
-                "holds": enc == "dinov2",
-            }
-        )
+        rows.append(dinov2_precondition(profile))
     return pd.DataFrame(rows, columns=["precondition", "measured", "criterion", "holds"])
+
+
+def dinov2_precondition(profile: Any) -> dict[str, Any]:
+    """The row "DINOv2's own features" of :func:`preconditions`, from the weights file itself.
+
+    The profile's ``dinowm.encoder`` only says which encoder was asked for; any file with
+    ViT-S/14's shapes loads as "dinov2". So the file is identified by its sha256
+    (:func:`~jepa_geometry.wm.dinowm.encoder_identity`, the hash the checkpoints' keys record)
+    and compared with the published file's, :data:`~jepa_geometry.wm.dino.DINOV2_VITS14_SHA256`:
+    the precondition holds when they match. Where the book knows no published sha256 it holds
+    for a readable file but says plainly, in the measured value and the criterion, that the
+    weights are unverified. The stand-in, or a missing file, fails it."""
+    enc = profile.dinowm.encoder
+    grid = f"token grid {profile.dinowm.token_grid} x {profile.dinowm.token_grid}"
+    published = DINOV2_VITS14_SHA256
+    criterion = (
+        "encoder = dinov2, weights sha256 = the published file's"
+        if published
+        else "encoder = dinov2; weights unverified (no published sha256 known to the book)"
+    )
+    row = {"precondition": DINOV2_FEATURES, "criterion": criterion}
+    if enc != "dinov2":
+        return {**row, "measured": f"DINO-WM's frozen encoder: {enc}, {grid}", "holds": False}
+    try:
+        digest = encoder_identity(profile)["dinov2_sha256"]
+    except DinoWeightsError as e:
+        return {**row, "measured": f"DINOv2 weights unreadable: {e}", "holds": False}
+    if published:
+        same = digest == published
+        what = "the published file" if same else f"not the published file ({published[:12]}…)"
+        return {**row, "measured": f"weights sha256 {digest[:12]}…: {what}, {grid}", "holds": same}
+    return {
+        **row,
+        "measured": f"weights sha256 {digest[:12]}…, unverified: no published sha256, {grid}",
+        "holds": True,
+    }
 
 
 # --------------------------------------------------------------------------------------
