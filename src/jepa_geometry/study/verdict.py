@@ -76,6 +76,10 @@ VERDICTS: tuple[str, ...] = (
 NOT_TESTED = "not tested (precondition failed)"
 LABELS: tuple[str, ...] = (*VERDICTS, NOT_TESTED)
 """Every label a claim's row can carry: the four verdicts, and :data:`NOT_TESTED`."""
+BY_CONSTRUCTION = "holds by construction (not tested)"
+"""The label of a statement our implementation makes true whatever the data (κ's clamp keeps
+cond Λ <= κ): checking it checks our code, not the paper, so it is never "reproduced", and it
+stays out of every family and count of tested claims."""
 ALPHA = 0.05  # family-wise error rate of a chapter's claims (two-sided; one-sided ALPHA / 2)
 MIN_MODELS = 2  # trained models per arm a verdict about a training method needs (judged)
 # The smallest effect that would matter, per measure (claim units), fixed before the rerun:
@@ -547,13 +551,23 @@ def seed_level_evidence(table: pd.DataFrame, a: str, b: str, value: str) -> Evid
     seeds = va.index.intersection(vb.index)
     if len(seeds) == 0:
         raise ValueError(f"no training seed measured for both {a!r} and {b!r}")
-    d = (va.loc[seeds] - vb.loc[seeds]).to_numpy(float)
-    if len(seeds) == 1:  # no interval from one model: the verdict can only be inconclusive
+    return seed_mean_evidence((va.loc[seeds] - vb.loc[seeds]).to_numpy(float))
+
+
+def seed_mean_evidence(values: Sequence[float]) -> Evidence:
+    """The mean of one number per trained model (a paired difference, or a measure of one arm)
+    with its Student t 95 % interval over the models (df = models - 1), which the test reads
+    too. One model gives no interval: (-inf, inf), so its claim is always "inconclusive"."""
+    d = np.asarray(values, dtype=float)
+    if d.size == 0:
+        raise ValueError("seed_mean_evidence needs at least one model's value")
+    if d.size == 1:  # no interval from one model: the verdict can only be inconclusive
         return Evidence(float(d[0]), -np.inf, np.inf, "1 seed (no interval)", 1)
-    eff, se = float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
-    half = float(sps.t.ppf(1 - ALPHA / 2, len(d) - 1) * se)
-    units = f"{len(seeds)} seeds (t-interval)"
-    return Evidence(eff, eff - half, eff + half, units, len(seeds), df=len(d) - 1)
+    eff, se = float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size))
+    half = float(sps.t.ppf(1 - ALPHA / 2, d.size - 1) * se)
+    return Evidence(
+        eff, eff - half, eff + half, f"{d.size} seeds (t-interval)", d.size, df=d.size - 1
+    )
 
 
 def pooled_evidence(parts: Sequence[Evidence], label: str = "tasks") -> Evidence:
