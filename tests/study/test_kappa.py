@@ -160,7 +160,8 @@ def _results(
         success[("tworoom", k, "evaluation")] = outcomes(ev[k])
     models = pd.DataFrame(
         [
-            {"task": "tworoom", "kappa": k, "D": 6, "cond": k, "saturated": k > 1,
+            {"task": "tworoom", "kappa": k, "D": 6, "cond": k, "departure": float(k > 1),
+             "saturated": k > 1,
              "above_mean": 2, "first_saturated": 10.0, "allocation_change": 0.2}
             for k in val
         ]
@@ -296,7 +297,7 @@ def test_claims_about_kappa_need_lambda_selected():
     one = K.KappaSweep(tasks=("tworoom",))
     assert K.lambda_selected(res.models, "tworoom")
     assert K.kappa_verdicts(res, one, [K.KAPPA_CLAIMS[3]])["verdict"].item() == "inconclusive"
-    res.models.loc[res.models["kappa"] == 4.0, "cond"] = 1.05  # Λ stayed near I at κ = 4
+    res.models.loc[res.models["kappa"] == 4.0, "departure"] = 0.1  # Λ stayed near I at κ = 4
     assert not K.lambda_selected(res.models, "tworoom")
     row = K.kappa_verdicts(res, one, [K.KAPPA_CLAIMS[3]])
     assert row["verdict"].item() == "not tested (precondition failed)"

@@ -84,13 +84,14 @@ from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.study.verdict import (
     BY_CONSTRUCTION,
+    DEPARTURE_MIN,
     MIN_EFFECTS,
     NOT_TESTED,
-    SELECTION_FRACTION_MIN,
     Claim,
     Evidence,
     every_evidence,
     family_holm,
+    lambda_departure,
     seed_mean_evidence,
     verdict,
 )
@@ -412,7 +413,8 @@ def missing(sweep: KappaSweep, base: Profile) -> list[str]:
 class KappaResults:
     """What the rules read, per task and κ (first training seed).
 
-    ``models``: task, kappa, D, cond (learned cond Λ), saturated, above_mean (#{v_i > 1}),
+    ``models``: task, kappa, D, cond (learned cond Λ), departure (of Λ from the identity,
+    :func:`~jepa_geometry.study.verdict.lambda_departure`), saturated, above_mean (#{v_i > 1}),
     first_saturated (the first logged step with cond Λ at its bound, NaN if never),
     allocation_change. ``spectra``: task, kappa, rank (largest first, as a fraction of D),
     variance. ``success``: (task, κ, split) -> per-pair outcomes, pairs in episode order.
@@ -459,6 +461,7 @@ def load_results(base: Profile, sweep: KappaSweep = KAPPA_SWEEP) -> KappaResults
                 "kappa": kappa,
                 "D": int(sp["v"].shape[1]),
                 "cond": sp["cond"],
+                "departure": lambda_departure(sp["v"][-1], kappa),
                 "saturated": bool(saturated(sp["cond"], kappa)),
                 "above_mean": sp["above_mean"],
                 "first_saturated": np.nan if first is None else float(first),
@@ -568,10 +571,13 @@ def best_kappa(validation: Mapping[float, float]) -> float:
 
 def lambda_selected(models: pd.DataFrame, task: str) -> bool:
     """The book's precondition "Λ selected" for the sweep of ``task``: every model with κ > 1
-    reaches :data:`~jepa_geometry.study.verdict.SELECTION_FRACTION_MIN` of its bound. Where Λ
-    stays near the identity κ changes nothing, and the claims about κ are not tested."""
+    leaves the identity by at least :data:`~jepa_geometry.study.verdict.DEPARTURE_MIN` of its
+    box (``departure``, :func:`~jepa_geometry.study.verdict.lambda_departure`), each on its
+    own (one training run per κ: no spread between seeds to read). Where Λ stays near the
+    identity κ changes nothing, and the claims about κ are not tested; cond Λ alone does not
+    decide, since two coordinates at the clamp reach κ."""
     m = models[(models["task"] == task) & (models["kappa"] > 1)]
-    return bool(len(m)) and bool((m["cond"] >= SELECTION_FRACTION_MIN * m["kappa"]).all())
+    return bool(len(m)) and bool((m["departure"] >= DEPARTURE_MIN).all())
 
 
 def non_monotone_evidence(
