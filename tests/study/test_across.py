@@ -275,10 +275,10 @@ def test_lens_questions_on_an_unselected_lambda_are_not_tested():
     ev = Evidence(0.2, 0.1, 0.3, "u", 3)
     q = [
         ("tworoom", across.verdict.Claim("ours", "q", "m", "anisowm", "lewm",
-                                          requires="Λ selected", min_effect=0.02), ev),
+                                          requires=("Λ selected",), min_effect=0.02), ev),
         ("tworoom", across.verdict.Claim("ours", "r", "m", "scale", "lewm", min_effect=0.02), ev),
         ("reacher", across.verdict.Claim("ours", "q", "m", "anisowm", "lewm",
-                                          requires="Λ selected", min_effect=0.02), ev),
+                                          requires=("Λ selected",), min_effect=0.02), ev),
     ]  # fmt: skip
     t = across.lens_table(q, {"tworoom": {"Λ selected"}, "reacher": set()})
     assert list(t["reading"]) == [across.verdict.NOT_TESTED, "reproduced", "reproduced"]

@@ -3,15 +3,18 @@ reuse of the study's κ = 2 model, and one smoke build end to end."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import kappa as K
 from jepa_geometry.study.spec import load_study
-from jepa_geometry.study.verdict import LABELS
+from jepa_geometry.study.verdict import BY_CONSTRUCTION, LABELS, verdict
 from jepa_geometry.wm.arms import arm_weights
 from jepa_geometry.wm.training import world_model_artifact
 
@@ -136,9 +139,15 @@ def test_best_kappa_ignores_isotropic_and_breaks_ties_low():
         K.best_kappa({1.0: 0.5})
 
 
-def _results(val: dict[float, float], ev: dict[float, float], n: int = 200) -> K.KappaResults:
+def _results(
+    val: dict[float, float],
+    ev: dict[float, float],
+    n: int = 200,
+    changes: tuple[float, ...] = (0.2,),
+) -> K.KappaResults:
     """Results of one task with success patterns of exact rates on nested pairs (each κ's
-    successes are the first ``rate * n`` pairs, so the paired differences are known)."""
+    successes are the first ``rate * n`` pairs, so the paired differences are known), and the
+    allocation change after saturation of each training seed at κ = 2 (``changes``)."""
 
     def outcomes(rate: float) -> np.ndarray:
         x = np.zeros(n)
@@ -151,12 +160,14 @@ def _results(val: dict[float, float], ev: dict[float, float], n: int = 200) -> K
         success[("tworoom", k, "evaluation")] = outcomes(ev[k])
     models = pd.DataFrame(
         [
-            {"task": "tworoom", "kappa": k, "D": 6, "cond": k, "saturated": k > 1,
+            {"task": "tworoom", "kappa": k, "D": 6, "cond": k, "departure": float(k > 1),
+             "saturated": k > 1,
              "above_mean": 2, "first_saturated": 10.0, "allocation_change": 0.2}
             for k in val
         ]
     )  # fmt: skip
-    return K.KappaResults(models, pd.DataFrame(), success, {})
+    seed_changes = {("tworoom", s): c for s, c in enumerate(changes)}
+    return K.KappaResults(models, pd.DataFrame(), success, {}, seed_changes)
 
 
 def test_non_monotone_picked_on_validation_not_evaluation():
@@ -165,8 +176,9 @@ def test_non_monotone_picked_on_validation_not_evaluation():
     ev = {1.0: 0.3, 1.5: 0.5, 2.0: 0.4, 4.0: 0.7, 8.0: 0.2}
     res = _results(val, ev)
     ((task, claim, evidence),) = K.non_monotone_items(res, ["tworoom"])
-    assert claim.a == "κ=1.5" and claim.b == "κ=8"
-    assert evidence.effect == pytest.approx(0.5 - 0.2)
+    assert claim.a == "κ=1.5" and claim.b == "κ=1 and κ=8"
+    # both ends are beaten (by 0.2 and 0.3); the weaker comparison, against κ = 1, is shown
+    assert evidence.effect == pytest.approx(0.5 - 0.3) and "κ = 1.5 vs κ = 1" in evidence.units
     assert evidence.low > 0 and evidence.models == 1
     rows = K.kappa_verdicts(res, K.KappaSweep(tasks=("tworoom",)))
     row = rows[rows["claim"] == K.KAPPA_CLAIMS[3].statement].iloc[0]
@@ -179,7 +191,7 @@ def test_monotone_curve_is_not_reproduced():
     val = {1.0: 0.2, 1.5: 0.3, 2.0: 0.4, 4.0: 0.5, 8.0: 0.6}
     res = _results(val, val)
     ((_, claim, evidence),) = K.non_monotone_items(res, ["tworoom"])
-    assert claim.a == claim.b == "κ=8" and evidence.effect == 0.0
+    assert claim.a == "κ=8" and evidence.effect == 0.0 and "κ = 8 vs κ = 8" in evidence.units
     rows = K.kappa_verdicts(res, K.KappaSweep(tasks=("tworoom",)))
     assert rows[rows["claim"] == K.KAPPA_CLAIMS[3].statement]["verdict"].item() == "inconclusive"
     # an interior validation optimum that loses to κ_max on evaluation: one model per κ, so
@@ -193,19 +205,39 @@ def test_monotone_curve_is_not_reproduced():
     assert label == "inconclusive"
 
 
-def test_descriptive_verdicts():
+def test_kappa_constrains_holds_by_construction():
+    """The clamp keeps cond Λ <= κ whatever the data: the row says so, never "reproduced"."""
     val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3}
     res = _results(val, val)
-    rows = K.kappa_verdicts(res, K.KappaSweep(tasks=("tworoom",)), K.KAPPA_CLAIMS[:2])
-    assert list(rows["verdict"]) == ["reproduced", "reproduced"]
-    assert set(rows["verdict"]) <= set(LABELS)
-    res.models.loc[res.models["kappa"] == 8.0, "cond"] = 8.1  # the bound broken
-    res.models.loc[res.models["kappa"] == 2.0, "allocation_change"] = 0.01  # frozen after
-    rows = K.kappa_verdicts(res, K.KappaSweep(tasks=("tworoom",)), K.KAPPA_CLAIMS[:2])
-    assert list(rows["verdict"]) == ["contradicted", "contradicted"]
-    res.models.loc[res.models["kappa"] == 2.0, "allocation_change"] = np.nan  # never saturated
+    rows = K.kappa_verdicts(res, K.KappaSweep(tasks=("tworoom",)), K.KAPPA_CLAIMS[:1])
+    assert rows["verdict"].item() == BY_CONSTRUCTION and "by construction" in rows["units"].item()
+    res.models.loc[res.models["kappa"] == 8.0, "cond"] = 8.1  # the bound broken: our bug
+    rows = K.kappa_verdicts(res, K.KappaSweep(tasks=("tworoom",)), K.KAPPA_CLAIMS[:1])
+    assert rows["verdict"].item() == "contradicted"
+
+
+def _after_saturation(changes: tuple[float, ...]) -> pd.Series:
+    val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3}
+    res = _results(val, val, changes=changes)
+    res.models.loc[res.models["kappa"] == 2.0, "allocation_change"] = changes[0]
     rows = K.kappa_verdicts(res, K.KappaSweep(tasks=("tworoom",)), K.KAPPA_CLAIMS[1:2])
-    assert rows["verdict"].item() == "not tested (precondition failed)"
+    return rows.iloc[0]
+
+
+def test_after_saturation_rests_on_the_seeds_not_one_run():
+    # one training run that moved far after saturation: no spread between models, no verdict
+    assert _after_saturation((0.5,))["verdict"] == "inconclusive"
+    # three seeds: the t-interval of their mean decides, computed here from its formula
+    for changes in ((0.3, 0.35, 0.4), (0.02, 0.5, 0.9), (0.01, 0.02, 0.03)):
+        x = np.array(changes)
+        se = x.std(ddof=1) / np.sqrt(3)
+        p = sps.t.sf((x.mean() - K.EVOLVE_MIN) / se, 2)
+        upper = x.mean() + sps.t.ppf(0.975, 2) * se
+        want = "reproduced" if p < 0.025 else "contradicted" if upper < K.EVOLVE_MIN else None
+        row = _after_saturation(changes)
+        assert row["verdict"] == (want or "inconclusive"), changes
+        assert row["units"] == "3 seeds (t-interval)"
+    assert _after_saturation((0.3, np.nan, 0.4))["verdict"] == "not tested (precondition failed)"
 
 
 def test_unknown_kind():
@@ -228,7 +260,7 @@ def test_smoke_sweep_end_to_end():
     table = K.sweep_table(res)
     assert list(table["κ"][:5]) == [1.0, 1.5, 2.0, 4.0, 8.0]
     rows = K.kappa_verdicts(res)
-    assert set(rows["verdict"]) <= set(LABELS) and len(rows) == 6
+    assert set(rows["verdict"]) <= {*LABELS, BY_CONSTRUCTION} and len(rows) == 6
     # a rerun is cached: nothing left to build, same numbers
     assert K.estimate_cost(K.KAPPA_SWEEP, base)["estimated seconds"].sum() == 0
     again = K.load_results(base)
@@ -253,8 +285,9 @@ def test_best_kappa_differs_by_task():
         rows = K.kappa_verdicts(res, K.KAPPA_SWEEP, [K.KAPPA_CLAIMS[4]])
         return rows["verdict"].item()
 
-    assert both(a, b) == "reproduced"  # 1.5 vs 4
-    assert both(a, a) == "contradicted"  # 1.5 on both
+    # one training run per κ: two argmaxes of single models are not a difference between tasks
+    assert both(a, b) == "inconclusive"  # 1.5 vs 4
+    assert both(a, a) == "inconclusive"  # 1.5 on both
     assert both(tied, b) == "inconclusive"  # Two-Room's 1.5 only by the tie-break
 
 
@@ -264,8 +297,28 @@ def test_claims_about_kappa_need_lambda_selected():
     one = K.KappaSweep(tasks=("tworoom",))
     assert K.lambda_selected(res.models, "tworoom")
     assert K.kappa_verdicts(res, one, [K.KAPPA_CLAIMS[3]])["verdict"].item() == "inconclusive"
-    res.models.loc[res.models["kappa"] == 4.0, "cond"] = 1.05  # Λ stayed near I at κ = 4
+    res.models.loc[res.models["kappa"] == 4.0, "departure"] = 0.1  # Λ stayed near I at κ = 4
     assert not K.lambda_selected(res.models, "tworoom")
     row = K.kappa_verdicts(res, one, [K.KAPPA_CLAIMS[3]])
     assert row["verdict"].item() == "not tested (precondition failed)"
-    assert K.kappa_verdicts(res, one, [K.KAPPA_CLAIMS[0]])["verdict"].item() == "reproduced"
+    assert K.kappa_verdicts(res, one, [K.KAPPA_CLAIMS[0]])["verdict"].item() == BY_CONSTRUCTION
+
+
+@pytest.mark.parametrize(
+    ("curve", "want"),
+    [
+        ({1.0: 0.6, 1.5: 0.5, 2.0: 0.4, 4.0: 0.3, 8.0: 0.2}, (1.5, 1.0)),  # falling from κ = 1
+        ({1.0: 0.2, 1.5: 0.3, 2.0: 0.4, 4.0: 0.5, 8.0: 0.6}, (8.0, 8.0)),  # rising to κ_max
+        ({1.0: 0.3, 1.5: 0.4, 2.0: 0.7, 4.0: 0.5, 8.0: 0.4}, (2.0, 8.0)),  # an interior peak
+    ],
+)
+def test_not_monotone_compares_the_whole_curve(curve, want):
+    """A monotone curve never reads "reproduced", even with as many trained models as the rule
+    asks for: κ_best is compared with both ends, κ = 1 included, and the weaker comparison
+    decides (here by the rates of the nested outcomes, exactly)."""
+    ((_, claim, evidence),) = K.non_monotone_items(_results(curve, curve), ["tworoom"])
+    best, weaker_end = want
+    assert claim.a == f"κ={best:g}"
+    assert evidence.effect == pytest.approx(curve[best] - curve[weaker_end])
+    label = verdict(claim, replace(evidence, models=3))  # as if each κ had three models
+    assert (label == "reproduced") == (want == (2.0, 8.0))

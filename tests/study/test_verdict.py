@@ -76,12 +76,17 @@ def test_preconditions_are_measured_from_the_models():
     spectra = pd.DataFrame(
         {"arm": "lewm", "train_seed": 0, "pc": np.arange(1, 65), "share": np.full(64, 1 / 64)}
     )
-    lam = {("anisowm", 0): {"cond": 1.4}, ("anisowm", 1): {"cond": 1.6}}
-    pre = V.preconditions(types.SimpleNamespace(spectra=spectra, lambda_spectra=lam), kappa=2.0)
-    rows = pre.set_index("precondition")
-    assert bool(rows.loc["LeWM near-isotropic", "holds"])  # exactly isotropic: ratio 1
-    assert not bool(rows.loc["Λ selected", "holds"])  # mean cond 1.5 < 0.9 x 2
-    assert "1.50" in rows.loc["Λ selected", "measured"]
+    lam = {("anisowm", 0): {"v": np.ones((2, 8))}, ("anisowm", 1): {"v": np.ones((2, 8))}}
+    profile = types.SimpleNamespace(
+        geometry=types.SimpleNamespace(probe_frames=1500), model=types.SimpleNamespace(embed_dim=64)
+    )
+    geo = types.SimpleNamespace(
+        spectra=spectra, lambda_spectra=lam, probes=pd.DataFrame({"arm": []})
+    )
+    rows = V.preconditions(geo, kappa=2.0, profile=profile).set_index("precondition")
+    assert bool(rows.loc[V.LEWM_ISOTROPIC, "holds"])  # exactly isotropic: below any sample's
+    assert not bool(rows.loc["Λ selected (anisowm)", "holds"])  # Λ = I: no departure
+    assert "0.000 [0.000, 0.000], 2 seeds" in rows.loc["Λ selected (anisowm)", "measured"]
     assert "Λ follows the prediction error" not in rows.index  # only with diagnostics
     diag = pd.DataFrame(
         {
@@ -92,9 +97,7 @@ def test_preconditions_are_measured_from_the_models():
             "value": [-0.9, 0.1, 0.2, 0.3, -0.9, 0.2, 0.3, 0.4],
         }
     )
-    with_diag = V.preconditions(
-        types.SimpleNamespace(spectra=spectra, lambda_spectra=lam), kappa=2.0, diagnostics=diag
-    ).set_index("precondition")
+    with_diag = V.preconditions(geo, kappa=2.0, diagnostics=diag).set_index("precondition")
     row = with_diag.loc["Λ follows the prediction error"]
     assert not bool(row["holds"]) and "+0.25" in row["measured"]  # last 3 steps: step 50 dropped
 
@@ -234,7 +237,7 @@ def test_an_untested_claim_keeps_its_numbers_but_leaves_the_family():
     strong = V.Evidence(0.1, 0.06, 0.14, "u", 3)
     weak = V.Evidence(0.041, 0.001, 0.081, "u", 3)
     items = [
-        (_claim(statement="a", requires="Λ selected"), strong),
+        (_claim(statement="a", requires=("Λ selected",)), strong),
         (_claim(statement="b"), weak),
         (_claim(statement="c"), strong),
     ]
@@ -265,14 +268,14 @@ def test_dinowm_claims_require_dinov2_features():
 
     probes = pd.DataFrame({"arm": ["lewm", "dinowm"]})
     geo = types.SimpleNamespace(spectra=pd.DataFrame(columns=["arm"]), probes=probes)
-    for enc, holds in (("standin", False), ("dinov2", True)):
-        dw = types.SimpleNamespace(encoder=enc, token_grid=2)
-        pre = V.preconditions(geo, profile=types.SimpleNamespace(dinowm=dw))
-        row = pre.set_index("precondition").loc[V.DINOV2_FEATURES]
-        assert bool(row["holds"]) is holds and enc in row["measured"]
-    assert V.claim_requires("dinowm") == V.DINOV2_FEATURES
-    assert V.claim_requires("scale+anisowm") == V.LAMBDA_SELECTED
-    assert V.claim_requires("scale") == ""
+    # the weights file itself decides where the encoder is dinov2 (test_verdict_assumptions)
+    dw = types.SimpleNamespace(encoder="standin", dinov2_weights="", token_grid=2)
+    pre = V.preconditions(geo, profile=types.SimpleNamespace(dinowm=dw))
+    row = pre.set_index("precondition").loc[V.DINOV2_FEATURES]
+    assert not bool(row["holds"]) and "standin" in row["measured"]
+    assert V.claim_requires(("dinowm", "lewm"), "SCALE") == (V.DINOV2_FEATURES,)
+    assert V.claim_requires(("scale+anisowm", "scale")) == ("Λ selected (scale+anisowm)",)
+    assert V.claim_requires(("scale", "lewm"), "SCALE") == ()
     no_dino = types.SimpleNamespace(spectra=geo.spectra, probes=probes.iloc[:1])
     assert V.preconditions(no_dino, profile=types.SimpleNamespace(dinowm=dw)).empty
 

@@ -786,7 +786,9 @@ def evaluate(spec: ClaimSpec, m: Measurements) -> tuple[Claim, Evidence] | None:
         reference=spec.number.table if spec.number is not None and spec.number.cite else "",
         computed_in=spec.where.format(title=task_title(m.task)),
         min_effect=MIN_EFFECTS[spec.column],
-        requires=claim_requires(COMBINED if spec.kind == INTERACTION else spec.a),
+        requires=claim_requires(
+            spec.needs if spec.kind == INTERACTION else (spec.a, spec.b), spec.paper
+        ),
         extension=spec.paper != LENS and m.task not in paper_tasks(spec.paper),
     )
     return claim, ev

@@ -36,8 +36,11 @@ WEIGHT_NAMES: tuple[str, ...] = (
     "alpha_warmup",
 )
 LAMBDAREG_BOUNDS: tuple[str, ...] = ("clamp", "tanh", "project")
-"""How ΛReg keeps cond Λ <= κ (:class:`~jepa_geometry.wm.losses.LambdaReg`); ``clamp`` is the
-published form, the others are our declared variants (book: rec-lambdareg-variants)."""
+"""How ΛReg keeps cond Λ <= κ (:class:`~jepa_geometry.wm.losses.LambdaReg`). ``clamp`` is our
+reconstruction of the published description (AnisoWM bounds α to ±½ log κ without saying
+whether by a hard clamp or a smooth squashing; we chose the clamp, book: rec-lambdareg), and
+the book calls it "the published form" for short; the others are our declared variants (book:
+rec-lambdareg-variants)."""
 LAMBDAREG_SETTINGS: tuple[str, ...] = ("bound", "alpha_lr", "alpha_warmup")
 
 
@@ -99,7 +102,7 @@ class ObjectiveWeights:
     scale: float | None = None  # SCALE's λ
     aux: float | None = None  # Aux's w
     kappa: float | None = None  # ΛReg's condition bound
-    # ΛReg variants where AnisoWM is silent (None: the published form, clamp, x1, no warm-up)
+    # ΛReg variants where AnisoWM is silent (None: our reading of the paper, clamp, x1, no warm-up)
     bound: str | None = None  # one of LAMBDAREG_BOUNDS
     alpha_lr: float | None = None  # α's learning rate as a multiple of the model's
     alpha_warmup: float | None = None  # optimizer steps with α frozen (Λ = I)
@@ -123,8 +126,9 @@ def arm_weights(
     Defaults: λ_sig :data:`LEWM_SIGREG_WEIGHT`; SCALE λ 0.1 (Reacher 0.15); Aux w 0.3 / 0.4 /
     0.1 / 0.1 / 0.1 for Push-T / Reacher / Cube / Two-Room / PointMaze; κ = 2. ΛReg arms also
     take the declared variants ``bound`` (:data:`LAMBDAREG_BOUNDS`), ``alpha_lr`` and
-    ``alpha_warmup``, unset by default (the published form). An override of a term the arm does
-    not use, or of an unknown name, is an error rather than silently ignored.
+    ``alpha_warmup``, unset by default (our reconstruction of the published form: a hard clamp,
+    α at the model's learning rate, no warm-up; book: rec-lambdareg). An override of a term
+    the arm does not use, or of an unknown name, is an error rather than silently ignored.
     """
     comps = parse_arm(arm)
     if task not in TASKS:

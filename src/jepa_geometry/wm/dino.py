@@ -35,6 +35,12 @@ from torch import nn
 from jepa_geometry.wm.model import IMAGENET_MEAN, IMAGENET_STD
 
 DINOV2_VITS14_URL = "https://dl.fbaipublicfiles.com/dinov2/dinov2_vits14/dinov2_vits14_pretrain.pth"
+DINOV2_VITS14_SHA256: str | None = None
+"""The sha256 of the file at :data:`DINOV2_VITS14_URL`, where this book knows it. DINOv2
+publishes no checksum of it (its name carries no hash prefix, as ``torch.hub`` files often do)
+and the book has not recorded one from a download it could check, so it is None: a file with
+the right shapes is then DINOv2 *unverified*, and the book says so wherever it relies on it
+(:func:`~jepa_geometry.study.verdict.dinov2_precondition`)."""
 
 
 class DinoWeightsError(FileNotFoundError):

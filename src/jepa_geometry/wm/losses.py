@@ -122,7 +122,8 @@ class LambdaReg(nn.Module):
 
     ``bound`` says how the box is enforced (the paper's exact form is not public):
 
-    * ``clamp`` (default, the published description): ``b(α) = clip(α, ±½ log κ)``. Outside
+    * ``clamp`` (default; our reconstruction of the published description, which bounds α to
+      the box without saying how): ``b(α) = clip(α, ±½ log κ)``. Outside
       the box α gets no gradient while Adam's momentum keeps pushing it, so coordinates can
       ratchet to the bound and stay there.
     * ``tanh``: ``b(α) = ½ log κ · tanh(α / (½ log κ))``, a smooth bound whose gradient never

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from jepa_geometry.study.grid import STUDY_ARMS
-from jepa_geometry.study.verdict import NOT_TESTED
+from jepa_geometry.study.verdict import BY_CONSTRUCTION, NOT_TESTED
 
 
 def arm_order(arms: Sequence[str]) -> list[str]:
@@ -24,6 +24,7 @@ VERDICT_COLOURS: dict[str, str] = {
     "not detected": "#e0e0e0",
     "inconclusive": "#ffffff",
     NOT_TESTED: "#fff7bc",
+    BY_CONSTRUCTION: "#e0e0e0",
     "not tested": "#fff7bc",
     "reinforce": "#c7e9c0",
     "add up": "#deebf7",
@@ -31,7 +32,7 @@ VERDICT_COLOURS: dict[str, str] = {
     "unclear": "#ffffff",
 }
 """Cell colours of verdicts and cross-lens readings (colour-blind safe greens, reds, greys;
-pale yellow for a claim not tested)."""
+pale yellow for a claim not tested, grey for one that holds by construction)."""
 
 
 def verdict_style(table: pd.DataFrame, text_columns: Sequence[str] = ("claim",)) -> Any:
