@@ -663,6 +663,15 @@ def disk_fault(e: OSError) -> str:
     )
 
 
+def quiet_after_interrupt() -> None:
+    """Silences what an interruption makes a chapter's kernel client report, from the signal
+    on: papermill's "Kernel died while waiting for execute reply" (the page's kernel gets the
+    same Ctrl-C and may end first) and asyncio's report of each task the client left, with its
+    traceback (about 140 lines). The command's one line says all there is to say."""
+    for name in ("papermill", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """The signals that interrupt a command: it ends its jobs, says so in one line and exits with
 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports them."""
@@ -677,6 +686,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def on_interrupt(signum: int, frame: Any) -> None:
         interrupted.append(signum)
+        quiet_after_interrupt()
         raise KeyboardInterrupt
 
     # SIGTERM (kill, a service manager, a container stop) reaches the command alone, not its
@@ -700,10 +710,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    # a chapter's kernel client (nbclient) leaves asyncio tasks that the interruption ended
-    # with an error; asyncio would log each, with its traceback, when they are freed (about
-    # 140 lines after the one below): the interruption is all there is to say
-    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    quiet_after_interrupt()
     print(
         f"jepa-geometry: {args.command} interrupted; what it finished is in the cache, and "
         "the same command resumes from there",
