@@ -65,6 +65,7 @@ EXPORTS: dict[str, str] = {
     "data_root": "jepa_geometry.artifacts",
     "get_or_build": "jepa_geometry.artifacts",
     "setup_chapter": "jepa_geometry.book.pipeline",
+    "page_log": "jepa_geometry.book.page_log",
 }
 
 __all__ = sorted(EXPORTS)

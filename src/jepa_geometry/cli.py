@@ -313,6 +313,7 @@ def _cmd_grid(args: argparse.Namespace) -> int:
         args.partition,
         progress=not args.quiet,
         extensions=extensions,
+        log=_log(args),
     )
     print(cluster.grid_summary(result).to_string(index=False))
     bad = result[result.status.isin(["failed", "blocked"])]
@@ -355,7 +356,9 @@ def _cmd_chapter(args: argparse.Namespace) -> int:
         print(cost, flush=True)  # before the kernel starts, as study and book do
     if args.output:  # an explicit notebook: run there, with the current cache
         page = resolve_page(args.chapter)
-        run = run_chapter(page.source, Path(args.output), {**page.parameters, **params})
+        run = run_chapter(
+            page.source, Path(args.output), {**page.parameters, **params}, progress=True
+        )
     else:  # the book's run, or a run folder of its own when parameters differ
         run = run_experiment(args.chapter, params)
     print(f"{run.name}: {run.seconds:.1f} s -> {run.output}")

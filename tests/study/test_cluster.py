@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import operator
 import os
+import re
 import shutil
 import signal
 import time
@@ -139,11 +140,20 @@ def test_a_smoke_study_through_the_local_executor_then_read_from_cache(
             if not (own / r).exists():  # a baseline cell can be an output of several units
                 shutil.copytree(shared / r, own / r)
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(own))
+    said: list[str] = []  # what a background build's log reads
     out = cluster.run_grid(
-        [spec], SMOKE, "local", tmp_path / "jobs", max_parallel=2, progress=False
+        [spec], SMOKE, "local", tmp_path / "jobs", max_parallel=2, progress=False, log=said.append
     )
     done = out[out.status != "cached"]
     assert set(done.unit) == removed, done.to_string()
+    ended = [
+        re.fullmatch(r"grid (\w+): (\d+) of (\d+) ended, (.+) done \(.+ s\)", ln) for ln in said
+    ]
+    assert sorted(m.group(4) for m in ended if m) == sorted(removed), said
+    assert [ln.split(":")[0] for ln in said if ln.endswith(" s)") and "stage done" in ln] == [
+        f"grid {stage}" for stage in cluster.STAGES
+    ], said
+    assert len(said) == len(removed) + len(cluster.STAGES), said
     assert (done.status == "done").all(), done[done.status != "done"].to_string()
     assert set(done.stage) == set(cluster.STAGES)
     for art, files in reference:  # the jobs' artifacts are the in-process ones
@@ -157,8 +167,11 @@ def test_a_smoke_study_through_the_local_executor_then_read_from_cache(
     assert chosen and len(gates) >= 1
     jobs = sorted(p.name for p in (tmp_path / "jobs").iterdir())
     assert cluster.JOB_FOLDER not in jobs and len(jobs) == len(removed) + 1  # + the grid's lock
-    again = cluster.run_grid([spec], SMOKE, "local", tmp_path / "jobs", progress=False)
-    assert (again.status == "cached").all()  # the second invocation submits nothing
+    said.clear()
+    again = cluster.run_grid(
+        [spec], SMOKE, "local", tmp_path / "jobs", progress=False, log=said.append
+    )
+    assert (again.status == "cached").all() and not said  # it submits nothing, says nothing
     assert [p.name for p in (tmp_path / "jobs").iterdir()] == [cluster.GRID_LOCK]  # tidied
     assert len(again) == len(units)  # every unit of the grid, each found cached
 

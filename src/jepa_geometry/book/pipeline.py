@@ -56,6 +56,7 @@ from jepa_geometry.artifacts import (
     use_profile_cache,
 )
 from jepa_geometry.book.display import use_for_data_frames
+from jepa_geometry.book.page_log import relay
 from jepa_geometry.book.parameters import check_parameter
 from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
@@ -485,6 +486,10 @@ class ChapterRun:
     skipped: bool
 
 
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def run_chapter(
     source: Path,
     output: Path,
@@ -499,8 +504,9 @@ def run_chapter(
     Parameters are validated against the chapter's ``parameters`` cell before execution. A
     task chapter run for another task than its default is localised first (:func:`localise`).
     With ``force=False`` a chapter whose existing output has the same fingerprint is skipped.
-    With ``progress``, the kernel's stderr (the library's progress bars: training steps,
-    planning cells, with their rate and time left) streams to this process's stderr.
+    With ``progress``, what the kernel's build finished (one line per model, cell and stage,
+    :mod:`~jepa_geometry.book.page_log`) and the kernel's stderr stream to this process's
+    stderr while the page runs; the notebook keeps neither.
     """
     import nbformat
     import papermill
@@ -531,10 +537,11 @@ def run_chapter(
     t0 = time.perf_counter()
     fd, log = tempfile.mkstemp(prefix=f"{name}-reads-", suffix=".txt")
     os.close(fd)
-    # the kernel inherits $JEPA_GEOMETRY_READ_LOG: every artifact it reads is noted in ``log``;
+    # the kernel inherits $JEPA_GEOMETRY_READ_LOG: every artifact it reads is noted in ``log``,
+    # and $JEPA_GEOMETRY_PAGE_LOG: what its build finished, relayed here with ``progress``;
     # output_path=None: papermill keeps the notebook in memory; we write it once, atomically
     try:
-        with environ({READ_LOG_ENV: log}):
+        with relay(_to_stderr if progress else None) as said, environ({READ_LOG_ENV: log, **said}):
             executed = papermill.execute_notebook(
                 nb,
                 None,
