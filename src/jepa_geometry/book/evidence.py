@@ -309,14 +309,18 @@ def incomplete_in_data(root: Path, executed: Path | None = None) -> list[str]:
 
 
 def glued_differences(
-    root: Path, profile: str = "laptop", only: Iterable[str] | None = None
+    root: Path,
+    profile: str = "laptop",
+    only: Iterable[str] | None = None,
+    executed: Path | None = None,
 ) -> list[str]:
-    """One line per glued value of the executed pages (every page, or those of ``only``) that
-    differs from the committed one in ``evidence/<profile>/pages/`` (a value missing on either
-    side counts); empty when the render reproduced every number."""
+    """One line per glued value of the executed pages (every page, or those of ``only``; in
+    ``<executed>/book/chapters/``, default ``root``'s) that differs from the committed one in
+    ``evidence/<profile>/pages/`` (a value missing on either side counts); empty when the
+    render reproduced every number."""
     committed = root / EVIDENCE_DIR / profile / PAGES_DIR
     out = []
-    for name, nb in _notebooks(root, root, only).items():
+    for name, nb in _notebooks(root, executed or root, only).items():
         path = committed / f"{name}.json"
         if not path.is_file():
             out.append(f"{name}: no committed values ({path})")

@@ -1,0 +1,38 @@
+"""CI keeps code and committed evidence together (issue 51): the cross-task page and a task
+page render at the laptop profile from ``evidence/laptop`` alone, cache-only (nothing collected,
+trained or planned), and every glued value equals the committed one. A change that would alter
+a laptop number fails here, in minutes, instead of silently needing hours of rebuild."""
+
+from __future__ import annotations
+
+import pytest
+
+from jepa_geometry.artifacts import CACHE_ONLY_ENV, DATA_ENV, READ_ONLY_ENV
+from jepa_geometry.book.evidence import evidence_pages, glued_differences
+from jepa_geometry.book.pipeline import EXECUTED_DIR, resolve_page, run_chapter
+from tests.conftest import REPO
+
+
+def checked_pages() -> list[str]:
+    """The pages CI renders: the cross-task page and the first task planning page whose
+    evidence is committed (none until the laptop build has exported them)."""
+    committed = evidence_pages(REPO, "laptop")
+    task = [p for p in committed if p.startswith("ch06_") and p.endswith("_planning")]
+    return [p for p in committed if p == "ch08_across"] + task[:1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", checked_pages())
+def test_a_laptop_page_renders_from_the_committed_evidence_to_the_same_values(
+    page, tmp_path, monkeypatch
+):
+    empty = tmp_path / "data"
+    empty.mkdir()
+    monkeypatch.setenv(DATA_ENV, str(empty))  # the book's data/ stands behind it, read-only,
+    monkeypatch.setenv(READ_ONLY_ENV, str(REPO / "data"))  # and the evidence behind that
+    monkeypatch.setenv(CACHE_ONLY_ENV, "1")  # a missing artifact stops the page
+    found = resolve_page(page)
+    out = tmp_path / EXECUTED_DIR / f"{page}.ipynb"
+    run_chapter(found.source, out, {**found.parameters, "profile": "laptop"})
+    assert glued_differences(REPO, "laptop", [page], executed=tmp_path) == []
+    assert not any(empty.iterdir())  # nothing was built
