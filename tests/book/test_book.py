@@ -373,11 +373,20 @@ def test_present_removes_the_plumbing_and_keeps_what_a_reader_needs():
         code('glue("c", table)', outputs=[nbformat.v4.new_output("display_data", {})]),
         code("x = lg.covariance_2d([4.0, 1.0], 45.0)\nglue('x', x, display=False)"),
         code("%matplotlib inline"),
+        code(
+            's = study.load(cfg)\nglue("n", len(s),\n     display=False)  # fmt: skip\nglue("t", s)'
+        ),
+        code('a = 1; glue("a", a, display=False)\nb = 2'),
     ]
     present(nb)
     tags = [c.metadata.get("tags", []) for c in nb.cells]
     removed = ["remove-cell" in t for t in tags]
-    assert removed == [True, True, True, False, True, False, False, False]
+    assert removed == [True, True, True, False, True, False, False, False, False, False]
+    # a cell that computes and glues shows the computation, not the quiet glue lines (a glue
+    # that displays, and a line shared with another statement, stay)
+    assert nb.cells[6].source == "x = lg.covariance_2d([4.0, 1.0], 45.0)"
+    assert nb.cells[8].source == 's = study.load(cfg)\nglue("t", s)'
+    assert nb.cells[9].source == 'a = 1; glue("a", a, display=False)\nb = 2'
     assert "remove-input" in tags[3]  # the setup cell's output (the parameters) stays
     assert tags[0] == ["parameters", "remove-cell"]  # papermill's tag is kept
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.book.display import format_number, table_html
+from jepa_geometry.book.display import format_number, styler_html, table_html
 
 
 def test_numbers_read_as_a_reader_expects():
@@ -22,7 +22,8 @@ def test_numbers_read_as_a_reader_expects():
     }
     assert {k: format_number(k) for k in cases} == cases
     assert format_number(float("nan")) == format_number(None) == ""
-    assert format_number(True) == "True" and format_number("lewm") == "lewm"
+    assert format_number(True) == "yes" and format_number(np.bool_(False)) == "no"
+    assert format_number("lewm") == "lewm"
 
 
 def test_a_table_has_blanks_no_row_numbers_and_renders_the_same_twice():
@@ -42,3 +43,15 @@ def test_headers_read_as_words_and_cells_keep_their_identifiers():
     heads = [c.split(">", 1)[1].split("<", 1)[0] for c in html.split("<th ")[1:]]
     assert heads == ["top8 share", "arm", "5"]
     assert ">scale_half_q<" in html  # a value is data, not a header: never rewritten
+
+
+def _cells(html: str) -> list[str]:
+    return [c.split(">", 1)[1].split("<", 1)[0] for c in html.split("<td")[1:]]
+
+
+def test_truth_values_read_yes_or_no_in_frames_and_in_tables_a_chapter_styled():
+    df = pd.DataFrame({"arm": ["lewm", "scale"], "holds": [True, False], "p": [0.01, 0.2]})
+    assert _cells(table_html(df)) == ["lewm", "yes", "0.01", "scale", "no", "0.2"]
+    gaps = df.assign(holds=pd.Series([True, None], dtype=object))  # a truth column with a gap
+    styled = styler_html(gaps.style.format({"p": "{:.3f}"}).hide(axis="index"))
+    assert _cells(styled) == ["lewm", "yes", "0.010", "scale", "", "0.200"]

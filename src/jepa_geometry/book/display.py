@@ -16,6 +16,7 @@ import math
 from numbers import Real
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from IPython import get_ipython
 from pandas.io.formats.style import Styler
@@ -23,12 +24,20 @@ from pandas.io.formats.style import Styler
 SIGNIFICANT = 4  # digits of a non-integer number
 
 
+def yes_no(value: Any) -> str:
+    """A truth value as a reader says it: ``yes`` or ``no`` (pandas writes ``True``/``False``)."""
+    return "yes" if value else "no"
+
+
 def format_number(value: Any) -> str:
-    """A cell as text: missing values blank, integral numbers without decimals (thousands
-    separated), others with :data:`SIGNIFICANT` significant digits; anything else as ``str``."""
+    """A cell as text: missing values blank, truth values yes or no, integral numbers without
+    decimals (thousands separated), others with :data:`SIGNIFICANT` significant digits;
+    anything else as ``str``."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    if isinstance(value, bool) or not isinstance(value, Real):
+    if isinstance(value, bool | np.bool_):
+        return yes_no(value)
+    if not isinstance(value, Real):
         return str(value)
     x = float(value)
     if math.isinf(x):
@@ -54,8 +63,17 @@ def _axis_name(name: Any) -> Any:
 
 def styler_html(styler: Styler) -> str:
     """A table a chapter styled itself, as the pages show it: its own formats, with
-    :func:`header` for the column names."""
+    :func:`header` for the column names and yes or no in its truth-valued columns."""
+    truth = [c for c in styler.data.columns if _truth_valued(styler.data[c])]
+    if truth:
+        styler = styler.format(format_number, subset=truth)
     return styler.format_index(header, axis=1).to_html()
+
+
+def _truth_valued(column: pd.Series) -> bool:
+    """Whether every value of ``column`` that is not missing is a truth value (and one is)."""
+    values = column.dropna()
+    return len(values) > 0 and all(isinstance(v, bool | np.bool_) for v in values)
 
 
 def _plain_index(df: pd.DataFrame) -> bool:

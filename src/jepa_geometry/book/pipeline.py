@@ -445,6 +445,27 @@ def _is_glue(node: ast.stmt) -> bool:
     return isinstance(call, ast.Call) and getattr(call.func, "id", None) == "glue"
 
 
+def _glues_quietly(node: ast.stmt) -> bool:
+    """A ``glue(..., display=False)`` statement: it hands a value to the prose, shows nothing."""
+    return _is_glue(node) and any(
+        k.arg == "display" and isinstance(k.value, ast.Constant) and k.value.value is False
+        for k in node.value.keywords  # type: ignore[attr-defined]
+    )
+
+
+def _lines_of(node: ast.stmt) -> set[int]:
+    return set(range(node.lineno - 1, node.end_lineno or node.lineno))
+
+
+def _without_quiet_glue(source: str, body: list[ast.stmt]) -> str:
+    """``source`` without its quiet ``glue`` statements (their whole lines), the rest as
+    written; a line a quiet glue shares with another statement stays."""
+    others = set().union(*(_lines_of(n) for n in body if not _glues_quietly(n)))
+    drop = set().union(*(_lines_of(n) for n in body if _glues_quietly(n))) - others
+    lines = source.splitlines()
+    return "\n".join(line for i, line in enumerate(lines) if i not in drop).strip("\n")
+
+
 def present(nb: Any) -> None:
     """Tag an executed page's plumbing so that a reader sees prose, results and the library
     calls that make them, in place (MyST-NB hides what these tags name).
@@ -452,7 +473,9 @@ def present(nb: Any) -> None:
     Removed: the parameters cell and papermill's injected one (:func:`setup_chapter` shows the
     build's parameters once), cells that only import, and cells that only ``glue`` values
     into the prose without showing anything. The input of the cell that calls
-    :func:`setup_chapter` is removed and its output (the parameters) kept.
+    :func:`setup_chapter` is removed and its output (the parameters) kept. A cell that computes
+    and glues shows its computation without its ``glue(..., display=False)`` lines (the
+    chapter's source keeps them; the executed page is what a reader reads).
     """
     for cell in nb.cells:
         if cell.cell_type != "code":
@@ -467,6 +490,8 @@ def present(nb: Any) -> None:
             tags.append(PLUMBING)
         elif "setup_chapter(" in cell.source:
             tags.append("remove-input")
+        elif body and any(_glues_quietly(n) for n in body):
+            cell.source = _without_quiet_glue(cell.source, body)
         if tags:
             cell.metadata["tags"] = list(dict.fromkeys(tags))
 
