@@ -62,7 +62,7 @@ from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import cluster, kappa
+from jepa_geometry.study import cluster, kappa, own
 from jepa_geometry.study.spec import available_studies, load_study
 
 EXECUTED_DIR = Path("book") / "chapters"
@@ -765,10 +765,15 @@ def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
     that long, where ``study``, ``book`` and ``scaling`` state their cost first. The estimate
     is the grid's (:func:`~jepa_geometry.study.cluster.dry_run`, ``grid --dry-run``).
     """
-    task = parameters.get("task", page.task)
+    defaults = parameters_of(jupytext.read(page.source))
+    task = parameters.get("task", page.task or defaults.get("task"))
     if task not in available_studies():
         return None
-    name = parameters.get("profile", parameters_of(jupytext.read(page.source))["profile"])
+    name = parameters.get("profile", defaults["profile"])
+    if "objective" in defaults:  # chapter 10: its own units, not the task's whole study
+        spec = own.own_spec(task, parameters.get("objective", defaults["objective"]))
+        cfg = own.with_seeds(spec.profile(load_profile(name)), parameters.get("seeds"))
+        return f"{page.name} (profile={name}): {own.cost_statement(spec, cfg)}"
     spec = load_study(task)
     units = cluster.dry_run([spec], spec.profile(load_profile(name)))
     todo = units[~units["cached"]]
