@@ -135,13 +135,10 @@ def load_term(path: str | Path) -> UserTerm:
     try:
         spec.loader.exec_module(module)
     except Exception as e:
-        frames = traceback.extract_tb(sys.exc_info()[2])
-        lines = [f.lineno for f in frames if f.filename == str(full)]
-        line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) else None
-        line = line or (lines[-1] if lines else None)
-        where = f" (line {line})" if line else ""
+        where = f" (line {e.lineno})" if isinstance(e, SyntaxError) and e.lineno else ""
         raise ObjectiveFileError(
-            f"objective file {path}: cannot be loaded{where}: {type(e).__name__}: {e}"
+            f"objective file {path}: cannot be loaded{where or _line_in(full)}: "
+            f"{type(e).__name__}: {e}"
         ) from None
     fn = getattr(module, TERM, None)
     if not callable(fn):
@@ -157,6 +154,14 @@ def load_term(path: str | Path) -> UserTerm:
     out = UserTerm(full, digest, fn)
     _LOADED[(full, digest)] = out
     return out
+
+
+def _line_in(path: Path) -> str:
+    """`` (line N)``: the last line of ``path`` in the traceback of the exception being
+    handled, where the file's own code raised it; empty otherwise."""
+    frames = traceback.extract_tb(sys.exc_info()[2])
+    lines = [f.lineno for f in frames if f.filename == str(path)]
+    return f" (line {lines[-1]})" if lines else ""
 
 
 def _scalar(value: object, what: str, path: Path, step: int, check: bool) -> torch.Tensor:
@@ -191,7 +196,13 @@ def call_term(
     """The term's value on one batch and its diagnostics (detached), checked for their form;
     with ``check`` also that every value is finite (the first step of a run: later steps are
     checked where they are logged, without a synchronisation per step)."""
-    out = user.term(z, z_hat, q, step)
+    try:
+        out = user.term(z, z_hat, q, step)
+    except Exception as e:
+        raise ObjectiveFileError(
+            f"objective file {user.path}: {TERM} raised at step {step}{_line_in(user.path)}: "
+            f"{type(e).__name__}: {e}"
+        ) from None
     diagnostics: dict = {}
     if isinstance(out, tuple):
         if len(out) != 2 or not isinstance(out[1], dict):
