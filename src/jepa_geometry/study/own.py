@@ -57,7 +57,7 @@ BESIDE: tuple[str, ...] = (BASELINE, "scale")
 shaping of the geometry the papers found to help, for scale)."""
 YOURS = "yours"
 """The ``paper`` of the reader's claims in the verdict table."""
-KINDS_IN_ORDER: tuple[str, ...] = ("collect", "train", "plan", "measure")
+KINDS: tuple[str, ...] = ("collect", "train", "plan", "measure")
 """The order in which :func:`build_own` builds the unit kinds (each needs the ones before)."""
 WHERE = "chapter 10 (your own objective), section '{section}'"
 
@@ -116,6 +116,23 @@ def own_units(spec: StudySpec, profile: Profile) -> list[Unit]:
     return units
 
 
+def cost_sentence(spec: StudySpec, profile: Profile) -> str:
+    """What the page's units cost at ``profile`` whatever the cache holds (the grid's
+    estimates, ``profile.cluster``), and the new arm's share: the page states it first, and
+    it reads the same in every build of the page and in a render from its evidence."""
+    units = own_units(spec, profile)
+    arm = user_arm(spec)
+    new = [u for u in units if arm in u.label]
+    return (
+        f"its {len(units)} units (the dataset, {len(spec.arms)} arms × "
+        f"{len(profile.seeds.train)} training seed(s) trained, planned and measured) take "
+        f"about {sum(u.hours for u in units):.2f} h of work at profile {profile.name}, "
+        f"{sum(u.hours for u in new):.2f} h of it the {len(new)} units of the new arm "
+        f"{term_name(arm)}; lewm's and scale's are the {spec.task} study's own (the same "
+        f"keys), so with that study in the cache only the new arm's are built"
+    )
+
+
 def cost_statement(spec: StudySpec, profile: Profile) -> str:
     """What the page still has to build, stated before it builds anything: the units not in
     the cache and their estimated hours (the grid's estimates, ``profile.cluster``)."""
@@ -143,13 +160,16 @@ def _run(call, args: tuple) -> None:
 
 def build_own(spec: StudySpec, profile: Profile, workers: int, progress: bool = True) -> None:
     """Build every unit of :func:`own_units` not in the cache, ``workers`` jobs at a time, kind
-    by kind (:data:`KINDS_IN_ORDER`); every job is the grid's own cached build, so the
-    numbers are those any other route to the same keys produces."""
+    by kind (:data:`KINDS`); every job is the grid's own cached build, so the
+    numbers are those any other route to the same keys produces. The dataset is read only
+    when a model, cell or measurement is missing."""
     units = own_units(spec, profile)
-    for kind in KINDS_IN_ORDER:
-        todo = [(u.call, u.args) for u in units if u.kind == kind and not u.cached]
+    todo = {k: [(u.call, u.args) for u in units if u.kind == k and not u.cached] for k in KINDS}
+    if not any(todo[k] for k in KINDS[1:]):  # the frames only for work that needs them (an
+        todo[KINDS[0]] = []  # evidence tree has none, and every model, cell and measurement)
+    for kind in KINDS:
         run_parallel(
-            _run, todo, workers, f"{kind} {spec.task}", progress, preload=SIMULATOR_PRELOAD
+            _run, todo[kind], workers, f"{kind} {spec.task}", progress, preload=SIMULATOR_PRELOAD
         )
 
 
@@ -232,6 +252,7 @@ __all__ = [
     "BESIDE",
     "YOURS",
     "build_own",
+    "cost_sentence",
     "cost_statement",
     "own_arm",
     "own_cells",
