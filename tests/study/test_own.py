@@ -4,15 +4,17 @@ LeWM on the evidence recomputed here, and bad parameters stop in one line."""
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
+
 import pandas as pd
 import pytest
 
-from jepa_geometry.analysis.measurements import Geometry
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import cluster, own
 from jepa_geometry.study.spec import SpecError, load_study
+from jepa_geometry.study.verdict import verdict_table
 from tests.conftest import REPO
+from tests.study.test_verdict_inputs import synthetic_study
 
 EXAMPLE = "examples/objectives/variance_match.py"
 SMOKE = load_profile("smoke")
@@ -63,78 +65,29 @@ def test_the_arm_and_its_spec(tmp_path):
     assert own.with_seeds(SMOKE, [4, 2]).seeds.train == (4, 2)
 
 
-def _synthetic(arm: str, rng: np.random.Generator):
-    """Episodes and geometry of lewm and ``arm`` (and scale) on 3 seeds, with known effects."""
-    seeds, pairs, starts = (0, 1, 2), range(40), range(6)
-    eps = [
-        {
-            "protocol": "goal100_budget150",
-            "solver": "cem",
-            "budget": b,
-            "arm": a,
-            "train_seed": s,
-            "episode": e,
-            "success": bool(rng.random() < {"lewm": 0.4, "scale": 0.5}.get(a, 0.8)),
-        }
-        for a in ("lewm", "scale", arm)
-        for s in seeds
-        for b in ("T1", "T2")
-        for e in pairs
-    ]
-    probes = pd.DataFrame(
-        [
-            {"arm": a, "train_seed": s, "r2_top2": rng.random(), "ratio_p90_over_p10": 2 + s}
-            for a in ("lewm", "scale", arm)
-            for s in seeds
-        ]
-    )
-    ranking = pd.DataFrame(
-        [
-            {
-                "arm": a,
-                "train_seed": s,
-                "source": src,
-                "start": i,
-                **{c: rng.random() for c in cols},
-            }
-            for a in ("lewm", "scale", arm)
-            for s in seeds
-            for i in starts
-            for src, cols in (
-                ("gaussian", ("tau_geom", "tau_pred")),
-                ("dataset", ("agree_enc", "agree_pred")),
-            )
-        ]
-    )
-    land = pd.DataFrame(
-        [
-            {"arm": a, "train_seed": s, "goal_index": g, "spearman": rng.random()}
-            for a in ("lewm", "scale", arm)
-            for s in seeds
-            for g in range(5)
-        ]
-    )
-    return pd.DataFrame(eps), Geometry(probes, pd.DataFrame(), ranking, land)
+def _as_arm(study: tuple[pd.DataFrame, Any], old: str, new: str) -> tuple[pd.DataFrame, Any]:
+    """A synthetic study with arm ``old`` renamed ``new`` in every table."""
+    episodes, geo = study
+    tables = {k: getattr(geo, k).replace({"arm": {old: new}}) for k in vars(geo)}
+    return episodes.replace({"arm": {old: new}}), type(geo)(**tables)
 
 
 def test_the_claims_judge_the_reader_s_arm_against_lewm_on_recomputed_evidence():
+    """The reader's arm, clearly better than LeWM on every measure: every claim holds; LeWM
+    clearly better: every claim is contradicted (a flipped direction fails one of the two).
+    The success effect is the mean over (seed, pair) of the tier-mean difference, recomputed."""
     spec = own.own_spec("tworoom", EXAMPLE)
     arm = own.user_arm(spec)
-    episodes, geo = _synthetic(arm, np.random.default_rng(0))
+    episodes, geo = _as_arm(synthetic_study("scale"), "scale", arm)
     items = own.own_claims(spec, episodes, geo)
     assert len(items) == len(own.own_claim_specs(arm)) == 8
     assert all(c.paper == own.YOURS and c.a == arm and c.b == "lewm" for c, _ in items)
-    by = {c.measure.split(",")[0]: (c, e) for c, e in items}
-    # success: the mean over (seed, pair) of the tier-mean difference, computed here
-    t = episodes.groupby(["arm", "train_seed", "episode"])["success"].mean().unstack("arm")
-    claim, ev = by["success"]
+    table = verdict_table(items)
+    assert (table.verdict == "reproduced").all(), table[["claim", "verdict"]]
+    main = episodes[(episodes.protocol == spec.main_protocol) & (episodes.solver == "cem")]
+    t = main.groupby(["arm", "train_seed", "episode"])["success"].mean().unstack("arm")
+    claim, ev = next((c, e) for c, e in items if c.measure.startswith("success"))
     assert ev.effect == pytest.approx(float((t[arm] - t["lewm"]).mean()))
-    assert claim.direction == 1 and claim.min_effect == 0.03 and ev.low <= ev.effect <= ev.high
-    # dispersion: smaller is better, one number per seed (equal here: no difference)
-    claim, ev = by["ratio_p90_over_p10"]
-    assert claim.direction == -1 and ev.effect == pytest.approx(0.0)
-    # a per-start measure: the mean paired difference over (seed, start)
-    r = geo.ranking[geo.ranking.source == "dataset"].pivot_table(
-        index=["train_seed", "start"], columns="arm", values="agree_pred"
-    )
-    assert by["agree_pred"][1].effect == pytest.approx(float((r[arm] - r["lewm"]).mean()))
+    episodes, geo = _as_arm(synthetic_study("lewm"), "scale", arm)
+    table = verdict_table(own.own_claims(spec, episodes, geo))
+    assert (table.verdict == "contradicted").all(), table[["claim", "verdict"]]
