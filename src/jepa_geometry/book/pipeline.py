@@ -763,17 +763,21 @@ def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
     A task page at laptop from an empty cache trains and plans for hours; the kernel's own
     bars do not reach a log or a notebook, so without this line the page said nothing for
     that long, where ``study``, ``book`` and ``scaling`` state their cost first. The estimate
-    is the grid's (:func:`~jepa_geometry.study.cluster.dry_run`, ``grid --dry-run``).
+    is the grid's (:func:`~jepa_geometry.study.cluster.dry_run`, ``grid --dry-run``); for the
+    page of a reader's own objective (a chapter with an ``objective`` parameter), of the page's
+    own units (:func:`~jepa_geometry.study.own.cost_statement`).
     """
     defaults = parameters_of(jupytext.read(page.source))
-    task = parameters.get("task", page.task or defaults.get("task"))
-    if task not in available_studies():
-        return None
     name = parameters.get("profile", defaults["profile"])
     if "objective" in defaults:  # chapter 10: its own units, not the task's whole study
-        spec = own.own_spec(task, parameters.get("objective", defaults["objective"]))
-        cfg = own.with_seeds(spec.profile(load_profile(name)), parameters.get("seeds"))
-        return f"{page.name} (profile={name}): {own.cost_statement(spec, cfg)}"
+        given = {**defaults, **parameters}
+        spec = own.own_spec(given["task"], given["objective"])
+        cfg = own.with_seeds(spec.profile(load_profile(name)), given["seeds"])
+        todo = own.cost_statement(spec, cfg)
+        return None if todo is None else f"{page.name} (profile={name}): {todo}"
+    task = parameters.get("task", page.task)
+    if task not in available_studies():
+        return None
     spec = load_study(task)
     units = cluster.dry_run([spec], spec.profile(load_profile(name)))
     todo = units[~units["cached"]]

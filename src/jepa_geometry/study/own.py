@@ -133,17 +133,15 @@ def cost_sentence(spec: StudySpec, profile: Profile) -> str:
     )
 
 
-def cost_statement(spec: StudySpec, profile: Profile) -> str:
+def cost_statement(spec: StudySpec, profile: Profile) -> str | None:
     """What the page still has to build, stated before it builds anything: the units not in
-    the cache and their estimated hours (the grid's estimates, ``profile.cluster``)."""
+    the cache and their estimated hours (the grid's estimates, ``profile.cluster``); None
+    when the cache holds every unit."""
     units = own_units(spec, profile)
     todo = [u for u in units if not u.cached]
     arm = user_arm(spec)
     if not todo:
-        return (
-            f"every one of its {len(units)} units (datasets, models, cells, measurements) is in "
-            f"the cache: nothing to build"
-        )
+        return None
     new = sum(1 for u in todo if arm in u.label)
     return (
         f"{len(todo)} of its {len(units)} units are not in the cache ({new} of them the new "
