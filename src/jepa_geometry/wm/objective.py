@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from jepa_geometry.profiles import Profile
-from jepa_geometry.wm.arms import DINOWM, ObjectiveWeights, arm_name, objective_file, parse_arm
+from jepa_geometry.wm.arms import DINOWM, ObjectiveWeights, arm_label, objective_file, parse_arm
 from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import WorldModel
 from jepa_geometry.wm.user_objective import call_term, load_term
@@ -54,7 +54,7 @@ class Objective(nn.Module):
         seed: int = 0,
     ) -> None:
         super().__init__()
-        self.arm = arm_name(arm)
+        self.arm = arm_label(arm)  # a resume file's fingerprint names no file's path
         self.components = parse_arm(arm)
         self.weights = weights
         self.q_dim = q_dim
