@@ -63,6 +63,12 @@ def test_the_arm_and_its_spec(tmp_path):
     with pytest.raises(SpecError, match="seeds must be null or distinct"):
         own.with_seeds(SMOKE, [1, 1])
     assert own.with_seeds(SMOKE, [4, 2]).seeds.train == (4, 2)
+    laptop = spec.profile(load_profile("laptop"))
+    fewer = own.with_seeds(laptop, [2])
+    for arm in spec.arms:  # a page run on fewer seeds reuses the models and cells of those seeds
+        mine = [u for u in own.own_units(spec, fewer) if f" {arm} seed 2" in u.label]
+        theirs = [u for u in own.own_units(spec, laptop) if f" {arm} seed 2" in u.label]
+        assert _outputs(mine) == _outputs(theirs) and len(mine) == 3
 
 
 def _as_arm(study: tuple[pd.DataFrame, Any], old: str, new: str) -> tuple[pd.DataFrame, Any]:
