@@ -19,14 +19,15 @@ its measure, judged together by the verdict rule (:mod:`.verdict`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from jepa_geometry.envs import SIMULATOR_PRELOAD
-from jepa_geometry.jobs import run_parallel
+from jepa_geometry.jobs import log_line, run_parallel
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.claims import (
@@ -156,19 +157,35 @@ def _run(call, args: tuple) -> None:
     call(*args)
 
 
-def build_own(spec: StudySpec, profile: Profile, workers: int, progress: bool = True) -> None:
+def build_own(
+    spec: StudySpec,
+    profile: Profile,
+    workers: int,
+    progress: bool = True,
+    say: Callable[[str], None] | None = None,
+) -> None:
     """Build every unit of :func:`own_units` not in the cache, ``workers`` jobs at a time, kind
     by kind (:data:`KINDS`); every job is the grid's own cached build, so the
     numbers are those any other route to the same keys produces. The dataset is read only
-    when a model, cell or measurement is missing."""
+    when a model, cell or measurement is missing. ``say`` (a page's log, ``page_log``) gets
+    one line per built unit and per kind, as :func:`~.build.build_study` says them."""
     units = own_units(spec, profile)
     todo = {k: [(u.call, u.args) for u in units if u.kind == k and not u.cached] for k in KINDS}
     if not any(todo[k] for k in KINDS[1:]):  # the frames only for work that needs them (an
         todo[KINDS[0]] = []  # evidence tree has none, and every model, cell and measurement)
     for kind in KINDS:
+        t0 = time.perf_counter()
         run_parallel(
-            _run, todo[kind], workers, f"{kind} {spec.task}", progress, preload=SIMULATOR_PRELOAD
+            _run,
+            todo[kind],
+            workers,
+            f"{kind} {spec.task}",
+            progress,
+            preload=SIMULATOR_PRELOAD,
+            say=say,
         )
+        if say is not None and todo[kind]:
+            say(log_line(f"{spec.task}, your objective: {kind} done", time.perf_counter() - t0))
 
 
 def term_log(task: str, arm: str, profile: Profile) -> pd.DataFrame:
