@@ -15,7 +15,7 @@
 set -euo pipefail
 : "${JEPA_GEOMETRY_DATA:?set JEPA_GEOMETRY_DATA to an absolute cache folder outside the checkout}"
 BIN=${BIN:-.venv/bin}
-PARTS=${PARTS:-"tworoom reacher pointmaze pusht cube kappa theory across scaling"}
+PARTS=${PARTS:-"tworoom reacher pointmaze pusht cube kappa theory across scaling objective"}
 
 stamp() { printf '%s %s\n' "$(date -u +%FT%TZ)" "$*"; }
 
@@ -27,6 +27,7 @@ pages_of() {
     theory) echo ch01_metric_leverage ch02_isotropy_regret ch03_prediction_vs_planning ch04_tasks ch05_world_model ;;
     across) echo ch08_across ;;
     scaling) echo ch09_scaling ;;
+    objective) echo ch10_own_objective ;;  # builds its own units: the new arm's, on Two-Room
     *) echo "unknown part $1; valid: $PARTS" >&2; exit 2 ;;
   esac
 }

@@ -6,6 +6,7 @@
     jepa-geometry plan --task tworoom --arm scale --solver icem --budget T3
     jepa-geometry plan --task cube --arm ceiling --pairs 50  # the simulator as the model
     jepa-geometry study tworoom --workers 2            # build a task's whole study (cached)
+    jepa-geometry study tworoom --arms lewm,scale,lewm+mine.py  # with a loss term of yours
     jepa-geometry scaling --dry-run                    # the scaling study's cost and cuts
     jepa-geometry grid --profile paper --tasks all --executor slurm --partition gpu --dry-run
     jepa-geometry book --profile smoke                 # execute every chapter into book/chapters/
@@ -32,6 +33,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +80,16 @@ from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, Profile, ProfileEr
 from jepa_geometry.study import cluster, kappa, scaling
 from jepa_geometry.study.build import build_study
 from jepa_geometry.study.rules.gate import LADDERS, lever_choice, protocol_choice
-from jepa_geometry.study.spec import available_studies, load_study
-from jepa_geometry.wm.arms import check_arms
+from jepa_geometry.study.spec import StudySpec, available_studies, load_study
+from jepa_geometry.wm.arms import check_arms, objective_file
 from jepa_geometry.wm.checkpoint import MODEL_FILE
 from jepa_geometry.wm.training import native_bf16, train_world_model
+from jepa_geometry.wm.user_objective import (
+    OBJECTIVE_SUFFIX,
+    canonical,
+    is_objective_file,
+    load_term,
+)
 
 
 def _parse_assign(text: str) -> tuple[str, Any]:
@@ -201,9 +209,31 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _arm_of(args: argparse.Namespace, arm: str) -> str:
+    """``arm`` as the library reads it: a component naming ``--objective``'s file by its stem
+    (``lewm+mine``) becomes the file, and every objective file is read from the working
+    directory (the user's) and spelled canonically; each file is loaded and checked now, so a
+    bad one stops in one line before any work."""
+    given = getattr(args, "objective", None)
+    stem = Path(given).name.removesuffix(OBJECTIVE_SUFFIX) if given else None
+    parts = [given if stem is not None and p.strip() == stem else p for p in arm.split("+")]
+    parts = [canonical(p.strip(), Path.cwd()) if is_objective_file(p) else p for p in parts]
+    name = check_arms(["+".join(parts)])[0]
+    if objective_file(name) is not None:
+        load_term(objective_file(name))
+    return name
+
+
+def _arms_of(args: argparse.Namespace, spec: StudySpec) -> StudySpec:
+    """The study ``spec`` with ``--arms`` instead of its file's arms, if given."""
+    if args.arms is None:
+        return spec
+    return replace(spec, arms=tuple(_arm_of(args, a) for a in args.arms.split(",")))
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     profile = _profile_of(args)
-    check_arms([args.arm])
+    args.arm = _arm_of(args, args.arm)
     _note_precision(profile)
     art = train_world_model(args.task, args.arm, args.seed, profile, dict(args.weight or []))
     print(json.dumps(art.manifest().get("summary", {}), indent=2))
@@ -214,7 +244,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 def _cmd_plan(args: argparse.Namespace) -> int:
     res = evaluate_arm(
         args.task,
-        args.arm,
+        args.arm if args.arm == CEILING else _arm_of(args, args.arm),
         args.seed,
         _profile_of(args),
         solver=args.solver,
@@ -231,7 +261,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 def _cmd_study(args: argparse.Namespace) -> int:
     workers = _workers(args.workers)
-    spec = load_study(args.task)
+    spec = _arms_of(args, load_study(args.task))
     profile = spec.profile(_profile_of(args))  # the study's rung of its ladder, if any
     _note_precision(profile)
     stages = build_study(spec, profile, workers, progress=not args.quiet, say=_log(args))
@@ -290,7 +320,7 @@ EXTENSIONS: dict[str, cluster.Extension] = {"kappa": kappa.GRID, "scaling": scal
 
 def _cmd_grid(args: argparse.Namespace) -> int:
     profile = _profile_of(args)
-    specs = [load_study(t) for t in args.tasks]
+    specs = [_arms_of(args, load_study(t)) for t in args.tasks]
     extensions = [EXTENSIONS[name] for name in dict.fromkeys(args.extensions)]
     fmt = {"float_format": lambda x: f"{x:.2f}", "index": False}
     if args.dry_run:
@@ -414,11 +444,35 @@ def _cmd_evidence(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _add_objective(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--objective",
+        metavar="PATH",
+        help="a Python file defining your own loss term, term(z, z_hat, q, step) (README: "
+        "Try your own objective); an arm names it as a component, by its path "
+        "(lewm+path/mine.py) or, with this option, by its stem (lewm+mine)",
+    )
+
+
+def _add_study_arms(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--arms",
+        metavar="A,B,...",
+        help="build these arms instead of the study file's (comma-separated, lewm among "
+        "them), e.g. lewm,scale,lewm+mine.py: a loss term of your own beside LeWM and SCALE",
+    )
+    _add_objective(p)
+
+
 def _add_arm(p: argparse.ArgumentParser, also: str = "") -> None:
     p.add_argument("--task", required=True, choices=TASKS)
     p.add_argument(
-        "--arm", required=True, help=f"arm: lewm, scale, aux, anisowm or a sum (a+b){also}"
+        "--arm",
+        required=True,
+        help=f"arm: lewm, scale, aux, anisowm, a sum (a+b), or one with a loss term of your "
+        f"own as a file (lewm+mine.py){also}",
     )
+    _add_objective(p)
     p.add_argument("--seed", type=int, default=0, help="training seed of the world model")
     p.add_argument(
         "--weight",
@@ -490,6 +544,7 @@ def build_parser() -> argparse.ArgumentParser:
         "study", help="build every dataset, model and planning cell of a task's study (cached)"
     )
     sy.add_argument("task", choices=available_studies())
+    _add_study_arms(sy)
     _add_build(sy)
     sy.set_defaults(func=_cmd_study)
 
@@ -554,6 +609,7 @@ def build_parser() -> argparse.ArgumentParser:
         "chapter 8), scaling (chapter 9); each states its cost before the first stage",
     )
     sr.add_argument("--units", action="store_true", help="with --dry-run: every unit")
+    _add_study_arms(sr)
     sr.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_profile(sr)
     sr.set_defaults(func=_cmd_grid)

@@ -21,6 +21,7 @@ from jepa_geometry.study.levers import LADDERS
 from jepa_geometry.study.spec import available_studies, load_study
 from jepa_geometry.theory.toy2d import REGULARIZERS
 from jepa_geometry.wm.arms import check_arms
+from jepa_geometry.wm.user_objective import SIGNATURE, load_term
 
 MAX_COUNT = 10_000
 """The largest count a page takes (frames in a strip, examples, seeds, workers): nothing a page
@@ -59,6 +60,26 @@ def _arms(v: Any) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _objective(v: Any) -> bool:
+    """An objective file that loads and defines its term (:func:`load_term`)."""
+    if not isinstance(v, str) or not v.endswith(".py"):
+        return False
+    try:
+        load_term(v)
+    except ValueError:
+        return False
+    return True
+
+
+def _seeds(v: Any) -> bool:
+    return (
+        isinstance(v, list | tuple)
+        and len(v) > 0
+        and all(_int(x, 0, MAX_SEED) for x in v)
+        and len(set(v)) == len(v)
+    )
 
 
 def _choices(v: Any, valid: tuple[str, ...]) -> bool:
@@ -113,6 +134,14 @@ RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "strip_frames": _COUNT,
     "strip_stride": _COUNT,
     "landscape_examples": _COUNT,
+    "objective": (
+        f"the path of a Python file defining {SIGNATURE} (relative: from the repository root)",
+        _objective,
+    ),
+    "seeds": (
+        f"null or a non-empty list of distinct integers from 0 to {MAX_SEED}",
+        lambda v: v is None or _seeds(v),
+    ),
 }
 
 
@@ -136,6 +165,7 @@ CHAPTER_RULES: dict[tuple[str, str], Callable[[], tuple[str, Callable[[Any], boo
     ("ch06_planning", "task"): _planning_task,
     ("ch06_gate", "task"): _ladder_task,
     ("ch07_geometry", "task"): _study_task,
+    ("ch10_own_objective", "task"): _planning_task,
 }
 """Rules for one chapter's parameter, checked instead of the name's rule in :data:`RULES`."""
 

@@ -62,7 +62,7 @@ from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import cluster, kappa
+from jepa_geometry.study import cluster, kappa, own
 from jepa_geometry.study.spec import available_studies, load_study
 
 EXECUTED_DIR = Path("book") / "chapters"
@@ -763,12 +763,21 @@ def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
     A task page at laptop from an empty cache trains and plans for hours; the kernel's own
     bars do not reach a log or a notebook, so without this line the page said nothing for
     that long, where ``study``, ``book`` and ``scaling`` state their cost first. The estimate
-    is the grid's (:func:`~jepa_geometry.study.cluster.dry_run`, ``grid --dry-run``).
+    is the grid's (:func:`~jepa_geometry.study.cluster.dry_run`, ``grid --dry-run``); for the
+    page of a reader's own objective (a chapter with an ``objective`` parameter), of the page's
+    own units (:func:`~jepa_geometry.study.own.cost_statement`).
     """
+    defaults = parameters_of(jupytext.read(page.source))
+    name = parameters.get("profile", defaults["profile"])
+    if "objective" in defaults:  # chapter 10: its own units, not the task's whole study
+        given = {**defaults, **parameters}
+        spec = own.own_spec(given["task"], given["objective"])
+        cfg = own.with_seeds(spec.profile(load_profile(name)), given["seeds"])
+        todo = own.cost_statement(spec, cfg)
+        return None if todo is None else f"{page.name} (profile={name}): {todo}"
     task = parameters.get("task", page.task)
     if task not in available_studies():
         return None
-    name = parameters.get("profile", parameters_of(jupytext.read(page.source))["profile"])
     spec = load_study(task)
     units = cluster.dry_run([spec], spec.profile(load_profile(name)))
     todo = units[~units["cached"]]

@@ -61,7 +61,7 @@ from jepa_geometry.planning.solver import (
     solver_spec,
 )
 from jepa_geometry.profiles import Profile
-from jepa_geometry.wm.arms import arm_name
+from jepa_geometry.wm.arms import arm_name, key_arm
 from jepa_geometry.wm.training import load_world_model, world_model_artifact
 
 EPISODE_BATCH = 25  # episodes per batched solve (see evaluate_planner)
@@ -429,7 +429,7 @@ class PlanningCell:
             stable_spec(
                 {
                     **set_spec,
-                    "arm": self.arm,
+                    "arm": key_arm(self.arm),  # an objective file by its name: not its path
                     "train_seed": self.train_seed,
                     "weights": self.weights,
                     "checkpoint": ckpt.key,

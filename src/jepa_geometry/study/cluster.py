@@ -76,11 +76,15 @@ from jepa_geometry.study.grid import check_study_arms, mppi_sweep_jobs, select_m
 from jepa_geometry.study.levers import LADDERS
 from jepa_geometry.study.rules.gate import ALTERNATIVES, gate_cell
 from jepa_geometry.study.spec import BASELINE, StudySpec
-from jepa_geometry.wm.arms import DINOWM
+from jepa_geometry.wm.arms import DINOWM, objective_key
 from jepa_geometry.wm.dino import DINOV2_VITS14_URL, DinoWeightsError
 from jepa_geometry.wm.dinowm import encoder_identity, standin_settings
 from jepa_geometry.wm.selfdistill import source_profile, standin_artifact, train_standin
-from jepa_geometry.wm.training import train_world_model, world_model_artifact
+from jepa_geometry.wm.training import (
+    check_objective_digest,
+    train_world_model,
+    world_model_artifact,
+)
 
 STAGES: tuple[str, ...] = ("collect", "pretrain", "train", "plan", "chosen")
 EXECUTORS: tuple[str, ...] = ("local", "slurm")
@@ -108,13 +112,42 @@ def run_pretrain(profile: Profile) -> None:
     train_standin(profile, standin_settings(profile), progress=False)
 
 
+def objective_digest(arm: str) -> str | None:
+    """The sha256 of ``arm``'s objective file as the grid lists its units (None: a built-in
+    arm). The unit's job gets it with the file's path (in the arm) and checks the file it reads
+    against it (:func:`check_digest`), so a file edited after the grid listed a unit stops
+    that job instead of training, planning or measuring another objective's model."""
+    key = objective_key(arm)
+    return None if key is None else key["sha256"]
+
+
+def check_digest(arm: str, sha256: str | None) -> None:
+    """In a job: stop when ``arm``'s objective file is no longer the one its unit was listed
+    with (``sha256``; None: nothing to check)."""
+    if sha256 is not None:
+        check_objective_digest(arm, objective_digest(arm), sha256)
+
+
+def _pinned(arm: str) -> tuple[str, ...]:
+    """The trailing argument of a job of ``arm``: its file's sha256, or nothing."""
+    digest = objective_digest(arm)
+    return () if digest is None else (digest,)
+
+
 class TrainModel(submitit.helpers.Checkpointable):
     """Train one model. On preemption or timeout submitit calls :meth:`checkpoint` (inherited:
     resubmit the same call), and the requeued job resumes from the trainer's resume file."""
 
     def __call__(
-        self, task: str, arm: str, seed: int, profile: Profile, weights: dict | None = None
+        self,
+        task: str,
+        arm: str,
+        seed: int,
+        profile: Profile,
+        weights: dict | None = None,
+        objective_sha256: str | None = None,
     ) -> float:
+        check_digest(arm, objective_sha256)
         art = train_world_model(task, arm, seed, profile, weights, progress=False)
         return float(art.manifest()["summary"]["train_wall_s"])
 
@@ -123,7 +156,9 @@ class PlanCells(submitit.helpers.Checkpointable):
     """Plan a list of cells; each cell is cached on its own, so a requeued job skips the cells
     already planned."""
 
-    def __call__(self, cells: list[PlanningCell]) -> float:
+    def __call__(self, cells: list[PlanningCell], objective_sha256: str | None = None) -> float:
+        if cells and cells[0].arm != CEILING:  # the cells of one model
+            check_digest(cells[0].arm, objective_sha256)
         t0 = time.perf_counter()
         with job_threads():
             for cell in cells:
@@ -131,8 +166,11 @@ class PlanCells(submitit.helpers.Checkpointable):
         return time.perf_counter() - t0
 
 
-def run_measure(task: str, arm: str, seed: int, profile: Profile) -> None:
+def run_measure(
+    task: str, arm: str, seed: int, profile: Profile, objective_sha256: str | None = None
+) -> None:
     """Measure one model's geometry (chapter 7's probes, rank channels and landscape)."""
+    check_digest(arm, objective_sha256)
     with job_threads():
         measure(task, arm, seed, profile, GeometrySettings.of(profile))
 
@@ -228,7 +266,7 @@ def train_unit(
         task,
         f"train {model_label(task, arm, seed, weights)}{note}",
         TrainModel(),
-        (task, arm, seed, profile, weights),
+        (task, arm, seed, profile, weights, *_pinned(arm)),
         (world_model_artifact(task, arm, seed, profile, weights),),
         tuple(needs),
         train_hours(profile),
@@ -250,7 +288,7 @@ def measure_unit(task: str, arm: str, seed: int, profile: Profile, note: str = "
         task,
         f"measure {model_label(task, arm, seed)}{note}",
         run_measure,
-        (task, arm, seed, profile),
+        (task, arm, seed, profile, *_pinned(arm)),
         (geometry_artifact(task, arm, seed, profile, GeometrySettings.of(profile)),),
         (world_model_artifact(task, arm, seed, profile), dataset_artifact(task, profile)),
         profile.cluster.measure_hours,
@@ -286,7 +324,7 @@ def _plan_unit(stage: str, label: str, cells: list[PlanningCell]) -> Unit:
         c.task,
         label,
         PlanCells(),
-        (cells,),
+        (cells, *(() if c.arm == CEILING else _pinned(c.arm))),
         _cell_outputs(cells),
         inputs,
         sum(cell_hours(x) for x in cells),
@@ -388,7 +426,7 @@ def distinct(units: Sequence[Unit]) -> list[Unit]:
             if len(left) < len(cells):
                 u = replace(
                     u,
-                    args=(left,),
+                    args=(left, *u.args[1:]),
                     outputs=_cell_outputs(left),
                     hours=sum(cell_hours(c) for c in left),
                 )

@@ -4,16 +4,20 @@ An *arm* is one training configuration of the shared world model (the papers cal
 arms): ``lewm``, ``scale``, ``aux``, ``anisowm``, or a sum such as ``scale+anisowm``
 (which neither paper tried); ``scale-halfq`` is SCALE trained on half of q (its ablation).
 ``dinowm`` is SCALE's fourth arm, a different model (a frozen pretrained patch encoder).
-Its name is parsed into loss components (:func:`parse_arm`) and weighted per task
-(:func:`arm_weights`); the loss terms themselves live in :mod:`.losses`.
+A component ending in ``.py`` is the reader's own loss term, read from that file
+(:mod:`.user_objective`): ``lewm+mine.py`` is LeWM plus the term, ``scale+mine.py`` SCALE plus
+it; at most one file per arm. Its name is parsed into loss components (:func:`parse_arm`) and
+weighted per task (:func:`arm_weights`); the loss terms themselves live in :mod:`.losses`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from jepa_geometry.envs import TASKS, q_indices
+from jepa_geometry.wm.user_objective import canonical, check_name, file_sha256, is_objective_file
 
 ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "anisowm")
 DINOWM = "dinowm"
@@ -73,25 +77,62 @@ def parse_arm(arm: str) -> tuple[str, ...]:
     half = q_variant(arm) == "half"
     body = arm.strip().removesuffix(HALF_Q_SUFFIX) if half else arm
     parts = [p.strip() for p in body.split("+")]
-    bad = [p for p in parts if p not in ARMS]
+    files = [p for p in parts if is_objective_file(p)]
+    bad = [p for p in parts if p not in ARMS and p not in files]
     if bad:
         raise ValueError(
-            f"unknown arm component(s) {bad} in {arm!r}; valid: {', '.join(ARMS)} "
-            f"and sums of them such as 'scale+anisowm'"
+            f"unknown arm component(s) {bad} in {arm!r}; valid: {', '.join(ARMS)}, "
+            f"sums of them such as 'scale+anisowm', and a loss term of your own as a file "
+            f"such as 'lewm+mine.py'"
         )
+    if len(files) > 1:
+        raise ValueError(f"arm {arm!r}: at most one objective file per arm, got {files}")
+    for f in files:
+        check_name(f, (*ARMS, DINOWM))
     comps = tuple(m for m in ARMS if m in parts and m != "lewm")
     if half and not set(comps) & set(Q_TERMS):
         raise ValueError(
             f"arm {arm!r}: {HALF_Q_SUFFIX!r} needs a term that reads q ({', '.join(Q_TERMS)})"
         )
+    comps += tuple(canonical(f) for f in files)
     return comps or ("lewm",)
 
 
 def arm_name(arm: str) -> str:
     """The canonical spelling of an arm, used in artifact keys (``scale-halfq`` keeps its
-    suffix, so the key records which q the model was trained on)."""
+    suffix, so the key records which q the model was trained on). An objective file is
+    spelled relative to the repository root (:func:`~.user_objective.canonical`)."""
     comps = parse_arm(arm)
     return "+".join(comps) + (HALF_Q_SUFFIX if q_variant(arm) == "half" else "")
+
+
+def objective_file(arm: str) -> str | None:
+    """The objective file of an arm (canonical spelling), or None for the built-in arms."""
+    files = [c for c in parse_arm(arm) if is_objective_file(c)]
+    return files[0] if files else None
+
+
+def arm_label(arm: str) -> str:
+    """The arm as artifact names and keys record it: :func:`arm_name` with an objective file
+    named by its stem alone (``examples/objectives/variance_match.py`` ->
+    ``variance_match``), so a model's name and key do not depend on where the file lies; the
+    file's content is in the key by its sha256 (:func:`objective_key`)."""
+    name = arm_name(arm)
+    path = objective_file(arm)
+    return name if path is None else name.replace(path, Path(path).stem)
+
+
+def key_arm(arm: str) -> str:
+    """The arm a planning cell's key records: as given for the built-in arms (the keys written
+    before objective files existed spell it so) and :func:`arm_label` for an arm with a file."""
+    return arm if objective_file(arm) is None else arm_label(arm)
+
+
+def objective_key(arm: str) -> dict[str, str] | None:
+    """What a model's key records of the arm's objective file: its name and the sha256 of its
+    bytes (read now), or None for the built-in arms (their keys have no such field)."""
+    path = objective_file(arm)
+    return None if path is None else {"file": Path(path).name, "sha256": file_sha256(path)}
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ A training step on a batch of B clips of T = history + 1 frames (ClipSampler's f
            + λ_sig · SIGReg(zᵀ)        or  λ_sig · ΛReg(zᵀ)   (anisowm replaces SIGReg)
            + λ · (1 - Pearson(||z_i - z_j||², ||q_i - q_j||²))   over K sampled pairs (scale)
            + w · mean((AuxHead(z) - q)²)                                               (aux)
+           + term(z, ẑ, q, step)                          a file of the reader's (lewm+mine.py)
 
 The loss terms themselves are in :mod:`jepa_geometry.wm.losses`; this module combines them per
 arm, checks a batch's format, and measures the embedding every logged step
@@ -22,9 +23,13 @@ import torch
 from torch import nn
 
 from jepa_geometry.profiles import Profile
-from jepa_geometry.wm.arms import DINOWM, ObjectiveWeights, arm_name, parse_arm
+from jepa_geometry.wm.arms import DINOWM, ObjectiveWeights, arm_label, objective_file, parse_arm
 from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import WorldModel
+from jepa_geometry.wm.user_objective import call_term, load_term
+
+USER_TERM = "objective"
+"""The logged name of the reader's own term; its diagnostics are ``objective.<name>``."""
 
 Batch = dict[str, torch.Tensor]
 
@@ -33,7 +38,9 @@ class Objective(nn.Module):
     """The loss terms of an arm, with the training-only modules they own.
 
     Holds ΛReg's α (anisowm) and the Aux head (aux); both are trained with the model and
-    neither is part of the world model used for planning.
+    neither is part of the world model used for planning. An arm with an objective file loads
+    it here (:func:`~jepa_geometry.wm.user_objective.load_term`), so a bad file stops before
+    the first step.
     """
 
     def __init__(
@@ -47,7 +54,7 @@ class Objective(nn.Module):
         seed: int = 0,
     ) -> None:
         super().__init__()
-        self.arm = arm_name(arm)
+        self.arm = arm_label(arm)  # a resume file's fingerprint names no file's path
         self.components = parse_arm(arm)
         self.weights = weights
         self.q_dim = q_dim
@@ -68,6 +75,8 @@ class Objective(nn.Module):
         with torch.random.fork_rng(devices=[]):  # the Aux head's init depends on the seed only
             torch.manual_seed(derive_seed(seed, "objective-init"))
             self.aux_head = AuxHead(embed_dim, q_dim) if "aux" in self.components else None
+        path = objective_file(arm)
+        self.user_term = None if path is None else load_term(path)
 
     def forward(
         self,
@@ -75,8 +84,13 @@ class Objective(nn.Module):
         batch: Batch,
         generator: torch.Generator,
         precision: str = "fp32",
+        step: int = 0,
+        check: bool = False,
     ) -> dict:
         """All loss terms of one batch; ``loss`` is their weighted sum.
+
+        An objective file's term is added as it returns (``step`` is passed to it); with
+        ``check`` its value and diagnostics must also be finite (the first step of a run).
 
         With ``precision="bf16"`` the world model's forward (and so its backward) runs under
         ``torch.autocast(bfloat16)``, as LeWM trains; the weights stay fp32 and every loss term
@@ -111,6 +125,11 @@ class Objective(nn.Module):
         if self.aux_head is not None:
             terms["aux"] = self.aux_head.loss(z, batch["q"])
             loss = loss + w.aux * terms["aux"]
+        if self.user_term is not None:
+            value, diagnostics = call_term(self.user_term, z, z_hat, batch["q"], step, check)
+            terms[USER_TERM] = value
+            terms.update({f"{USER_TERM}.{k}": v for k, v in diagnostics.items()})
+            loss = loss + value
         terms["loss"] = loss
         return terms
 

@@ -39,7 +39,15 @@ from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.envs.episodes import EpisodeData
 from jepa_geometry.jobs import JOB_THREADS, job_threads, progress_bar
 from jepa_geometry.profiles import Profile, TrainSettings
-from jepa_geometry.wm.arms import DINOWM, arm_name, arm_weights, q_variant
+from jepa_geometry.wm.arms import (
+    DINOWM,
+    arm_label,
+    arm_name,
+    arm_weights,
+    objective_file,
+    objective_key,
+    q_variant,
+)
 from jepa_geometry.wm.checkpoint import (
     CHECKPOINT_FORMAT,
     LOG_FILE,
@@ -59,12 +67,14 @@ from jepa_geometry.wm.dinowm import (
 )
 from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model
 from jepa_geometry.wm.objective import (
+    USER_TERM,
     Batch,
     Objective,
     check_batch,
     derive_seed,
     embedding_diagnostics,
 )
+from jepa_geometry.wm.user_objective import ObjectiveFileError, load_term
 
 BatchSource = Callable[[int], Iterator[Batch]]  # step s -> the batches of steps s, s+1, ...
 
@@ -272,7 +282,7 @@ def train(
             batch = next(it)
             if step == start:
                 check_batch(batch, model, objective.q_dim)
-            terms = objective(model, batch, gen, settings.precision)
+            terms = objective(model, batch, gen, settings.precision, step, step == start)
             opt.zero_grad(set_to_none=True)
             terms["loss"].backward()
             if step < alpha_warmup:  # Λ = I until the global scale of z has settled
@@ -289,6 +299,7 @@ def train(
             if done % settings.log_every == 0 or done == settings.steps:
                 flush()
                 row = {"step": done, "lr": lr, **{k: v / window_n for k, v in window.items()}}
+                _check_user_terms(objective, row, done - window_n, done)
                 v = None
                 if objective.lambda_reg is not None:
                     v = objective.lambda_reg.variances.detach()
@@ -308,6 +319,20 @@ def train(
         bar.close()
     model.eval()
     return TrainResult(log, settings.steps, time.perf_counter() - t0, start)
+
+
+def _check_user_terms(objective: Objective, row: dict[str, Any], first: int, done: int) -> None:
+    """Stop when an objective file's term (or a diagnostic of it) was not finite in the
+    logged window of steps ``first`` to ``done - 1``: its mean over the window is then not
+    finite either, so one check per logged row finds it without a synchronisation per step."""
+    if objective.user_term is None:
+        return
+    bad = [k for k, v in row.items() if k.split(".")[0] == USER_TERM and not math.isfinite(v)]
+    if bad:
+        raise ObjectiveFileError(
+            f"objective file {objective.user_term.path}: {', '.join(bad)} not finite "
+            f"between steps {first} and {done - 1}"
+        )
 
 
 def _progress(total: int, initial: int, desc: str, enabled: bool):
@@ -332,7 +357,10 @@ def _check_run(task: str, arm: str, seed: int, profile: Profile, weights: dict |
 def world_model_artifact(
     task: str, arm: str, seed: int, profile: Profile, weights: dict | None = None
 ) -> Artifact:
-    """``data/checkpoints/<task>-<arm>/<key>``: keyed by everything the weights depend on."""
+    """``data/checkpoints/<task>-<arm>/<key>``: keyed by everything the weights depend on.
+
+    An arm with an objective file is named by the file's stem (:func:`~.arms.arm_label`) and
+    its key holds the file's sha256, read now: an edited file is a new model."""
 
     w = _check_run(task, arm, seed, profile, weights)
     clips = {k: getattr(profile.data, k) for k in ("image_size", "history", "frameskip")}
@@ -340,7 +368,7 @@ def world_model_artifact(
     spec = stable_spec(
         {
             "task": task,
-            "arm": arm_name(arm),
+            "arm": arm_label(arm),
             "weights": w.as_dict(),
             "seed": seed,
             "dataset": dataset_spec(task, profile),
@@ -351,8 +379,9 @@ def world_model_artifact(
             "torch_threads": JOB_THREADS,
             "q": [full_q[i] for i in q_indices(task, q_variant(arm))],
             "device": profile.cluster.device,
+            "objective": objective_key(arm),  # the file's name and sha256 (None: no file)
         },
-        added={"q": full_q, "device": "cpu"},
+        added={"q": full_q, "device": "cpu", "objective": None},
     )
     if arm_name(arm) == DINOWM:  # its own model: the predictor's size and the frozen encoder
         spec["dinowm"] = {
@@ -361,7 +390,18 @@ def world_model_artifact(
             "encoder": dataclasses.asdict(encoder_config(profile)),
             **encoder_identity(profile),
         }
-    return Artifact("checkpoints", f"{task}-{arm_name(arm)}", spec)
+    return Artifact("checkpoints", f"{task}-{arm_label(arm)}", spec)
+
+
+def check_objective_digest(arm: str, read: str, expected: str) -> None:
+    """Stop when the objective file of ``arm`` read now (sha256 ``read``) is not the one a key
+    was computed from (``expected``): the file changed between the two readings, and training
+    would store one objective's model under the other's key."""
+    if read != expected:
+        raise ObjectiveFileError(
+            f"objective file {objective_file(arm)} changed while in use: sha256 {read[:12]} "
+            f"now, {expected[:12]} when its model's key was computed; run the command again"
+        )
 
 
 def clip_batches(
@@ -443,6 +483,8 @@ def train_world_model(
     art = world_model_artifact(task, arm, seed, profile, weights)
     w = arm_weights(arm, task, profile.train.sigreg_weight, weights)
     resume = art.write_path.parent / f".{art.key}.resume.pt"
+    if objective_file(arm) is not None and not art.exists():
+        load_term(objective_file(arm))  # a bad file stops here, before the dataset is read
 
     def build(tmp: Path) -> dict[str, Any]:
 
@@ -459,6 +501,8 @@ def train_world_model(
             profile.train.pairs_per_batch,
             seed,
         )
+        if objective.user_term is not None:  # the file read is the one the key names
+            check_objective_digest(arm, objective.user_term.sha256, art.spec["objective"]["sha256"])
         with job_threads():  # the same bits on any machine (jepa_geometry.jobs)
             t0 = time.perf_counter()
             table = frozen_token_table(model, ds, progress) if arm_name(arm) == DINOWM else None
