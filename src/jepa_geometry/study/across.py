@@ -732,8 +732,9 @@ def book_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
     tagged with its task. Where a task's main protocol is not SCALE's, the claims planned under
     SCALE's protocol say so in their statement, so each statement names one claim across the
     tasks. SCALE's claims about the tasks together
-    (:data:`~jepa_geometry.study.claims.ACROSS_CLAIMS`) follow, under the task
-    :data:`~jepa_geometry.study.claims.ALL_TASKS`."""
+    (:data:`~jepa_geometry.study.claims.ACROSS_CLAIMS`) and AnisoWM's claims about all four
+    of its environments (:data:`~jepa_geometry.study.claims.EVERY_CLAIMS`) follow, under the
+    task :data:`~jepa_geometry.study.claims.ALL_TASKS`."""
     items = []
     measured = {task: _measurements(task, st) for task, st in studies.studies.items()}
     for task, st in studies.studies.items():
@@ -744,6 +745,7 @@ def book_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
             items.append((task, c, e))
     planned = {t: m for t, m in measured.items() if t in studies.planned}
     items += [(ALL_TASKS, c, e) for c, e in claims.across_claims(planned)]
+    items += [(ALL_TASKS, c, e) for c, e in claims.every_claims(measured)]
     return items
 
 
@@ -850,12 +852,16 @@ def preconditions_by_task(studies: Studies) -> pd.DataFrame:
 
 def failed_preconditions(studies: Studies) -> dict[str, set[str]]:
     """Per task (its code), the preconditions that do not hold on it: the claims requiring
-    them are not tested there (:func:`~jepa_geometry.study.tables.geometry.dashboard`)."""
+    them are not tested there (:func:`~jepa_geometry.study.tables.geometry.dashboard`). Under
+    :data:`~jepa_geometry.study.claims.ALL_TASKS`, each of them named with its task
+    (:func:`~jepa_geometry.study.claims.on_task`), as a claim about several tasks requires
+    them."""
     pre = preconditions_by_task(studies)
     titles = {task_title(t): t for t in studies.studies}
     out: dict[str, set[str]] = {t: set() for t in studies.studies}
     for r in pre[~pre["holds"].astype(bool)].itertuples():
         out[titles[r.task]].add(r.precondition)
+    out[ALL_TASKS] = {claims.on_task(p, t) for t, ps in list(out.items()) for p in ps}
     return out
 
 
