@@ -409,6 +409,15 @@ LAMBDA_SELECTED = "Λ selected"
 DINOV2_FEATURES = "DINOv2's own features"
 
 
+def probe_isotropic_top8(profile: Any) -> float:
+    """The top-8 variance share of an exactly isotropic Gaussian on as many frames as the
+    probes' spectra (``geometry.probe_frames``) in the profile's ``model.embed_dim``
+    dimensions (:func:`~jepa_geometry.wm.objective.isotropic_top_share`): the reference of
+    "LeWM near-isotropic" wherever LeWM's top-8 share is read. A sample spreads its
+    eigenvalues, so the population 8 / D would call an isotropic embedding anisotropic."""
+    return isotropic_top_share(8, profile.geometry.probe_frames, profile.model.embed_dim)
+
+
 def lambda_selected_name(arm: str) -> str:
     """The precondition that ΛReg arm ``arm`` selected its Λ (one per arm: a claim about
     ``scale+anisowm`` is not tested by ``anisowm``'s Λ)."""
@@ -464,7 +473,7 @@ def preconditions(
     spec = geometry.spectra[geometry.spectra["arm"] == "lewm"]
     if not spec.empty and profile is not None:
         frames, dim = profile.geometry.probe_frames, profile.model.embed_dim
-        iso = isotropic_top_share(8, frames, dim)
+        iso = probe_isotropic_top8(profile)
         top8 = spec[spec["pc"] <= 8].groupby("train_seed")["share"].sum().mean()
         ratio = float(top8 / iso)
         rows.append(
