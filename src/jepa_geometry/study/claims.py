@@ -20,9 +20,11 @@ Kinds of evidence:
 * :data:`INTERACTION` (ours): whether ``scale+anisowm`` adds SCALE's and ΛReg's effects, an
   interaction contrast on success or on a per-unit measure.
 
-One more kind of record: :data:`ACROSS_CLAIMS` (:class:`AcrossSpec`), SCALE's claims about the
-tasks together (its count of cells, Aux's shortfall across tasks, the gain at each budget),
-judged on evidence combined over the tasks (:func:`evaluate_across`). AnisoWM's κ claims are
+Two more kinds of record: :data:`ACROSS_CLAIMS` (:class:`AcrossSpec`), SCALE's claims about
+the tasks together (its count of cells, Aux's shortfall across tasks, the gain at each budget
+for each solver), judged on evidence combined over the tasks (:func:`evaluate_across`); and
+:data:`EVERY_CLAIMS` (:class:`EverySpec`), AnisoWM's claims about all four of its environments,
+a per-task claim that must hold on each (:func:`evaluate_every`). AnisoWM's κ claims are
 judged on its κ sweep of trained models, by the rules of :mod:`jepa_geometry.study.kappa`.
 """
 
