@@ -378,7 +378,7 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
         number=PaperNumber("scale_topk_pc_probe_r2", (("k", "2"),)),
         where=PROBES,
     ),
-    # SCALE, Section 6 and its conclusion: SCALE reaches the favourable geometry of the
+    # SCALE, its claims ("end-to-end flexibility"): SCALE reaches the favourable geometry of the
     # pretrained-feature DINO-WM (q in the leading PCs) while staying end to end; a claim of
     # parity, so its margin is the measure's smallest effect that matters and nothing more
     ClaimSpec(
@@ -512,7 +512,7 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
         ),
         where=LANDSCAPE,
     ),
-    # AnisoWM, Section 4: Λ is used only by the training loss and discarded afterwards, so
+    # AnisoWM, its abstract and method: Λ is used only by the training loss and discarded, so
     # planning runs the same encoder and predictor as LeWM: no planning-time overhead
     _no_overhead(
         "AnisoWM",
