@@ -208,6 +208,10 @@ def test_scale_overall_contrasts_and_their_wilcoxon_across_cells():
         d = (cell[a] - cell[b]).to_numpy()
         assert r["cells"] == 6 and r["diff (pp)"] == pytest.approx(100 * d.mean())
         assert r["Wilcoxon p"] == pytest.approx(scipy.stats.wilcoxon(d[d != 0]).pvalue)
+        assert r["means (%)"] == f"{100 * cell[a].mean():.1f} / {100 * cell[b].mean():.1f}"
+        overall = across.reference_numbers(table="scale_success_overall", task="reacher")
+        overall = overall.set_index("arm").value
+        assert r["means, SCALE (%)"] == f"{overall[a]:.2f} / {overall[b]:.2f}"
         for col, ref_table in (
             ("diff, SCALE (pp)", "scale_success_overall_difference"),
             ("Wilcoxon p, SCALE", "scale_success_overall_wilcoxon_p"),

@@ -213,7 +213,8 @@ def test_dashboard_cites_the_reference_file_and_the_measuring_section():
         [("tworoom", c1, ev), ("tworoom", c2, ev), ("pointmaze", c3, ev)]
     )
     ref = reference_numbers(table="scale_pca_variance_share", task="tworoom")
-    assert board.loc[0, "paper's source"] == f"SCALE: {ref['source'].iloc[0]}"
+    source = board.loc[0, "paper's source"]  # with its caveat: the shares are derived
+    assert source == f"SCALE: {ref['source'].iloc[0]} (derived {ref['derived'].iloc[0]})"
     assert board.loc[1, "paper's source"] == "no number published (figure only)"
     # AnisoWM reports no PointMaze number: the row says so instead of failing
     assert board.loc[2, "paper's source"] == "AnisoWM: no number for this task"

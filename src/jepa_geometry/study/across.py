@@ -732,8 +732,9 @@ def book_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
     tagged with its task. Where a task's main protocol is not SCALE's, the claims planned under
     SCALE's protocol say so in their statement, so each statement names one claim across the
     tasks. SCALE's claims about the tasks together
-    (:data:`~jepa_geometry.study.claims.ACROSS_CLAIMS`) follow, under the task
-    :data:`~jepa_geometry.study.claims.ALL_TASKS`."""
+    (:data:`~jepa_geometry.study.claims.ACROSS_CLAIMS`) and AnisoWM's claims about all four
+    of its environments (:data:`~jepa_geometry.study.claims.EVERY_CLAIMS`) follow, under the
+    task :data:`~jepa_geometry.study.claims.ALL_TASKS`."""
     items = []
     measured = {task: _measurements(task, st) for task, st in studies.studies.items()}
     for task, st in studies.studies.items():
@@ -744,6 +745,7 @@ def book_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evide
             items.append((task, c, e))
     planned = {t: m for t, m in measured.items() if t in studies.planned}
     items += [(ALL_TASKS, c, e) for c, e in claims.across_claims(planned)]
+    items += [(ALL_TASKS, c, e) for c, e in claims.every_claims(measured)]
     return items
 
 
@@ -850,12 +852,16 @@ def preconditions_by_task(studies: Studies) -> pd.DataFrame:
 
 def failed_preconditions(studies: Studies) -> dict[str, set[str]]:
     """Per task (its code), the preconditions that do not hold on it: the claims requiring
-    them are not tested there (:func:`~jepa_geometry.study.tables.geometry.dashboard`)."""
+    them are not tested there (:func:`~jepa_geometry.study.tables.geometry.dashboard`). Under
+    :data:`~jepa_geometry.study.claims.ALL_TASKS`, each of them named with its task
+    (:func:`~jepa_geometry.study.claims.on_task`), as a claim about several tasks requires
+    them."""
     pre = preconditions_by_task(studies)
     titles = {task_title(t): t for t in studies.studies}
     out: dict[str, set[str]] = {t: set() for t in studies.studies}
     for r in pre[~pre["holds"].astype(bool)].itertuples():
         out[titles[r.task]].add(r.precondition)
+    out[ALL_TASKS] = {claims.on_task(p, t) for t, ps in list(out.items()) for p in ps}
     return out
 
 
@@ -888,9 +894,9 @@ def _cell_means(episodes: pd.DataFrame, protocol: str) -> pd.DataFrame:
 
 def scale_overall_table(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:
     """SCALE's overall means and their paired contrasts, regenerated: per task and contrast
-    (:data:`SCALE_CONTRASTS`), our overall means (the mean over every (solver, tier) cell
-    planned under SCALE's protocol), their difference, and the Wilcoxon signed-rank p across
-    those cells of the per-cell differences, beside SCALE's difference and p.
+    (:data:`SCALE_CONTRASTS`), our overall means of both arms (the mean over every (solver,
+    tier) cell planned under SCALE's protocol), their difference, and the Wilcoxon signed-rank
+    p across those cells of the per-cell differences, beside SCALE's means, difference and p.
 
     SCALE's p pairs its six episode sets (n = 6, smallest p 0.031) over its 15 cells; ours
     pairs the cells themselves (each a mean over our seeds and pairs), since our pairs come
@@ -907,13 +913,17 @@ def scale_overall_table(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.
             d = (cells[a] - cells[b]).dropna().to_numpy(float)
             nonzero = d[d != 0]
             p = float(sps.wilcoxon(nonzero).pvalue) if len(nonzero) else float("nan")
+            means = (100 * cells[[a, b]].mean()).to_numpy(float)
+            paper_means = [_paper_value("scale_success_overall", task, x) for x in (a, b)]
             rows.append(
                 {
                     "task": task_title(task),
                     "contrast": f"{a} − {b}",
                     "cells": len(d),
+                    "means (%)": f"{means[0]:.1f} / {means[1]:.1f}",
                     "diff (pp)": 100 * float(d.mean()),
                     "Wilcoxon p": p,
+                    "means, SCALE (%)": " / ".join(f"{v:.2f}" for v in paper_means),
                     "diff, SCALE (pp)": _paper_value(
                         "scale_success_overall_difference", task, a, versus=b
                     ),
@@ -922,12 +932,13 @@ def scale_overall_table(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.
                     ),
                 }
             )
-    cols = ["task", "contrast", "cells", "diff (pp)", "Wilcoxon p"]
-    cols += ["diff, SCALE (pp)", "Wilcoxon p, SCALE"]
+    cols = ["task", "contrast", "cells", "means (%)", "diff (pp)", "Wilcoxon p"]
+    cols += ["means, SCALE (%)", "diff, SCALE (pp)", "Wilcoxon p, SCALE"]
     return pd.DataFrame(rows).reindex(columns=cols)
 
 
 SCALE_OTHER_TABLES: tuple[str, ...] = (
+    "scale_success_overall",
     "scale_success_overall_difference",
     "scale_success_overall_wilcoxon_p",
     "scale_pcs_for_variance",
@@ -1041,6 +1052,16 @@ SCALE_TABLES_OUT_OF_REACH: dict[str, str] = {
     "scale_frozen_encoder_tau_gap": "the frozen-encoder decomposition retrains each arm's "
     "predictor on its frozen encoder, a second training no study runs",
     "scale_frozen_encoder_space_share": "as scale_frozen_encoder_tau_gap",
+    "scale_success_half_q_per_solver": "the half-q arm per solver on Reacher and Cube: our "
+    "Reacher study trains no half-q arm (its cost is on the Reconstructions page) and Cube's "
+    "study does not plan",
+    "scale_mppi_temperature_sweep": "SCALE's success per MPPI temperature on LeWM, at its cost "
+    "scale (a sum over 192 dimensions); each study chooses its own T* by the same rule on its "
+    "own temperature grid and validation pairs (chapter 6), so the temperatures differ",
+    "scale_success_mppi_shipped_heldout": "MPPI at T = 0.5 on the episode sets of SCALE's T* "
+    "comparison; our MPPI at swm's temperature sits beside its main grid instead",
+    "scale_success_mppi_tuned_per_tier": "SCALE's arm alone at T*, per tier; our T* cells sit "
+    "beside its tier mean (scale_success_mppi_tuned)",
 }
 """SCALE's tables in the reference file that this book cannot regenerate, and why."""
 

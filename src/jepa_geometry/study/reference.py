@@ -15,7 +15,19 @@ from importlib import resources
 import pandas as pd
 import yaml
 
-COLUMNS = ("table", "paper", "source", "setting", "metric", "unit", "arm", "value")
+COLUMNS = (
+    "table",
+    "paper",
+    "source",
+    "setting",
+    "metric",
+    "unit",
+    "arm",
+    "value",
+    "verified",
+    "derived",
+    "note",
+)
 
 
 @lru_cache(maxsize=1)
@@ -31,6 +43,12 @@ def _tidy() -> pd.DataFrame:
                     f"expected {len(keys)} keys + {len(arms)} arms"
                 )
             key_vals = dict(zip(keys, row[: len(keys)], strict=True))
+            where = table.get("derived_where", {})
+            derived = (
+                table.get("derived", "")
+                if all(str(key_vals.get(k)) == str(v) for k, v in where.items())
+                else ""
+            )
             for arm, value in zip(arms, row[len(keys) :], strict=True):
                 if value is None:
                     continue
@@ -44,6 +62,9 @@ def _tidy() -> pd.DataFrame:
                         "unit": table["unit"],
                         "arm": arm,
                         "value": float(value),
+                        "verified": bool(table.get("verified", True)),
+                        "derived": derived,
+                        "note": table.get("note", ""),
                         **{k: str(v) for k, v in key_vals.items()},
                     }
                 )
@@ -82,8 +103,20 @@ def paper_tasks(paper: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(df.loc[df["paper"] == paper, "task"].dropna()))
 
 
+def source_with_caveats(ref: pd.DataFrame) -> str:
+    """The ``source`` of reference rows ``ref`` (one table's), with what a reader must know
+    beside it: values derived rather than printed (and by whom), values not verified against
+    the source, and the table's note."""
+    caveats = [f"derived {d}" for d in dict.fromkeys(ref["derived"]) if d]
+    caveats += ["unverified against the source"] if not ref["verified"].all() else []
+    caveats += [n for n in dict.fromkeys(ref["note"]) if n]
+    source = str(ref["source"].iloc[0])
+    return f"{source} ({'; '.join(caveats)})" if caveats else source
+
+
 def sources_sentence(tables: Sequence[str]) -> str:
-    """Where the numbers of ``tables`` come from, in one line: each table's ``source``."""
+    """Where the numbers of ``tables`` come from, in one line: each table's ``source``, with its
+    caveats (:func:`source_with_caveats`)."""
     return "; ".join(
-        f"{t}: {reference_numbers(table=t)['source'].iloc[0]}" for t in dict.fromkeys(tables)
+        f"{t}: {source_with_caveats(reference_numbers(table=t))}" for t in dict.fromkeys(tables)
     )

@@ -944,9 +944,11 @@ def success_by_point(
 
 def premise_table(results: Sequence[PointResult]) -> pd.DataFrame:
     """The papers' premises at every point, one row per (task, point, measure, arm) with the
-    mean over seeds and its range: LeWM's top-8 variance share and the isotropic 8 / D
-    (AnisoWM's premise), cond Λ and κ, and corr(v, relative prediction error) for the ΛReg arm,
-    SCALE's top-2 PCs R², both Kendall-τ channels and the landscape Spearman ρ per arm."""
+    mean over seeds and its range: LeWM's top-8 variance share and an isotropic Gaussian's on
+    as many frames (:func:`~jepa_geometry.study.verdict.probe_isotropic_top8`, AnisoWM's
+    premise as the verdict's precondition reads it), cond Λ and κ, and corr(v, relative
+    prediction error) for the ΛReg arm, SCALE's top-2 PCs R², both Kendall-τ channels and the
+    landscape Spearman ρ per arm."""
     rows = []
 
     def add(r: PointResult, measure: str, arm: str, values: Sequence[float], ref: float) -> None:
@@ -964,9 +966,14 @@ def premise_table(results: Sequence[PointResult]) -> pd.DataFrame:
         g = r.geometry
         spec = g.spectra[g.spectra["arm"] == BASELINE]
         if not spec.empty:
-            dim = int(spec["pc"].max())
             top8 = spec[spec["pc"] <= 8].groupby("train_seed")["share"].sum()
-            add(r, "LeWM top-8 variance share", BASELINE, top8, 8 / dim)
+            add(
+                r,
+                "LeWM top-8 variance share",
+                BASELINE,
+                top8,
+                verdict.probe_isotropic_top8(r.profile),
+            )
         conds: dict[str, list[float]] = {}
         for (arm, _), sp in g.lambda_spectra.items():  # one spectrum per (arm, seed)
             conds.setdefault(arm, []).append(sp["cond"])

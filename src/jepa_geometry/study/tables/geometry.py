@@ -13,7 +13,7 @@ import pandas as pd
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval
-from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.study.reference import reference_numbers, source_with_caveats
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables.models import diagnostics_long
 from jepa_geometry.study.tables.shared import arm_order, mark_papers, verdict_style
@@ -188,7 +188,7 @@ def dashboard(
             else pd.DataFrame()
         )
         if len(ref):
-            sources.append(f"{ref['paper'].iloc[0]}: {ref['source'].iloc[0]}")
+            sources.append(f"{ref['paper'].iloc[0]}: {source_with_caveats(ref)}")
         elif claim.reference:
             sources.append(f"{claim.paper}: no number for this task")
         else:
