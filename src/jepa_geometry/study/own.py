@@ -197,7 +197,7 @@ def term_log(task: str, arm: str, profile: Profile) -> pd.DataFrame:
         last = training_log(task, arm, s, profile)[-1]
         keep = ["step", "pred", "loss"] + [k for k in last if k.split(".")[0] == USER_TERM]
         rows.append({"train_seed": s, **{k: last[k] for k in keep}})
-    return pd.DataFrame(rows).set_index("train_seed")
+    return pd.DataFrame(rows).set_index("train_seed").rename_axis("train seed")  # as shown
 
 
 def own_claim_specs(arm: str) -> tuple[ClaimSpec, ...]:
