@@ -58,10 +58,11 @@ def check(
     import torch
 
     from jepa_geometry.envs.dataset import load_dataset
+    from jepa_geometry.extensions import kappa, scaling
     from jepa_geometry.planning.evaluator import evaluate_arm
     from jepa_geometry.planning.protocol import SCALE_PROTOCOL
     from jepa_geometry.profiles import load_profile, with_overrides
-    from jepa_geometry.study import cluster, kappa, scaling
+    from jepa_geometry.study import cluster
     from jepa_geometry.study.spec import available_studies, load_study
     from jepa_geometry.wm.training import train_world_model
 

@@ -22,9 +22,10 @@ import sys
 
 import pandas as pd
 
+from jepa_geometry.extensions import kappa
 from jepa_geometry.planning import protocol
 from jepa_geometry.profiles import Profile, load_profile
-from jepa_geometry.study import across, claims, kappa, tables, verdict
+from jepa_geometry.study import across, claims, tables, verdict
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.theory import toy2d
 

@@ -71,13 +71,14 @@ from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.collect import build_dataset, check_task_episodes
 from jepa_geometry.envs.dataset import dataset_artifact
 from jepa_geometry.envs.episodes import FILENAME
+from jepa_geometry.extensions import kappa, scaling
 from jepa_geometry.jobs import default_workers
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import evaluate_arm, summary_text
 from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.planning.solver import SOLVERS, TIERS
 from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import cluster, kappa, scaling
+from jepa_geometry.study import cluster
 from jepa_geometry.study.build import build_study
 from jepa_geometry.study.rules.gate import LADDERS, lever_choice, protocol_choice
 from jepa_geometry.study.spec import StudySpec, available_studies, load_study

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import jepa_geometry
+from jepa_geometry.extensions import scaling
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import scaling
 from jepa_geometry.study import verdict as V
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.wm.objective import isotropic_top_share

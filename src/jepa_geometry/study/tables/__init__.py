@@ -20,6 +20,6 @@ the cross-task page's tables are in :mod:`jepa_geometry.study.across`, beside th
 of every task's study they read.
 """
 
-from jepa_geometry.study.tables import gate, geometry, models, planning, scaling, shared, theory
+from jepa_geometry.study.tables import gate, geometry, models, planning, shared, theory
 
-__all__ = ["gate", "geometry", "models", "planning", "scaling", "shared", "theory"]
+__all__ = ["gate", "geometry", "models", "planning", "shared", "theory"]

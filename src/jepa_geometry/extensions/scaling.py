@@ -216,7 +216,7 @@ def _number(v: Any) -> bool:
 
 def load_scaling() -> ScalingSpec:
     """The scaling study of ``scaling.yaml``, validated (one-line :class:`ScalingError`)."""
-    text = resources.files("jepa_geometry.study").joinpath(SCALING_FILE).read_text()
+    text = resources.files("jepa_geometry.extensions").joinpath(SCALING_FILE).read_text()
     return scaling_from_dict(yaml.safe_load(text) or {})
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 
 from jepa_geometry.artifacts import Artifact, cache_only
+from jepa_geometry.extensions import kappa, scaling
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import cluster, kappa, scaling
+from jepa_geometry.study import cluster
 from jepa_geometry.study.rules.gate import gate_cell
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import world_model_artifact

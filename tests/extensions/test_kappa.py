@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from jepa_geometry.extensions import kappa as K
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import kappa as K
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.study.verdict import BY_CONSTRUCTION, LABELS, verdict
 from jepa_geometry.wm.arms import arm_weights

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from jepa_geometry.analysis.measurements import Geometry
+from jepa_geometry.extensions import scaling, scaling_tables
+from jepa_geometry.extensions.scaling import Point, ScalingError
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import scaling, tables
-from jepa_geometry.study.scaling import Point, ScalingError
 
 RAW = {
     "tasks": {p: ["tworoom", "pusht"] for p in ("smoke", "laptop", "paper")},
@@ -272,8 +272,6 @@ def test_the_trend_table_fits_step_points_only():
 def test_the_page_draws_the_most_measured_claims_and_tabulates_every_point():
     import pandas as pd
 
-    from jepa_geometry.study import tables
-
     rows = [
         {"task": t, "paper": "SCALE", "claim": c, "point": p, "image": im, "flops": f,
          "effect": 0.1, "low": 0.0, "high": 0.2, "paper_effect": 0.05 if c == "a" else np.nan}
@@ -282,11 +280,11 @@ def test_the_page_draws_the_most_measured_claims_and_tabulates_every_point():
         for p, im, f in (("1x steps", 1.0, 1e12), ("3x steps", 1.0, 3e12), ("hi", 1.5, 2e12))
     ]  # fmt: skip
     effects = pd.DataFrame(rows)
-    assert tables.scaling.headline_claims(effects, 1) == ["b"]
-    assert tables.scaling.headline_claims(effects) == ["b", "a"]
+    assert scaling_tables.headline_claims(effects, 1) == ["b"]
+    assert scaling_tables.headline_claims(effects) == ["b", "a"]
     with pytest.raises(ValueError, match="n must be >= 1"):
-        tables.scaling.headline_claims(effects, 0)
-    shown = tables.scaling.effects_display(effects)
+        scaling_tables.headline_claims(effects, 0)
+    shown = scaling_tables.effects_display(effects)
     assert list(shown.columns[3:]) == ["1x steps", "3x steps", "hi", "paper's effect"]
     assert len(shown) == 3 and set(shown["task"]) == {"Push-T", "Cube"}
     assert (shown["1x steps"] == "+0.100 [+0.000, +0.200]").all()
@@ -332,7 +330,7 @@ def test_success_by_point_is_the_tier_mean_beside_the_task_s_ceiling():
         assert (out.loc[arm, "seeds"], out.loc[arm, "pairs"]) == (2, 6)
     assert out.loc["ceiling", "rate"] == pytest.approx(top.success.mean())
     assert (out.loc["ceiling", "pairs"], out.loc["ceiling", "point"]) == (3, "any")
-    shown = tables.scaling.success_display(out.reset_index())
+    shown = scaling_tables.success_display(out.reset_index())
     assert list(shown.columns) == [
         "task", "point", "steps", "lewm (%)", "scale (%)", "ceiling, 3 pairs (%)"
     ]  # fmt: skip
