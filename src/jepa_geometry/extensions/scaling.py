@@ -57,6 +57,7 @@ from jepa_geometry.planning.solver import TIERS
 from jepa_geometry.profiles import PROFILES, Profile, with_overrides
 from jepa_geometry.study import claims, cluster, verdict
 from jepa_geometry.study.build import cell_jobs
+from jepa_geometry.study.diagnostics import training_diagnostics
 from jepa_geometry.study.grid import (
     EPISODE_COLUMNS,
     Cell,
@@ -69,7 +70,6 @@ from jepa_geometry.study.grid import (
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.rules.gate import gate_cell, protocol_gate
 from jepa_geometry.study.spec import BASELINE, load_study
-from jepa_geometry.study.tables.geometry import training_diagnostics
 from jepa_geometry.wm.arms import arm_weights, check_arms
 from jepa_geometry.wm.flops import train_step_flops
 from jepa_geometry.wm.training import (
