@@ -58,7 +58,7 @@ def check(
     import torch
 
     from jepa_geometry.envs.dataset import load_dataset
-    from jepa_geometry.extensions import kappa, scaling
+    from jepa_geometry.extensions import kappa_build, scaling_build
     from jepa_geometry.planning.evaluator import evaluate_arm
     from jepa_geometry.planning.protocol import SCALE_PROTOCOL
     from jepa_geometry.profiles import load_profile, with_overrides
@@ -119,7 +119,10 @@ def check(
         },
     )
     specs = [load_study(t) for t in available_studies()]
-    for suffix, extensions in (("", ()), ("_with_kappa_scaling", (kappa.GRID, scaling.GRID))):
+    for suffix, extensions in (
+        ("", ()),
+        ("_with_kappa_scaling", (kappa_build.GRID, scaling_build.GRID)),
+    ):
         units = cluster.dry_run(specs, measured, extensions)
         summary_rows = cluster.dry_run_summary(units)
         total = summary_rows[summary_rows.stage == "total"].set_index("device")["all (h)"]
