@@ -1,4 +1,4 @@
-"""Chapter 10's study (``study.own``): lewm's and scale's units are the task study's own (so a
+"""Chapter 10's study (``extensions.own``): lewm's and scale's units are the task study's own (so a
 cache holding that study builds only the new arm's), the claims judge the reader's arm against
 LeWM on the evidence recomputed here, and bad parameters stop in one line."""
 

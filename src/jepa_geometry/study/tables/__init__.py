@@ -7,8 +7,6 @@
 * :mod:`~jepa_geometry.study.tables.gate`: chapter 6's gate and ladder pages;
 * :mod:`~jepa_geometry.study.tables.geometry`: chapter 7 (probes, rank channels, landscapes,
   ΛReg's spectra, the claims' dashboard);
-* :mod:`~jepa_geometry.study.tables.scaling`: chapter 9 (the scaling study's units, effects
-  per compute point and trend readings);
 * :mod:`~jepa_geometry.study.tables.shared`: what several families use (arm order, rates as
   text, verdict colours).
 
