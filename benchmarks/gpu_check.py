@@ -58,10 +58,11 @@ def check(
     import torch
 
     from jepa_geometry.envs.dataset import load_dataset
+    from jepa_geometry.extensions import kappa_build, scaling_build
     from jepa_geometry.planning.evaluator import evaluate_arm
     from jepa_geometry.planning.protocol import SCALE_PROTOCOL
     from jepa_geometry.profiles import load_profile, with_overrides
-    from jepa_geometry.study import cluster, kappa, scaling
+    from jepa_geometry.study import cluster
     from jepa_geometry.study.spec import available_studies, load_study
     from jepa_geometry.wm.training import train_world_model
 
@@ -118,7 +119,10 @@ def check(
         },
     )
     specs = [load_study(t) for t in available_studies()]
-    for suffix, extensions in (("", ()), ("_with_kappa_scaling", (kappa.GRID, scaling.GRID))):
+    for suffix, extensions in (
+        ("", ()),
+        ("_with_kappa_scaling", (kappa_build.GRID, scaling_build.GRID)),
+    ):
         units = cluster.dry_run(specs, measured, extensions)
         summary_rows = cluster.dry_run_summary(units)
         total = summary_rows[summary_rows.stage == "total"].set_index("device")["all (h)"]

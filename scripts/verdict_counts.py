@@ -22,9 +22,10 @@ import sys
 
 import pandas as pd
 
+from jepa_geometry.extensions import kappa_tables
 from jepa_geometry.planning import protocol
 from jepa_geometry.profiles import Profile, load_profile
-from jepa_geometry.study import across, claims, kappa, tables, verdict
+from jepa_geometry.study import across, claims, tables, verdict
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.theory import toy2d
 
@@ -62,7 +63,7 @@ def book_rows(studies: across.Studies) -> pd.DataFrame:
 
 
 def kappa_rows(base: Profile) -> pd.DataFrame:
-    view = kappa.chapter_view(base)
+    view = kappa_tables.chapter_view(base)
     if not view.built:
         print(f"κ sweep: {view.missing}", file=sys.stderr)
         return pd.DataFrame(columns=COLUMNS)

@@ -71,13 +71,14 @@ from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.collect import build_dataset, check_task_episodes
 from jepa_geometry.envs.dataset import dataset_artifact
 from jepa_geometry.envs.episodes import FILENAME
+from jepa_geometry.extensions import kappa_build, kappa_sweep, scaling, scaling_build, scaling_rule
 from jepa_geometry.jobs import default_workers
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import evaluate_arm, summary_text
 from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.planning.solver import SOLVERS, TIERS
 from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import cluster, kappa, scaling
+from jepa_geometry.study import cluster
 from jepa_geometry.study.build import build_study
 from jepa_geometry.study.rules.gate import LADDERS, lever_choice, protocol_choice
 from jepa_geometry.study.spec import StudySpec, available_studies, load_study
@@ -274,8 +275,8 @@ def _cmd_kappa(args: argparse.Namespace) -> int:
     workers = _workers(args.workers)
     base = _profile_of(args)
     _note_precision(base)
-    kappa.build_sweep(base, kappa.KAPPA_SWEEP, workers, progress=not args.quiet)
-    measured = kappa.measured_cost(kappa.KAPPA_SWEEP, base)
+    kappa_build.build_sweep(base, kappa_sweep.KAPPA_SWEEP, workers, progress=not args.quiet)
+    measured = kappa_sweep.measured_cost(kappa_sweep.KAPPA_SWEEP, base)
     print(measured.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"measured: {measured['measured seconds'].sum() / 60:.1f} min of work")
     return 0
@@ -285,13 +286,13 @@ def _cmd_scaling(args: argparse.Namespace) -> int:
     workers = _workers(args.workers)
     spec = scaling.load_scaling()
     base = _profile_of(args)
-    units = scaling.stated_units(spec, base, state=not args.dry_run)
-    print(scaling.cost_statement(units, spec, base.name))  # before any model trains
+    units = scaling_rule.stated_units(spec, base, state=not args.dry_run)
+    print(scaling_rule.cost_statement(units, spec, base.name))  # before any model trains
     if args.dry_run:
         print(units.to_string(index=False, float_format=lambda x: f"{x:.0f}"))
         return 0
     _note_precision(base)
-    stages = scaling.build_scaling(spec, base, workers, progress=not args.quiet)
+    stages = scaling_build.build_scaling(spec, base, workers, progress=not args.quiet)
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     return 0
 
@@ -314,7 +315,10 @@ def _study_tasks(text: str) -> list[str]:
     return tasks
 
 
-EXTENSIONS: dict[str, cluster.Extension] = {"kappa": kappa.GRID, "scaling": scaling.GRID}
+EXTENSIONS: dict[str, cluster.Extension] = {
+    "kappa": kappa_build.GRID,
+    "scaling": scaling_build.GRID,
+}
 """The studies ``jepa-geometry grid --with`` runs beside the task studies."""
 
 
@@ -550,15 +554,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     sk = sub.add_parser(
         "kappa",
-        help="AnisoWM's κ sweep (study.kappa): anisowm at κ in {1, 1.5, 2, 4, 8} on Two-Room "
-        "and Push-T, planned on validation and evaluation pairs (cached; prints its cost first)",
+        help="AnisoWM's κ sweep (extensions.kappa_sweep): anisowm at κ in {1, 1.5, 2, 4, 8} on "
+        "Two-Room and Push-T, planned on validation and evaluation pairs (cached; prints its cost "
+        "first)",
     )
     _add_build(sk)
     sk.set_defaults(func=_cmd_kappa)
 
     sl = sub.add_parser(
         "scaling",
-        help="build the scaling study (study/scaling.yaml): its cost and cuts are printed first",
+        help="build the scaling study (extensions/scaling.yaml): its cost and cuts are printed "
+        "first",
     )
     sl.add_argument("--dry-run", action="store_true", help="print the rule's units and stop")
     _add_build(sl)

@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analysis",),  # probes, rank channels, cost landscapes, per-model measurements
     ("theory",),  # closed forms of both papers, the 2-D toy
     ("study",),  # a task's grid, tables, verdicts, the papers' numbers
+    ("extensions",),  # beyond one task's study: the κ sweep, the scaling study, your objective
     ("book",),  # chapter pipeline, papermill I/O, plots
     ("cli",),  # the command line
 )

@@ -313,7 +313,7 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
 def test_the_kappa_sweep_is_built_after_the_task_pages_and_before_the_cross_task_page(
     tmp_path, monkeypatch
 ):
-    """``build_book`` builds AnisoWM's κ sweep (``study.kappa.build_sweep``, here recorded
+    """``build_book`` builds AnisoWM's κ sweep (``kappa_build.build_sweep``, here recorded
     instead of run) once, between the first wave of pages and the cross-task page."""
     from jepa_geometry.book import pipeline
 
@@ -326,7 +326,7 @@ def test_the_kappa_sweep_is_built_after_the_task_pages_and_before_the_cross_task
         calls.append(base.name)
         say("κ sweep cost estimate: recorded")
 
-    monkeypatch.setattr(pipeline.kappa, "build_sweep", record)
+    monkeypatch.setattr(pipeline.kappa_build, "build_sweep", record)
     build_book("smoke", out_dir=tmp_path / "out", stream=log, progress=False)
     text = log.getvalue()
     assert calls == ["smoke"]

@@ -60,9 +60,11 @@ from jepa_geometry.book.page_log import relay
 from jepa_geometry.book.parameters import check_parameter
 from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
+from jepa_geometry.extensions import kappa_build, own
+from jepa_geometry.extensions.kappa_sweep import KAPPA_SWEEP
 from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import cluster, kappa, own
+from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import available_studies, load_study
 
 EXECUTED_DIR = Path("book") / "chapters"
@@ -604,9 +606,9 @@ AFTER_ALL: tuple[str, ...] = ("ch08_across",)
 page (in a wave of their own), so they never see a study half built."""
 
 SWEEP_PAGE = "ch08_across"
-"""The page that shows AnisoWM's κ sweep (:mod:`jepa_geometry.study.kappa`): the book builds
-the sweep (cached, resumable) after the task pages and before this page, which reads it from
-the cache only."""
+"""The page that shows AnisoWM's κ sweep (:mod:`jepa_geometry.extensions.kappa_sweep`): the
+book builds the sweep (cached, resumable) after the task pages and before this page, which
+reads it from the cache only."""
 
 LADDER_CHAPTER = "ch06_gate"
 """The chapter whose pages climb a task's ladder: more datasets and models than any other page
@@ -715,9 +717,9 @@ def build_book(
         if kappa_sweep and any(p.name == SWEEP_PAGE for p in wave):  # after the task studies
             print(f"κ sweep (profile={profile}) ...", file=stream, flush=True)
             t0 = time.perf_counter()
-            kappa.build_sweep(
+            kappa_build.build_sweep(
                 load_profile(profile),
-                kappa.KAPPA_SWEEP,
+                KAPPA_SWEEP,
                 default_workers(),
                 progress,
                 say=lambda line: print(line, file=stream, flush=True),
@@ -765,7 +767,7 @@ def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
     that long, where ``study``, ``book`` and ``scaling`` state their cost first. The estimate
     is the grid's (:func:`~jepa_geometry.study.cluster.dry_run`, ``grid --dry-run``); for the
     page of a reader's own objective (a chapter with an ``objective`` parameter), of the page's
-    own units (:func:`~jepa_geometry.study.own.cost_statement`).
+    own units (:func:`~jepa_geometry.extensions.own.cost_statement`).
     """
     defaults = parameters_of(jupytext.read(page.source))
     name = parameters.get("profile", defaults["profile"])

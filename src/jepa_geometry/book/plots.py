@@ -915,9 +915,9 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
     pairs with Wilson 95 % intervals, validation pairs dashed), and per task the final learned
     target variances, sorted, one line per κ.
 
-    ``success`` is :func:`jepa_geometry.study.kappa.success_by_kappa` output, ``spectra`` is
-    :func:`jepa_geometry.study.kappa.sorted_spectra` output; empty frames (a sweep not built)
-    give a one-line figure that says so.
+    ``success`` is :func:`jepa_geometry.extensions.kappa_tables.success_by_kappa` output,
+    ``spectra`` is :func:`jepa_geometry.extensions.kappa_tables.sorted_spectra` output; empty
+    frames (a sweep not built) give a one-line figure that says so.
     """
     if success.empty:  # the sweep is not built at this profile: say so in place of the figure
         fig, ax = plt.subplots(figsize=(PAGE_WIDTH, 1.0))
@@ -992,8 +992,8 @@ def plot_scaling_effects(
     direction as a grey dotted line, zero as a thin line; the papers' training budget as a
     dotted vertical line per task.
 
-    ``effects`` is :func:`jepa_geometry.study.scaling.claim_effects` output, ``budgets`` one
-    :func:`~jepa_geometry.study.scaling.paper_budget` row per task.
+    ``effects`` is :func:`jepa_geometry.extensions.scaling_results.claim_effects` output,
+    ``budgets`` one :func:`~jepa_geometry.extensions.scaling_results.paper_budget` row per task.
     """
     tasks = list(dict.fromkeys(effects["task"]))
     palette = dict(zip(tasks, sns.color_palette("colorblind", len(tasks)), strict=True))
@@ -1040,7 +1040,7 @@ def plot_scaling_premises(premises: pd.DataFrame, budgets: pd.DataFrame) -> plt.
     measure's reference (the isotropic share 8 / D, the bound κ, zero) as a grey dotted line;
     the papers' training budget as a dotted vertical line per task.
 
-    ``premises`` is :func:`jepa_geometry.study.scaling.premise_table` output.
+    ``premises`` is :func:`jepa_geometry.extensions.scaling_results.premise_table` output.
     """
     measures = list(dict.fromkeys(premises["measure"]))
     tasks = list(dict.fromkeys(premises["task"]))

@@ -7,8 +7,6 @@
 * :mod:`~jepa_geometry.study.tables.gate`: chapter 6's gate and ladder pages;
 * :mod:`~jepa_geometry.study.tables.geometry`: chapter 7 (probes, rank channels, landscapes,
   ΛReg's spectra, the claims' dashboard);
-* :mod:`~jepa_geometry.study.tables.scaling`: chapter 9 (the scaling study's units, effects
-  per compute point and trend readings);
 * :mod:`~jepa_geometry.study.tables.shared`: what several families use (arm order, rates as
   text, verdict colours).
 
@@ -20,6 +18,6 @@ the cross-task page's tables are in :mod:`jepa_geometry.study.across`, beside th
 of every task's study they read.
 """
 
-from jepa_geometry.study.tables import gate, geometry, models, planning, scaling, shared, theory
+from jepa_geometry.study.tables import gate, geometry, models, planning, shared, theory
 
-__all__ = ["gate", "geometry", "models", "planning", "scaling", "shared", "theory"]
+__all__ = ["gate", "geometry", "models", "planning", "shared", "theory"]

@@ -11,15 +11,14 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.envs import TASKS, task_title
-from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import bootstrap_interval
+from jepa_geometry.study.diagnostics import training_diagnostics  # noqa: F401 (chapter 7 draws it)
 from jepa_geometry.study.reference import reference_numbers, source_with_caveats
 from jepa_geometry.study.spec import BASELINE
-from jepa_geometry.study.tables.models import diagnostics_long
 from jepa_geometry.study.tables.shared import arm_order, mark_papers, verdict_style
 from jepa_geometry.study.verdict import tested_by_task, verdict_table
 from jepa_geometry.wm.objective import DIAGNOSTICS
-from jepa_geometry.wm.training import last_logged, training_log
+from jepa_geometry.wm.training import last_logged
 
 RANKING_COLUMNS: dict[str, tuple[str, ...]] = {
     "gaussian": ("tau_pred", "tau_geom", "tau_total", "rollout_error"),  # SCALE's channels
@@ -213,18 +212,6 @@ def dashboard(
         "computed in",
     ]
     return table[cols]
-
-
-def training_diagnostics(task: str, arms: Sequence[str], profile: Profile) -> pd.DataFrame:
-    """Every logged embedding diagnostic of every (arm, training seed) model, long form: one
-    row per (arm, train_seed, step, diagnostic) with its ``value``
-    (:func:`~jepa_geometry.wm.objective.embedding_diagnostics`; ΛReg's only for ΛReg arms).
-    Models missing from the cache are trained first."""
-    parts = []
-    for s in profile.seeds.train:
-        logs = [pd.DataFrame(training_log(task, m, s, profile)).assign(arm=m) for m in arms]
-        parts.append(diagnostics_long(pd.concat(logs, ignore_index=True), s))
-    return pd.concat(parts, ignore_index=True)
 
 
 def probe_means(probes: pd.DataFrame) -> pd.DataFrame:

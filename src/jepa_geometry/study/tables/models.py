@@ -16,10 +16,10 @@ from jepa_geometry.envs import TASKS, q_indices, task_class
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset, tabulate_tasks
 from jepa_geometry.planning.protocol import pair_difficulty
 from jepa_geometry.profiles import Profile
+from jepa_geometry.study.diagnostics import diagnostics_long  # noqa: F401 (chapter 5 draws it)
 from jepa_geometry.wm.arms import arm_weights
 from jepa_geometry.wm.checkpoint import LOG_FILE
 from jepa_geometry.wm.model import WorldModel
-from jepa_geometry.wm.objective import DIAGNOSTICS
 from jepa_geometry.wm.training import load_world_model, train_world_model, world_model_artifact
 
 
@@ -165,16 +165,6 @@ def loss_terms_long(logs: pd.DataFrame) -> pd.DataFrame:
     """
     terms = [t for t in LOSS_TERMS if t in logs]
     return logs.melt(id_vars=["step", "arm"], value_vars=terms, var_name="term").dropna()
-
-
-def diagnostics_long(logs: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """:func:`train_one_seed`' logs as one row per (arm, step, diagnostic) with its ``value``
-    and ``train_seed = seed``: the :data:`~jepa_geometry.wm.objective.DIAGNOSTICS` an arm logged
-    (NaN ones, which the arm does not have, are dropped)."""
-    names = [d for d in DIAGNOSTICS if d in logs]
-    out = logs.melt(id_vars=["step", "arm"], value_vars=names, var_name="diagnostic").dropna()
-    out.insert(1, "train_seed", seed)
-    return out[["arm", "train_seed", "step", "diagnostic", "value"]].reset_index(drop=True)
 
 
 def lambda_target_summary(logs: pd.DataFrame) -> pd.DataFrame:

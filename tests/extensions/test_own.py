@@ -1,4 +1,4 @@
-"""Chapter 10's study (``study.own``): lewm's and scale's units are the task study's own (so a
+"""Chapter 10's study (``extensions.own``): lewm's and scale's units are the task study's own (so a
 cache holding that study builds only the new arm's), the claims judge the reader's arm against
 LeWM on the evidence recomputed here, and bad parameters stop in one line."""
 
@@ -9,8 +9,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from jepa_geometry.extensions import own
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import cluster, own
+from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import SpecError, load_study
 from jepa_geometry.study.verdict import verdict_table
 from tests.conftest import REPO

@@ -1,19 +1,25 @@
-"""Chapter 9's tables and sentences: the scaling study's units, its effects per compute point
-and the trend readings, shaped for the page (the computations are in
-:mod:`jepa_geometry.study.scaling`; these functions take its tables)."""
+"""Chapter 9's tables and sentences: the scaling study's units, its training compute beside
+the papers', its gates, its effects per compute point and the trend readings, shaped for the
+page (the computations are in :mod:`.scaling_rule`, :mod:`.scaling_results` and
+:mod:`.scaling_trend`; these functions take their tables and results)."""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
 
 import pandas as pd
 
 from jepa_geometry.envs import task_title
+from jepa_geometry.extensions.scaling import Point
+from jepa_geometry.extensions.scaling_results import PointResult, ScalingResults
 from jepa_geometry.stats import format_rate
 
 UNIT_COLUMNS: tuple[str, ...] = ("point", "task", "arm", "minutes", "status", "why")
 
 
 def units_display(units: pd.DataFrame) -> pd.DataFrame:
-    """The rule's units (:func:`~jepa_geometry.study.scaling.choose_units`) as the page shows
+    """The rule's units (:func:`~.scaling_rule.choose_units`) as the page shows
     them: one row per (point, task, arm) with its estimated machine minutes and status."""
     out = units.assign(task=units["task"].map(task_title), minutes=units["seconds"] / 60)
     return out[list(UNIT_COLUMNS)]
@@ -51,19 +57,27 @@ def effects_display(effects: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-PREMISE_COLUMNS: tuple[str, ...] = ("task", "measure", "arm", "point", "value", "low", "high",
-                                    "reference")  # fmt: skip
+PREMISE_COLUMNS: tuple[str, ...] = (
+    "task",
+    "measure",
+    "arm",
+    "point",
+    "value",
+    "low",
+    "high",
+    "reference",
+)
 
 
 def premises_display(premises: pd.DataFrame) -> pd.DataFrame:
-    """The premise table (:func:`~jepa_geometry.study.scaling.premise_table`) as the page
+    """The premise table (:func:`~.scaling_results.premise_table`) as the page
     shows it: per task, measure and arm, the points in order of compute."""
     out = premises.sort_values(["task", "measure", "arm", "image", "flops"], kind="stable")
     return out.assign(task=out["task"].map(task_title))[list(PREMISE_COLUMNS)]
 
 
 def trends_display(trends: pd.DataFrame) -> pd.DataFrame:
-    """The trend table (:func:`~jepa_geometry.study.scaling.trend_table`) as the page shows
+    """The trend table (:func:`~.scaling_trend.trend_table`) as the page shows
     it: the crossing in words, not its three numbers."""
     out = trends.drop(columns=["crossing (FLOPs)", "crossing low", "crossing high"])
     return out.assign(task=out["task"].map(task_title))
@@ -85,18 +99,8 @@ def trend_sentence(trends: pd.DataFrame) -> str:
     )
 
 
-__all__ = [
-    "effects_display",
-    "headline_claims",
-    "premises_display",
-    "trend_sentence",
-    "trends_display",
-    "units_display",
-]
-
-
 def success_display(success: pd.DataFrame) -> pd.DataFrame:
-    """:func:`~jepa_geometry.study.scaling.success_by_point` as the page shows it: one row per
+    """:func:`~.scaling_results.success_by_point` as the page shows it: one row per
     (task, point) in compute order, per arm its tier-mean success (%) with its interval, and
     the task's ceiling (the same on every row of the task: it does not train)."""
     order = {t: i for i, t in enumerate(dict.fromkeys(success["task"]))}  # the study's order
@@ -113,3 +117,81 @@ def success_display(success: pd.DataFrame) -> pd.DataFrame:
             row[f"ceiling, {int(c.pairs)} pairs (%)"] = format_rate(c.rate, c.low, c.high)
         out.append(row)
     return pd.DataFrame(out)
+
+
+def compute_table(results: Sequence[PointResult], budgets: pd.DataFrame) -> pd.DataFrame:
+    """Each built (task, point): image size, optimizer steps, training FLOPs per model and
+    their fraction of LeWM's budget on the task; then one ``paper`` row per task."""
+    paper = budgets.set_index("task")
+    rows = [
+        {
+            "task": task_title(r.task),
+            "point": r.point.name,
+            "image (px)": r.profile.data.image_size,
+            "steps": r.profile.train.steps,
+            "training FLOPs": r.train_flops,
+            "of the paper's FLOPs": r.train_flops / float(paper.loc[r.task, "flops"]),
+        }
+        for r in results
+    ]
+    rows += [
+        {
+            "task": task_title(b.task),
+            "point": f"paper ({b.source})",
+            "image (px)": 224,
+            "steps": b.steps,
+            "training FLOPs": b.flops,
+            "of the paper's FLOPs": 1.0,
+        }
+        for b in budgets.itertuples()
+    ]
+    return pd.DataFrame(rows)
+
+
+def decades_to_paper(results: Sequence[PointResult], budgets: pd.DataFrame) -> str:
+    """How many decades of training FLOPs lie between each task's 1x point and LeWM's budget
+    on the task, as ``"4.5 to 4.6"`` (lowest to highest over the tasks)."""
+    paper = budgets.set_index("task")["flops"]
+    gaps = [
+        math.log10(float(paper[r.task]) / r.train_flops) for r in results if r.point == Point(1.0)
+    ]
+    if not gaps:
+        return "unknown (no 1x point is built)"
+    return f"{min(gaps):.1f} to {max(gaps):.1f}"
+
+
+def scaling_gate_table(results: Sequence[PointResult]) -> pd.DataFrame:
+    """Whether each built (task, point) was planned, and why."""
+    return pd.DataFrame(
+        [
+            {
+                "task": task_title(r.task),
+                "point": r.point.name,
+                "planned": r.plans,
+                "why": r.gate_reason,
+            }
+            for r in results
+        ]
+    )
+
+
+def scaling_missing_sentence(built: ScalingResults) -> str:
+    """The chosen (point, task) results not in the cache, in one line ("none" if none)."""
+    if not built.missing:
+        return "none"
+    return "; ".join(f"{k}: {why}" for k, why in built.missing.items())
+
+
+__all__ = [
+    "compute_table",
+    "decades_to_paper",
+    "effects_display",
+    "headline_claims",
+    "premises_display",
+    "scaling_gate_table",
+    "scaling_missing_sentence",
+    "success_display",
+    "trend_sentence",
+    "trends_display",
+    "units_display",
+]

@@ -8,14 +8,22 @@ from __future__ import annotations
 import pytest
 
 from jepa_geometry.artifacts import Artifact, cache_only
+from jepa_geometry.extensions import (
+    kappa_build,
+    kappa_sweep,
+    scaling,
+    scaling_build,
+    scaling_results,
+    scaling_rule,
+)
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import cluster, kappa, scaling
+from jepa_geometry.study import cluster
 from jepa_geometry.study.rules.gate import gate_cell
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import world_model_artifact
 
 SMOKE = load_profile("smoke")
-EXTENSIONS = (kappa.GRID, scaling.GRID)
+EXTENSIONS = (kappa_build.GRID, scaling_build.GRID)
 
 
 def _name(a: Artifact) -> str:
@@ -49,17 +57,17 @@ def test_the_extensions_add_their_units_and_share_work_once(data_root):
         assert set(_outputs(alone)) <= set(out)
     train = set(_outputs(cluster.stage_units("train", specs, SMOKE, EXTENSIONS)))
     plan = cluster.stage_units("plan", specs, SMOKE, EXTENSIONS)
-    sweep = kappa.KAPPA_SWEEP
+    sweep = kappa_sweep.KAPPA_SWEEP
     assert {_name(world_model_artifact(*m)) for m in sweep.models(SMOKE)} <= train
     assert {_name(c.artifacts()[0]) for c in sweep.cells(SMOKE)} <= set(_planned(plan))
     spec = scaling.load_scaling()
-    for (pt, task), arms in scaling._by_point(
-        scaling.chosen(scaling.stated_units(spec, SMOKE))
+    for (pt, task), arms in scaling_rule.by_point(
+        scaling_rule.chosen(scaling_rule.stated_units(spec, SMOKE))
     ).items():
         p = scaling.point_profile(spec, task, pt, SMOKE)
         assert {_name(world_model_artifact(task, a, s, p)) for a in arms
                 for s in p.seeds.train} <= train  # fmt: skip
-        cells = scaling.point_cells(spec, task, pt, arms, SMOKE)
+        cells = scaling_build.point_cells(spec, task, pt, arms, SMOKE)
         assert {_name(c.artifacts()[0]) for c in cells} <= set(_planned(plan))
         assert _name(scaling.step_flops_artifact(task, p)) in set(_outputs(plan))
     # a planning unit cut down to the cells no study plans is costed on those cells alone
@@ -85,24 +93,24 @@ def test_a_gated_point_plans_once_its_gate_passes(data_root, monkeypatch):
     }
     spec = scaling.scaling_from_dict(raw)
     points = spec.points(SMOKE)
-    plan = scaling.grid_units("plan", SMOKE, spec)
+    plan = scaling_build.grid_units("plan", SMOKE, spec)
     for pt in points:
         p = scaling.point_profile(spec, "cube", pt, SMOKE)
         gate = gate_cell("cube", p, scaling.main_protocol("cube"), "validation")
         [unit] = [u for u in plan if u.label.endswith(f"gate ({pt.name})")]
         assert [_name(c.artifacts()[0]) for c in unit.args[0]] == [_name(gate.artifacts()[0])]
-    waiting = scaling.grid_units("chosen", SMOKE, spec)  # no gate is cached yet
+    waiting = scaling_build.grid_units("chosen", SMOKE, spec)  # no gate is cached yet
     assert len(waiting) == len(points) * 2 and not any(u.outputs for u in waiting)
     assert {u.pending for u in waiting} == {f"the gate at {pt.name}" for pt in points}
     rows = cluster.run_stage(waiting, "local", data_root / "jobs", SMOKE, 1, progress=False)
     assert {r["status"] for r in rows} == {"blocked"}
     for passes in (True, False):
-        monkeypatch.setattr(scaling, "gate", lambda *a, passes=passes: {"plans": passes})
-        units = scaling.grid_units("chosen", SMOKE, spec)
+        monkeypatch.setattr(scaling_build, "gate", lambda *a, passes=passes: {"plans": passes})
+        units = scaling_build.grid_units("chosen", SMOKE, spec)
         want = [
             _name(c.artifacts()[0])
             for pt in points
-            for c in scaling.point_cells(spec, "cube", pt, spec.arms, SMOKE)
+            for c in scaling_build.point_cells(spec, "cube", pt, spec.arms, SMOKE)
         ]
         assert sorted(_planned(units)) == (sorted(want) if passes else [])
 
@@ -120,8 +128,8 @@ def test_the_extensions_units_build_what_chapters_8_and_9_read(smoke_datasets):
             if not u.cached:
                 u.call(*u.args)
     with cache_only():
-        assert kappa.missing(kappa.KAPPA_SWEEP, SMOKE) == []
-        kappa.load_results(SMOKE)
-        built = scaling.scaling_results(scaling.load_scaling(), SMOKE)
+        assert kappa_build.missing(kappa_sweep.KAPPA_SWEEP, SMOKE) == []
+        kappa_build.load_results(SMOKE)
+        built = scaling_results.scaling_results(scaling.load_scaling(), SMOKE)
     assert built.missing == {}
     assert {r.task for r in built.results} == set(scaling.load_scaling().tasks_at(SMOKE))

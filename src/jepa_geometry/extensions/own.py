@@ -14,7 +14,7 @@ The claims (:func:`own_claim_specs`) ask of the new arm what the book asks of SC
 in their cross-paper lens: does it plan better than LeWM, and does it move SCALE's measures
 (top-2 R², distance-ratio dispersion, the τ channels) and AnisoWM's (cost-ordering agreement,
 landscape ρ)? Each is directional (better than LeWM) with the smallest effect that matters of
-its measure, judged together by the verdict rule (:mod:`.verdict`).
+its measure, judged together by the verdict rule (:mod:`jepa_geometry.study.verdict`).
 """
 
 from __future__ import annotations
@@ -104,8 +104,9 @@ def own_cells(spec: StudySpec) -> list[Cell]:
 
 
 def own_units(spec: StudySpec, profile: Profile) -> list[Unit]:
-    """The jobs of the page (:mod:`.cluster`'s units, with their cost estimates): the dataset,
-    every (arm, seed) model, each model's CEM cells (:func:`own_cells`) and its geometry."""
+    """The jobs of the page (:mod:`jepa_geometry.study.cluster`'s units, with their cost
+    estimates): the dataset, every (arm, seed) model, each model's CEM cells
+    (:func:`own_cells`) and its geometry."""
     task, seeds = spec.task, profile.seeds.train
     models = [(a, s) for s in seeds for a in spec.arms]
     units = [collect_unit(task, profile)]
@@ -168,7 +169,8 @@ def build_own(
     by kind (:data:`KINDS`); every job is the grid's own cached build, so the
     numbers are those any other route to the same keys produces. The dataset is read only
     when a model, cell or measurement is missing. ``say`` (a page's log, ``page_log``) gets
-    one line per built unit and per kind, as :func:`~.build.build_study` says them."""
+    one line per built unit and per kind, as :func:`~jepa_geometry.study.build.build_study`
+    says them."""
     units = own_units(spec, profile)
     todo = {k: [(u.call, u.args) for u in units if u.kind == k and not u.cached] for k in KINDS}
     if not any(todo[k] for k in KINDS[1:]):  # the frames only for work that needs them (an
@@ -209,15 +211,31 @@ def own_claim_specs(arm: str) -> tuple[ClaimSpec, ...]:
 
     def per_model(statement: str, column: str, direction: int = 1) -> ClaimSpec:
         return ClaimSpec(
-            LENS, statement, PER_MODEL, arm, BASELINE, column, column, direction,
-            source="probes", where=probes,
-        )  # fmt: skip
+            LENS,
+            statement,
+            PER_MODEL,
+            arm,
+            BASELINE,
+            column=column,
+            measure=column,
+            direction=direction,
+            source="probes",
+            where=probes,
+        )
 
     def per_unit(statement: str, column: str, source: str, unit: str) -> ClaimSpec:
         return ClaimSpec(
-            LENS, statement, PER_UNIT, arm, BASELINE, column, column,
-            source=source, unit=unit, where=probes,
-        )  # fmt: skip
+            LENS,
+            statement,
+            PER_UNIT,
+            arm,
+            BASELINE,
+            column=column,
+            measure=column,
+            source=source,
+            unit=unit,
+            where=probes,
+        )
 
     return (
         ClaimSpec(

@@ -1,0 +1,34 @@
+"""The book's extensions beyond one task's study: each reuses the task studies' own models and
+cells where it can (the same artifact keys) and is judged by the same verdict rule.
+
+AnisoWM's κ sweep on trained models (chapter 8):
+
+* :mod:`~jepa_geometry.extensions.kappa_sweep`: the sweep as data (tasks, bounds κ, the arm,
+  its models and cells) and its cost, stated before anything trains;
+* :mod:`~jepa_geometry.extensions.kappa_build`: building it (cached, resumable; its units of
+  the study grid) and reading its results from the cache;
+* :mod:`~jepa_geometry.extensions.kappa_rules`: its rules on numbers (the bound, saturation,
+  the allocation change, spectrum distances, κ_best, "Λ selected", the non-monotone evidence);
+* :mod:`~jepa_geometry.extensions.kappa`: its claims as data and one evaluator per kind of
+  evidence, judged in one Holm family;
+* :mod:`~jepa_geometry.extensions.kappa_tables`: what chapter 8 shows of it.
+
+The scaling study, the papers' effects as training compute grows (chapter 9):
+
+* :mod:`~jepa_geometry.extensions.scaling`: the study as written (``scaling.yaml``), its
+  compute points, each point's profile and training FLOPs;
+* :mod:`~jepa_geometry.extensions.scaling_rule`: the cost of a unit and the rule that chooses
+  the units within the budget (kept as first stated);
+* :mod:`~jepa_geometry.extensions.scaling_build`: building the chosen units (the command line,
+  or units of the study grid), the gate at each point;
+* :mod:`~jepa_geometry.extensions.scaling_results`: what each built point measured, every
+  claim's effect there, success beside the ceiling, the premises, LeWM's own budget;
+* :mod:`~jepa_geometry.extensions.scaling_trend`: each effect's trend against training FLOPs
+  and where it would cross the verdict's minimum effect;
+* :mod:`~jepa_geometry.extensions.scaling_tables`: chapter 9's tables and sentences.
+
+A loss term of the reader's own (chapter 10):
+
+* :mod:`~jepa_geometry.extensions.own`: its study (the task's study with lewm, scale and the
+  reader's arm), its units and cost, its build and its claims against LeWM.
+"""

@@ -1,0 +1,199 @@
+"""AnisoWM's κ claims (extensions.kappa): each evaluator on results with known answers, judged
+by the book's rule in one Holm family."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from jepa_geometry.extensions import kappa, kappa_build, kappa_rules, kappa_sweep
+from jepa_geometry.study.verdict import BY_CONSTRUCTION, verdict
+
+
+def _results(
+    val: dict[float, float],
+    ev: dict[float, float],
+    n: int = 200,
+    changes: tuple[float, ...] = (0.2,),
+) -> kappa_build.KappaResults:
+    """Results of one task with success patterns of exact rates on nested pairs (each κ's
+    successes are the first ``rate * n`` pairs, so the paired differences are known), and the
+    allocation change after saturation of each training seed at κ = 2 (``changes``)."""
+
+    def outcomes(rate: float) -> np.ndarray:
+        x = np.zeros(n)
+        x[: int(round(rate * n))] = 1
+        return x
+
+    success = {}
+    for k in val:
+        success[("tworoom", k, "validation")] = outcomes(val[k])
+        success[("tworoom", k, "evaluation")] = outcomes(ev[k])
+    models = pd.DataFrame(
+        [
+            {"task": "tworoom", "kappa": k, "D": 6, "cond": k, "departure": float(k > 1),
+             "saturated": k > 1,
+             "above_mean": 2, "first_saturated": 10.0, "allocation_change": 0.2}
+            for k in val
+        ]
+    )  # fmt: skip
+    seed_changes = {("tworoom", s): c for s, c in enumerate(changes)}
+    return kappa_build.KappaResults(models, pd.DataFrame(), success, {}, seed_changes)
+
+
+def test_non_monotone_picked_on_validation_not_evaluation():
+    # validation says κ = 1.5; evaluation alone would have picked κ = 4
+    val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3}
+    ev = {1.0: 0.3, 1.5: 0.5, 2.0: 0.4, 4.0: 0.7, 8.0: 0.2}
+    res = _results(val, ev)
+    ((task, claim, evidence),) = kappa.non_monotone_items(res, ["tworoom"])
+    assert claim.a == "κ=1.5" and claim.b == "κ=1 and κ=8"
+    # both ends are beaten (by 0.2 and 0.3); the weaker comparison, against κ = 1, is shown
+    assert evidence.effect == pytest.approx(0.5 - 0.3) and "κ = 1.5 vs κ = 1" in evidence.units
+    assert evidence.low > 0 and evidence.models == 1
+    rows = kappa.kappa_verdicts(res, kappa_sweep.KappaSweep(tasks=("tworoom",)))
+    row = rows[rows["claim"] == kappa.KAPPA_CLAIMS[3].statement].iloc[0]
+    # an interval over the pairs of one model per κ, however clear, says nothing of κ itself
+    assert row["verdict"] == "inconclusive"
+
+
+def test_monotone_curve_is_not_reproduced():
+    # success rises with κ on both splits: κ_best is κ_max, no interior optimum
+    val = {1.0: 0.2, 1.5: 0.3, 2.0: 0.4, 4.0: 0.5, 8.0: 0.6}
+    res = _results(val, val)
+    ((_, claim, evidence),) = kappa.non_monotone_items(res, ["tworoom"])
+    assert claim.a == "κ=8" and evidence.effect == 0.0 and "κ = 8 vs κ = 8" in evidence.units
+    rows = kappa.kappa_verdicts(res, kappa_sweep.KappaSweep(tasks=("tworoom",)))
+    assert (
+        rows[rows["claim"] == kappa.KAPPA_CLAIMS[3].statement]["verdict"].item() == "inconclusive"
+    )
+    # an interior validation optimum that loses to κ_max on evaluation: one model per κ, so
+    # not contradicted either, though its interval lies below zero
+    val2 = {1.0: 0.2, 1.5: 0.3, 2.0: 0.7, 4.0: 0.5, 8.0: 0.6}
+    ev2 = {1.0: 0.2, 1.5: 0.3, 2.0: 0.2, 4.0: 0.5, 8.0: 0.6}
+    ((_, _, below),) = kappa.non_monotone_items(_results(val2, ev2), ["tworoom"])
+    assert below.high < 0
+    rows2 = kappa.kappa_verdicts(_results(val2, ev2), kappa_sweep.KappaSweep(tasks=("tworoom",)))
+    label = rows2[rows2["claim"] == kappa.KAPPA_CLAIMS[3].statement]["verdict"].item()
+    assert label == "inconclusive"
+
+
+def test_kappa_constrains_holds_by_construction():
+    """The clamp keeps cond Λ <= κ whatever the data: the row says so, never "reproduced"."""
+    val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3}
+    res = _results(val, val)
+    rows = kappa.kappa_verdicts(
+        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), kappa.KAPPA_CLAIMS[:1]
+    )
+    assert rows["verdict"].item() == BY_CONSTRUCTION and "by construction" in rows["units"].item()
+    res.models.loc[res.models["kappa"] == 8.0, "cond"] = 8.1  # the bound broken: our bug
+    rows = kappa.kappa_verdicts(
+        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), kappa.KAPPA_CLAIMS[:1]
+    )
+    assert rows["verdict"].item() == "contradicted"
+
+
+def _after_saturation(changes: tuple[float, ...]) -> pd.Series:
+    val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3}
+    res = _results(val, val, changes=changes)
+    res.models.loc[res.models["kappa"] == 2.0, "allocation_change"] = changes[0]
+    rows = kappa.kappa_verdicts(
+        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), kappa.KAPPA_CLAIMS[1:2]
+    )
+    return rows.iloc[0]
+
+
+def test_after_saturation_rests_on_the_seeds_not_one_run():
+    # one training run that moved far after saturation: no spread between models, no verdict
+    assert _after_saturation((0.5,))["verdict"] == "inconclusive"
+    # three seeds: the t-interval of their mean decides, computed here from its formula
+    for changes in ((0.3, 0.35, 0.4), (0.02, 0.5, 0.9), (0.01, 0.02, 0.03)):
+        x = np.array(changes)
+        se = x.std(ddof=1) / np.sqrt(3)
+        p = sps.t.sf((x.mean() - kappa_rules.EVOLVE_MIN) / se, 2)
+        upper = x.mean() + sps.t.ppf(0.975, 2) * se
+        want = (
+            "reproduced"
+            if p < 0.025
+            else "contradicted"
+            if upper < kappa_rules.EVOLVE_MIN
+            else None
+        )
+        row = _after_saturation(changes)
+        assert row["verdict"] == (want or "inconclusive"), changes
+        assert row["units"] == "3 seeds (t-interval)"
+    assert _after_saturation((0.3, np.nan, 0.4))["verdict"] == "not tested (precondition failed)"
+
+
+def test_an_unknown_kind_of_evidence_stops_in_one_line():
+    bad = kappa.KappaClaimSpec("x", "telepathy")
+    with pytest.raises(kappa_sweep.KappaError, match="unknown kind 'telepathy'"):
+        kappa.kappa_verdicts(_results({2.0: 0.5}, {2.0: 0.5}), kappa_sweep.KAPPA_SWEEP, [bad])
+
+
+def test_the_best_kappas_of_single_runs_never_tell_tasks_apart():
+    a = _results(
+        {1.0: 0.1, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3},
+        {k: 0.5 for k in kappa_sweep.KAPPA_SWEEP.kappas},
+    )
+    b = _results(
+        {1.0: 0.1, 1.5: 0.2, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3},
+        {k: 0.5 for k in kappa_sweep.KAPPA_SWEEP.kappas},
+    )
+    tied = _results(
+        {1.0: 0.1, 1.5: 0.6, 2.0: 0.6, 4.0: 0.5, 8.0: 0.3},
+        {k: 0.5 for k in kappa_sweep.KAPPA_SWEEP.kappas},
+    )
+
+    def both(x: kappa_build.KappaResults, y: kappa_build.KappaResults) -> str:
+        success = {**x.success, **{("pusht", k, s): v for (_, k, s), v in y.success.items()}}
+        models = pd.concat([x.models, y.models.assign(task="pusht")], ignore_index=True)
+        res = kappa_build.KappaResults(models, pd.DataFrame(), success, {})
+        rows = kappa.kappa_verdicts(res, kappa_sweep.KAPPA_SWEEP, [kappa.KAPPA_CLAIMS[4]])
+        return rows["verdict"].item()
+
+    # one training run per κ: two argmaxes of single models are not a difference between tasks
+    assert both(a, b) == "inconclusive"  # 1.5 vs 4
+    assert both(a, a) == "inconclusive"  # 1.5 on both
+    assert both(tied, b) == "inconclusive"  # Two-Room's 1.5 only by the tie-break
+
+
+def test_claims_about_kappa_need_lambda_selected():
+    val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.2}
+    res = _results(val, val)
+    one = kappa_sweep.KappaSweep(tasks=("tworoom",))
+    assert kappa_rules.lambda_selected(res.models, "tworoom")
+    assert (
+        kappa.kappa_verdicts(res, one, [kappa.KAPPA_CLAIMS[3]])["verdict"].item() == "inconclusive"
+    )
+    res.models.loc[res.models["kappa"] == 4.0, "departure"] = 0.1  # Λ stayed near I at κ = 4
+    assert not kappa_rules.lambda_selected(res.models, "tworoom")
+    row = kappa.kappa_verdicts(res, one, [kappa.KAPPA_CLAIMS[3]])
+    assert row["verdict"].item() == "not tested (precondition failed)"
+    assert (
+        kappa.kappa_verdicts(res, one, [kappa.KAPPA_CLAIMS[0]])["verdict"].item() == BY_CONSTRUCTION
+    )
+
+
+@pytest.mark.parametrize(
+    ("curve", "want"),
+    [
+        ({1.0: 0.6, 1.5: 0.5, 2.0: 0.4, 4.0: 0.3, 8.0: 0.2}, (1.5, 1.0)),  # falling from κ = 1
+        ({1.0: 0.2, 1.5: 0.3, 2.0: 0.4, 4.0: 0.5, 8.0: 0.6}, (8.0, 8.0)),  # rising to κ_max
+        ({1.0: 0.3, 1.5: 0.4, 2.0: 0.7, 4.0: 0.5, 8.0: 0.4}, (2.0, 8.0)),  # an interior peak
+    ],
+)
+def test_not_monotone_compares_the_whole_curve(curve, want):
+    """A monotone curve never reads "reproduced", even with as many trained models as the rule
+    asks for: κ_best is compared with both ends, κ = 1 included, and the weaker comparison
+    decides (here by the rates of the nested outcomes, exactly)."""
+    ((_, claim, evidence),) = kappa.non_monotone_items(_results(curve, curve), ["tworoom"])
+    best, weaker_end = want
+    assert claim.a == f"κ={best:g}"
+    assert evidence.effect == pytest.approx(curve[best] - curve[weaker_end])
+    label = verdict(claim, replace(evidence, models=3))  # as if each κ had three models
+    assert (label == "reproduced") == (want == (2.0, 8.0))
