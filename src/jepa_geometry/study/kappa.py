@@ -24,48 +24,17 @@ many, as the MPPI temperature sweep draws them).
   plus cells to plan times the measured time of the study's own cell per pair (else
   :func:`~jepa_geometry.study.cluster.cell_hours`). :func:`build_sweep` prints it before it
   trains.
-* *κ constrains*: every model's learned ``cond Λ <= κ (1 +`` :data:`COND_TOLERANCE` ``)``.
-  Our clamp makes this true whatever the data, so it is checked (a broken bound would be a
-  bug of ours: "contradicted") but never "reproduced": it reads
-  :data:`~jepa_geometry.study.verdict.BY_CONSTRUCTION`, out of every family.
-* *κ does not determine (Two-Room)*: at κ = 2 the allocation keeps evolving after cond Λ first
-  reaches the bound (``cond Λ >= κ (1 -`` :data:`SATURATION_TOLERANCE` ``)``): the relative
-  change :func:`allocation_change` ``= ||v_end - v_sat|| / ||v_sat - 1||`` exceeds
-  :data:`EVOLVE_MIN`, judged by the book's rule on the t-interval of its mean over the
-  study's training seeds at κ = 2 (one seed: no interval, inconclusive). A model that never
-  reaches its bound fails the precondition.
-* *Spectra differ by environment*: at κ = 2, where the study has every training seed, the
-  smallest distance between a Two-Room and a Push-T spectrum (:func:`spectrum_distance`) exceeds
-  the largest distance between two seeds of one task; with one seed per task there is no
-  within-task spread and the claim is inconclusive.
-* *Not monotone*: κ_best is the κ > 1 with the highest success on the validation pairs (ties:
-  the smaller κ), never chosen on evaluation pairs; on the evaluation pairs the claim is an
-  interior maximum of the whole curve, ``success(κ_best) - success(κ) > 0`` beyond the
-  verdict's minimum effect for success at *both* ends, κ = 1 and κ_max (the intersection-union
-  test: the weaker comparison decides), each on the paired bootstrap interval over pairs. A
-  curve falling from κ = 1 beats κ_max but not κ = 1, so a monotone curve never reads
-  "reproduced". If κ_best is κ_max there is nothing to measure there and the row is
-  inconclusive. Each κ is one trained model, so by the book's rule on one-model evidence the
-  row is inconclusive whatever its interval: the interval over pairs measures those models,
-  not the effect of κ.
-* *Best κ differs by environment*: κ_best (validation) of each task, shown (marked where a
-  task's maximum is shared by several κ); one training run per κ gives no spread between
-  models to tell two argmaxes apart, so the row is inconclusive (by the book's rule on
-  one-model evidence).
 
-The rows judged by the book's rule (after saturation, not monotone) are one Holm family
-(:func:`kappa_verdicts`).
-
-The claims about what κ does (spectra differ, not monotone, best κ differs) assume the book's
-precondition "Λ selected" on the sweep's models (:func:`lambda_selected`); where it fails they
-read "not tested (precondition failed)". The spectra rule is descriptive (one training run
-per κ; its within-task spread is the study's seeds at κ = 2), as in the paper.
+The claims about κ (κ constrains, does not determine, spectra differ by environment, not
+monotone, best κ differs) are records of the book's one claim registry
+(:data:`~jepa_geometry.verdict.records.KAPPA_CLAIMS`), judged on this sweep's results by
+:mod:`jepa_geometry.verdict.kappa_claims`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,31 +49,16 @@ from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study import cluster
 from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
-from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import load_study
-from jepa_geometry.study.verdict import (
-    BY_CONSTRUCTION,
-    DEPARTURE_MIN,
-    MIN_EFFECTS,
-    NOT_TESTED,
-    Claim,
-    Evidence,
-    every_evidence,
-    family_holm,
-    lambda_departure,
-    seed_mean_evidence,
-    verdict,
-)
+from jepa_geometry.verdict.kappa_claims import DEFAULT_KAPPA, kappa_verdicts
+from jepa_geometry.verdict.preconditions import lambda_departure
+from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.wm.checkpoint import LOG_FILE
 from jepa_geometry.wm.training import model_untrained, train_world_model, world_model_artifact
 
 ARM = "anisowm"
 SOLVER, BUDGET = "cem", "T1"
-DEFAULT_KAPPA = 2.0
-"""AnisoWM's κ (every study trains ``anisowm`` at it, ``arm_weights``'s default)."""
-COND_TOLERANCE = 1e-4  # relative: float32 softmax of the clamped α reaches κ within ~1e-6
 SATURATION_TOLERANCE = 1e-3  # cond Λ >= κ (1 - this) counts as having reached the bound
-EVOLVE_MIN = 0.1  # the allocation moves by >= 10 % of its departure from isotropy after saturation
 ABOVE_MEAN_MARGIN = 1e-6  # v_i > 1 + this counts as above the mean (analysis.probes)
 
 
@@ -414,7 +368,8 @@ class KappaResults:
     """What the rules read, per task and κ (first training seed).
 
     ``models``: task, kappa, D, cond (learned cond Λ), departure (of Λ from the identity,
-    :func:`~jepa_geometry.study.verdict.lambda_departure`), saturated, above_mean (#{v_i > 1}),
+    :func:`~jepa_geometry.verdict.preconditions.lambda_departure`), saturated, above_mean
+    (#{v_i > 1}),
     first_saturated (the first logged step with cond Λ at its bound, NaN if never),
     allocation_change. ``spectra``: task, kappa, rank (largest first, as a fraction of D),
     variance. ``success``: (task, κ, split) -> per-pair outcomes, pairs in episode order.
@@ -489,11 +444,6 @@ def load_results(base: Profile, sweep: KappaSweep = KAPPA_SWEEP) -> KappaResults
 # --------------------------------------------------------------------------------------
 
 
-def within_bound(cond: float, kappa: float) -> bool:
-    """``cond Λ <= κ (1 + COND_TOLERANCE)``: the bound holds."""
-    return cond <= kappa * (1 + COND_TOLERANCE)
-
-
 def saturated(cond: float, kappa: float) -> bool:
     """``cond Λ >= κ (1 - SATURATION_TOLERANCE)``, for κ > 1: Λ has reached its bound
     (at κ = 1 the bound pins Λ = I, so there is nothing to reach)."""
@@ -527,317 +477,6 @@ def allocation_change(steps: Sequence[int], v: np.ndarray, kappa: float) -> floa
         return float("nan")
     v_sat = v[list(steps).index(first)]
     return float(np.linalg.norm(v[-1] - v_sat) / np.linalg.norm(v_sat - 1.0))
-
-
-def spectrum_distance(a: Sequence[float], b: Sequence[float]) -> float:
-    """Root-mean-square difference of two sorted spectra, each read at the same quantiles of
-    its coordinates (``(i + 0.5) / D``; spectra of different D are interpolated)."""
-    a, b = np.sort(np.asarray(a, float))[::-1], np.sort(np.asarray(b, float))[::-1]
-    if a.size == 0 or b.size == 0:
-        raise KappaError("spectrum_distance needs two non-empty spectra")
-    n = max(a.size, b.size)
-    grid = (np.arange(n) + 0.5) / n
-
-    def at(x: np.ndarray) -> np.ndarray:
-        return np.interp(grid, (np.arange(x.size) + 0.5) / x.size, x)
-
-    return float(np.sqrt(np.mean((at(a) - at(b)) ** 2)))
-
-
-def spectra_separation(
-    spectra: Mapping[tuple[str, int], np.ndarray], a: str, b: str
-) -> tuple[float, float]:
-    """(smallest distance between a spectrum of task ``a`` and one of ``b``, largest distance
-    between two spectra of one task; NaN when no task has two seeds)."""
-    sa = [v for (t, _), v in spectra.items() if t == a]
-    sb = [v for (t, _), v in spectra.items() if t == b]
-    if not sa or not sb:
-        raise KappaError(f"no spectra of {a!r} and {b!r} to compare")
-    between = min(spectrum_distance(x, y) for x in sa for y in sb)
-    within = [
-        spectrum_distance(x[i], x[j]) for x in (sa, sb) for i in range(len(x)) for j in range(i)
-    ]
-    return between, (max(within) if within else float("nan"))
-
-
-def best_kappa(validation: Mapping[float, float]) -> float:
-    """κ_best: the κ > 1 with the highest validation success; ties go to the smaller κ."""
-    cands = sorted((k, s) for k, s in validation.items() if k > 1)
-    if not cands:
-        raise KappaError(f"no κ > 1 among {sorted(validation)}")
-    top = max(s for _, s in cands)
-    return next(k for k, s in cands if s == top)
-
-
-def lambda_selected(models: pd.DataFrame, task: str) -> bool:
-    """The book's precondition "Λ selected" for the sweep of ``task``: every model with κ > 1
-    leaves the identity by at least :data:`~jepa_geometry.study.verdict.DEPARTURE_MIN` of its
-    box (``departure``, :func:`~jepa_geometry.study.verdict.lambda_departure`), each on its
-    own (one training run per κ: no spread between seeds to read). Where Λ stays near the
-    identity κ changes nothing, and the claims about κ are not tested; cond Λ alone does not
-    decide, since two coordinates at the clamp reach κ."""
-    m = models[(models["task"] == task) & (models["kappa"] > 1)]
-    return bool(len(m)) and bool((m["departure"] >= DEPARTURE_MIN).all())
-
-
-def non_monotone_evidence(
-    claim: Claim, evaluation: Mapping[float, np.ndarray], kappa_best: float
-) -> Evidence:
-    """Evidence that κ_best beats *both* ends of the curve on the evaluation pairs:
-    ``success(κ_best) - success(κ_min)`` and ``success(κ_best) - success(κ_max)``, each with its
-    paired bootstrap 95 % interval over pairs
-    (:meth:`~jepa_geometry.study.verdict.Evidence.from_replicates`), combined by the
-    intersection-union test (:func:`~jepa_geometry.study.verdict.every_evidence`: the weaker
-    comparison decides and is shown). An interior maximum is what "not monotone" means; a
-    curve falling from κ = 1, which beats the largest κ, is monotone, and so is one rising to
-    κ_max. With κ_best at an end, that comparison is 0 with no width (inconclusive). One
-    training run per κ: the evidence rests on one model per arm, so the verdict is
-    "inconclusive" whatever the interval (:func:`~jepa_geometry.study.verdict.judged`)."""
-    if kappa_best not in evaluation:
-        raise KappaError(f"κ_best {kappa_best:g} was not evaluated; κ: {sorted(evaluation)}")
-    ends = (min(evaluation), max(evaluation))
-    parts = []
-    for k in ends:
-        d = np.asarray(evaluation[kappa_best], float) - np.asarray(evaluation[k], float)
-        reps = stats.bootstrap_replicates(d)
-        parts.append(Evidence.from_replicates(float(d.mean()), reps, f"1 seed x {len(d)} pairs", 1))
-    names = [f"κ = {kappa_best:g} vs κ = {k:g}" for k in ends]
-    return every_evidence(claim, parts, names, "comparisons")
-
-
-# --------------------------------------------------------------------------------------
-# The claims, as data, and one evaluator per kind of evidence
-# --------------------------------------------------------------------------------------
-
-BOUND, AFTER_SATURATION, TASK_SPECTRA, NON_MONOTONE, BEST_DIFFERS = (
-    "bound",
-    "after_saturation",
-    "task_spectra",
-    "non_monotone",
-    "best_differs",
-)
-DESCRIPTIVE = "descriptive: 1 training run per κ, no interval (as in the paper)"
-CLAMP = "by construction: the clamp keeps cond Λ <= κ whatever the data (checks our code)"
-ONE_RUN_PER_KAPPA = (
-    "1 training run per κ: argmaxes of single models, no spread between models "
-    "(inconclusive by the book's rule)"
-)
-
-
-@dataclass(frozen=True)
-class KappaClaimSpec:
-    """One of AnisoWM's κ claims: its statement, the kind of evidence, the tasks it is judged
-    on (``()``: every task of the sweep, each separately for :data:`NON_MONOTONE`)."""
-
-    statement: str
-    kind: str
-    tasks: tuple[str, ...] = ()
-    paper: str = "AnisoWM"
-
-
-KAPPA_CLAIMS: tuple[KappaClaimSpec, ...] = (
-    KappaClaimSpec("κ constrains the learned spectrum: cond Λ <= κ", BOUND),
-    KappaClaimSpec(
-        "κ does not determine the spectrum: in Two-Room the allocation keeps evolving after "
-        "cond Λ reaches κ",
-        AFTER_SATURATION,
-        ("tworoom",),
-    ),
-    KappaClaimSpec("The learned spectra differ by environment (at κ = 2)", TASK_SPECTRA),
-    KappaClaimSpec(
-        "The effect of κ on planning is not monotone: the best κ > 1 (validation) beats both "
-        "ends of the curve, κ = 1 and the largest κ",
-        NON_MONOTONE,
-    ),
-    KappaClaimSpec("The best anisotropic κ differs by environment", BEST_DIFFERS),
-)
-"""AnisoWM's κ claims on its own tasks (§5 and its appendix sweep), judged by this module's
-rules."""
-
-
-def _row(spec: KappaClaimSpec, task: str, measure: str, ours: str, criterion: str) -> dict:
-    return {
-        "paper": spec.paper,
-        "claim": spec.statement,
-        "task": task,
-        "measure": measure,
-        "ours": ours,
-        "criterion": criterion,
-    }
-
-
-def _bound(spec: KappaClaimSpec, res: KappaResults, tasks: Sequence[str]) -> list[dict]:
-    m = res.models[res.models["task"].isin(tasks)]
-    ok = [within_bound(c, k) for c, k in zip(m["cond"], m["kappa"], strict=True)]
-    worst = float((m["cond"] / m["kappa"]).max())
-    row = _row(
-        spec,
-        ", ".join(task_title(t) for t in tasks),
-        "learned cond Λ / κ, every model",
-        f"{sum(ok)} of {len(ok)} within; largest cond Λ / κ = {worst:.6f}",
-        f"all <= 1 + {COND_TOLERANCE:g}",
-    )
-    label = BY_CONSTRUCTION if all(ok) else "contradicted"  # broken: our clamp is wrong
-    return [{**row, "units": CLAMP, "verdict": label}]
-
-
-def _after_saturation(spec: KappaClaimSpec, res: KappaResults, tasks: Sequence[str]) -> list[dict]:
-    rows = []
-    for task in tasks:
-        changes = [c for (t, _), c in sorted(res.seed_changes.items()) if t == task]
-        if not changes:
-            continue
-        row = _row(
-            spec,
-            task_title(task),
-            f"||v_end - v_sat|| / ||v_sat - 1|| at κ = {DEFAULT_KAPPA:g}, every training seed",
-            "a model never reached κ"
-            if np.isnan(changes).any()
-            else "; ".join(f"{c:.3f}" for c in changes),
-            f"mean > {EVOLVE_MIN:g} (t-interval over seeds)",
-        )
-        if np.isnan(changes).any():  # the claim is about what happens after the bound
-            rows.append({**row, "units": "", "verdict": NOT_TESTED})
-            continue
-        ev = seed_mean_evidence(changes)
-        claim = Claim(
-            spec.paper,
-            spec.statement,
-            row["measure"],
-            f"κ={DEFAULT_KAPPA:g}",
-            "at saturation",
-            threshold=EVOLVE_MIN,
-        )
-        ours = f"{row['ours']}: mean {ev.effect:.3f} [{ev.low:.3f}, {ev.high:.3f}]"
-        rows.append({**row, "ours": ours, "units": ev.units, JUDGE: (claim, ev, True)})
-    return rows
-
-
-def _task_spectra(spec: KappaClaimSpec, res: KappaResults, tasks: Sequence[str]) -> list[dict]:
-    if len(tasks) < 2 or not {t for t, _ in res.seed_spectra} >= set(tasks[:2]):
-        return []  # two tasks with a spectrum at the default κ are needed
-    a, b = tasks[0], tasks[1]
-    between, within = spectra_separation(res.seed_spectra, a, b)
-    seeds = sorted({s for (t, s) in res.seed_spectra if t == a})
-    row = _row(
-        spec,
-        f"{task_title(a)} vs {task_title(b)}",
-        f"RMS distance of sorted spectra at κ = {DEFAULT_KAPPA:g}",
-        f"between tasks (smallest) {between:.4f}; within a task (largest) "
-        + ("none: one seed" if np.isnan(within) else f"{within:.4f}"),
-        "between > within",
-    )
-    if not all(lambda_selected(res.models, t) for t in (a, b)):
-        label = NOT_TESTED
-    elif np.isnan(within):
-        label = "inconclusive"
-    else:
-        label = "reproduced" if between > within else "contradicted"
-    units = f"{len(seeds)} training seed{'s' if len(seeds) > 1 else ''} per task (descriptive)"
-    return [{**row, "units": units, "verdict": label}]
-
-
-def _success(res: KappaResults, task: str, split: str) -> dict[float, np.ndarray]:
-    return {k: v for (t, k, s), v in res.success.items() if t == task and s == split}
-
-
-def _best_differs(spec: KappaClaimSpec, res: KappaResults, tasks: Sequence[str]) -> list[dict]:
-    val = {
-        t: {k: float(v.mean()) for k, v in _success(res, t, "validation").items()} for t in tasks
-    }
-    best = {t: best_kappa(s) for t, s in val.items()}
-    tied = [t for t, s in val.items() if sum(x == s[best[t]] for k, x in s.items() if k > 1) > 1]
-    row = _row(
-        spec,
-        ", ".join(task_title(t) for t in tasks),
-        "κ_best on validation pairs",
-        "; ".join(
-            f"{task_title(t)} κ = {k:g}" + (" (tied)" if t in tied else "") for t, k in best.items()
-        ),  # fmt: skip
-        "not all equal (no task's maximum tied)",
-    )
-    selected = all(lambda_selected(res.models, t) for t in tasks)
-    label = "inconclusive" if selected else NOT_TESTED  # one model per κ: no spread to judge
-    return [{**row, "units": ONE_RUN_PER_KAPPA, "verdict": label}]
-
-
-def non_monotone_items(
-    res: KappaResults, tasks: Sequence[str]
-) -> list[tuple[str, Claim, Evidence]]:
-    """Per task, the :data:`NON_MONOTONE` claim as a verdict :class:`Claim` with its evidence
-    (:func:`non_monotone_evidence`: κ_best against both ends of the curve)."""
-    items = []
-    for task in tasks:
-        ev_succ = _success(res, task, "evaluation")
-        kb = best_kappa({k: v.mean() for k, v in _success(res, task, "validation").items()})
-        kmin, kmax = min(ev_succ), max(ev_succ)
-        claim = Claim(
-            "AnisoWM",
-            KAPPA_CLAIMS[3].statement,
-            f"CEM T1 success, κ_best = {kb:g} (validation) - each end, κ = {kmin:g} and "
-            f"κ = {kmax:g} (the weaker shown)",
-            f"κ={kb:g}",
-            f"κ={kmin:g} and κ={kmax:g}",
-            unit="pp",
-            display_scale=100.0,
-            min_effect=MIN_EFFECTS["success"],
-        )
-        items.append((task, claim, non_monotone_evidence(claim, ev_succ, kb)))
-    return items
-
-
-def _non_monotone(spec: KappaClaimSpec, res: KappaResults, tasks: Sequence[str]) -> list[dict]:
-    rows = []
-    for task, claim, ev in non_monotone_items(res, tasks):
-        row = _row(
-            spec,
-            task_title(task),
-            claim.measure,
-            f"{100 * ev.effect:+.1f} [{100 * ev.low:+.1f}, {100 * ev.high:+.1f}] pp",
-            f"> {100 * claim.min_effect:g} pp against each end (Holm over the κ claims)",
-        )
-        judge = (claim, ev, lambda_selected(res.models, task))
-        rows.append({**row, "units": ev.units, JUDGE: judge})
-    return rows
-
-
-JUDGE = "judge"
-"""The key of a row judged by the book's verdict rule: ``(claim, evidence, tested)``, judged
-with the sweep's other such rows in one Holm family (:func:`kappa_verdicts`)."""
-EVALUATORS: dict[str, Callable[[KappaClaimSpec, KappaResults, Sequence[str]], list[dict]]] = {
-    BOUND: _bound,
-    AFTER_SATURATION: _after_saturation,
-    TASK_SPECTRA: _task_spectra,
-    NON_MONOTONE: _non_monotone,
-    BEST_DIFFERS: _best_differs,
-}
-"""One evaluator per kind of evidence: (record, results, tasks) -> rows, each with its
-``verdict`` or, where the book's verdict rule judges it, its :data:`JUDGE` triple."""
-
-
-def kappa_verdicts(
-    res: KappaResults,
-    sweep: KappaSweep = KAPPA_SWEEP,
-    specs: Sequence[KappaClaimSpec] = KAPPA_CLAIMS,
-) -> pd.DataFrame:
-    """One row per (claim, task): measure, ours, criterion, units, verdict (a label of
-    :data:`~jepa_geometry.study.verdict.LABELS`, or
-    :data:`~jepa_geometry.study.verdict.BY_CONSTRUCTION`). The rows judged by the book's rule
-    (after saturation, not monotone) are one family: Holm's correction across all of them that
-    are tested, so that no κ claim gets a correction of its own."""
-    rows = []
-    for spec in specs:
-        if spec.kind not in EVALUATORS:
-            raise KappaError(f"unknown kind {spec.kind!r}; valid: {', '.join(EVALUATORS)}")
-        tasks = [t for t in (spec.tasks or sweep.tasks) if t in sweep.tasks]
-        rows += EVALUATORS[spec.kind](spec, res, tasks)
-    judged = [r for r in rows if JUDGE in r]
-    p, size = family_holm([r[JUDGE][:2] for r in judged], [r[JUDGE][2] for r in judged])
-    for r, p_i, m in zip(judged, p, size, strict=True):
-        claim, ev, _ = r.pop(JUDGE)
-        r["verdict"] = verdict(claim, ev, float(p_i), int(m)) if m else NOT_TESTED
-    cols = ["paper", "claim", "task", "measure", "ours", "criterion", "units", "verdict"]
-    return pd.DataFrame(rows, columns=cols)
 
 
 # --------------------------------------------------------------------------------------
@@ -948,14 +587,8 @@ GRID = cluster.Extension("kappa", grid_units, state_estimate)
 
 
 __all__ = [
-    "COND_TOLERANCE",
-    "DEFAULT_KAPPA",
-    "EVALUATORS",
-    "EVOLVE_MIN",
-    "KAPPA_CLAIMS",
     "KAPPA_SWEEP",
     "SATURATION_TOLERANCE",
-    "KappaClaimSpec",
     "KappaError",
     "KappaResults",
     "KappaSweep",
@@ -963,24 +596,17 @@ __all__ = [
     "chapter_view",
     "stated_estimate",
     "allocation_change",
-    "best_kappa",
     "build_sweep",
     "GRID",
     "grid_units",
     "state_estimate",
     "cost_sentence",
     "estimate_cost",
-    "kappa_verdicts",
-    "lambda_selected",
     "load_results",
     "measured_cost",
     "missing",
-    "non_monotone_evidence",
-    "non_monotone_items",
     "saturation_step",
     "sorted_spectra",
-    "spectra_separation",
-    "spectrum_distance",
     "success_by_kappa",
     "sweep_table",
 ]

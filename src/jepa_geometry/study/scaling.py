@@ -55,7 +55,7 @@ from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import TIERS
 from jepa_geometry.profiles import PROFILES, Profile, with_overrides
-from jepa_geometry.study import claims, cluster, verdict
+from jepa_geometry.study import cluster
 from jepa_geometry.study.build import cell_jobs
 from jepa_geometry.study.grid import (
     EPISODE_COLUMNS,
@@ -66,10 +66,11 @@ from jepa_geometry.study.grid import (
     evaluate_ceiling_cells,
     planning_cell,
 )
-from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.rules.gate import gate_cell, protocol_gate
 from jepa_geometry.study.spec import BASELINE, load_study
 from jepa_geometry.study.tables.geometry import training_diagnostics
+from jepa_geometry.verdict import claims, preconditions, records, rule
+from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.wm.arms import arm_weights, check_arms
 from jepa_geometry.wm.flops import train_step_flops
 from jepa_geometry.wm.training import (
@@ -835,7 +836,7 @@ def missing_sentence(built: ScalingResults) -> str:
 
 
 def claim_effects(results: Sequence[PointResult]) -> pd.DataFrame:
-    """Every claim of both papers (:data:`~jepa_geometry.study.claims.PAPER_CLAIMS`) that a
+    """Every claim of both papers (:data:`~jepa_geometry.verdict.records.PAPER_CLAIMS`) that a
     point measures, one row per (claim, task, point): ``task``, ``point``, ``steps`` (the
     run's optimizer steps), ``flops`` (its training FLOPs), ``paper``, ``claim``, ``column``,
     ``direction``, ``threshold``, ``min_effect``, ``effect``, ``low``, ``high`` (95 %) and
@@ -845,7 +846,7 @@ def claim_effects(results: Sequence[PointResult]) -> pd.DataFrame:
         m = claims.Measurements(
             r.task, r.episodes, r.geometry, main_protocol(r.task), SCALE_PROTOCOL
         )
-        for spec in claims.PAPER_CLAIMS:
+        for spec in records.PAPER_CLAIMS:
             item = claims.evaluate(spec, m)
             if item is None:
                 continue
@@ -899,10 +900,10 @@ def task_ceilings(spec: ScalingSpec, base: Profile) -> dict[str, pd.DataFrame]:
 
 def _cem_tier_means(episodes: pd.DataFrame, protocol: str) -> pd.DataFrame:
     """Per (arm, seed, pair): CEM success under ``protocol`` averaged over the tiers planned
-    (:func:`~jepa_geometry.study.verdict.tier_mean_success`, which checks every arm planned
+    (:func:`~jepa_geometry.verdict.rule.tier_mean_success`, which checks every arm planned
     them all)."""
     cem = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == "cem")]
-    return verdict.tier_mean_success(episodes, protocol, "cem", sorted(set(cem["budget"])))
+    return rule.tier_mean_success(episodes, protocol, "cem", sorted(set(cem["budget"])))
 
 
 def success_by_point(
@@ -945,7 +946,7 @@ def success_by_point(
 def premise_table(results: Sequence[PointResult]) -> pd.DataFrame:
     """The papers' premises at every point, one row per (task, point, measure, arm) with the
     mean over seeds and its range: LeWM's top-8 variance share and an isotropic Gaussian's on
-    as many frames (:func:`~jepa_geometry.study.verdict.probe_isotropic_top8`, AnisoWM's
+    as many frames (:func:`~jepa_geometry.verdict.preconditions.probe_isotropic_top8`, AnisoWM's
     premise as the verdict's precondition reads it), cond Λ and κ, and corr(v, relative
     prediction error) for the ΛReg arm, SCALE's top-2 PCs R², both Kendall-τ channels and the
     landscape Spearman ρ per arm."""
@@ -972,7 +973,7 @@ def premise_table(results: Sequence[PointResult]) -> pd.DataFrame:
                 "LeWM top-8 variance share",
                 BASELINE,
                 top8,
-                verdict.probe_isotropic_top8(r.profile),
+                preconditions.probe_isotropic_top8(r.profile),
             )
         conds: dict[str, list[float]] = {}
         for (arm, _), sp in g.lambda_spectra.items():  # one spectrum per (arm, seed)
@@ -1011,7 +1012,7 @@ def premise_table(results: Sequence[PointResult]) -> pd.DataFrame:
 # The trend
 # --------------------------------------------------------------------------------------------
 
-Z95 = verdict.Z95
+Z95 = rule.Z95
 N_TREND_BOOT = 2000
 TREND_SEED = 0
 SE_FLOOR = 1e-6  # guards the weights; trend_table leaves degenerate intervals out of the fit
