@@ -25,9 +25,11 @@ import pandas as pd
 from jepa_geometry.extensions import kappa_tables
 from jepa_geometry.planning import protocol
 from jepa_geometry.profiles import Profile, load_profile
-from jepa_geometry.study import across, claims, tables, verdict
-from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.study import across, tables
 from jepa_geometry.theory import toy2d
+from jepa_geometry.verdict import across as verdicts
+from jepa_geometry.verdict import claims, records, rule
+from jepa_geometry.verdict.reference import reference_numbers
 
 COLUMNS = ["section", "task", "paper", "claim", "verdict"]
 
@@ -41,11 +43,11 @@ def _rows(section: str, table: pd.DataFrame, label: str = "verdict") -> pd.DataF
 
 def book_rows(studies: across.Studies) -> pd.DataFrame:
     """Chapter 8's verdict for the whole book, each task page's (chapter 7), and the lens."""
-    failed = across.failed_preconditions(studies)
-    board = tables.geometry.dashboard(across.book_items(studies), failed)
+    failed = verdicts.failed_preconditions(studies)
+    board = tables.geometry.dashboard(verdicts.book_items(studies), failed)
     parts = [_rows("book", board)]
     for task, st in studies.studies.items():
-        items = claims.paper_claims(
+        items = records.paper_claims(
             task,
             st.episodes,
             st.geometry,
@@ -53,10 +55,10 @@ def book_rows(studies: across.Studies) -> pd.DataFrame:
             code_protocol=protocol.SCALE_PROTOCOL,
             timing=st.grid.timing,
         )
-        mask = verdict.tested([c for c, _ in items], failed.get(task, set()))
-        page = verdict.verdict_table(items, mask).assign(task=st.task)
+        mask = rule.tested([c for c, _ in items], failed.get(task, set()))
+        page = rule.verdict_table(items, mask).assign(task=st.task)
         parts.append(_rows("page", page))
-    lens = across.lens_table(across.lens_items(studies), failed)
+    lens = verdicts.lens_table(verdicts.lens_items(studies), failed)
     if len(lens):
         parts.append(_rows("lens", lens.assign(paper=claims.LENS), "reading"))
     return pd.concat(parts, ignore_index=True)

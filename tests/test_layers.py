@@ -80,32 +80,32 @@ def test_a_cycle_within_one_layer_is_reported(tmp_path):
 
 
 def test_a_cycle_through_a_package_init_is_reported(tmp_path):
-    # importing study.tables.shared runs study/tables/__init__.py first, which imports
-    # tables.gate, which imports rules.gate before rules.gate has finished: Python's
+    # importing study.pages.shared runs study/pages/__init__.py first, which imports
+    # pages.gate, which imports rules.gate before rules.gate has finished: Python's
     # "partially initialized module" error, with no module-to-module cycle in the imports
     pkg = _write(
         tmp_path,
         {
             "study/__init__.py": "",
-            "study/tables/__init__.py": "from jepa_geometry.study.tables import gate, shared\n",
-            "study/tables/shared.py": "x = 1\n",
-            "study/tables/gate.py": "from jepa_geometry.study.rules.gate import rule\n",
+            "study/pages/__init__.py": "from jepa_geometry.study.pages import gate, shared\n",
+            "study/pages/shared.py": "x = 1\n",
+            "study/pages/gate.py": "from jepa_geometry.study.rules.gate import rule\n",
             "study/rules/__init__.py": "",
-            "study/rules/gate.py": "from jepa_geometry.study.tables.shared import x\nrule = x\n",
+            "study/rules/gate.py": "from jepa_geometry.study.pages.shared import x\nrule = x\n",
         },
     )
     assert import_violations(pkg) == [
-        "import cycle: jepa_geometry.study.rules.gate -> jepa_geometry.study.tables"
-        " -> jepa_geometry.study.tables.gate"
+        "import cycle: jepa_geometry.study.pages -> jepa_geometry.study.pages.gate"
+        " -> jepa_geometry.study.rules.gate"
     ]
     # a package's own __init__ importing its submodules is not a cycle
     ok = _write(
         tmp_path / "ok",
         {
             "study/__init__.py": "",
-            "study/tables/__init__.py": "from jepa_geometry.study.tables import shared\n",
-            "study/tables/shared.py": "from jepa_geometry.study.tables.helper import x\n",
-            "study/tables/helper.py": "x = 1\n",
+            "study/pages/__init__.py": "from jepa_geometry.study.pages import shared\n",
+            "study/pages/shared.py": "from jepa_geometry.study.pages.helper import x\n",
+            "study/pages/helper.py": "x = 1\n",
         },
     )
     assert import_violations(ok) == []
@@ -135,3 +135,8 @@ def test_the_package_root_exports_the_papers_names():
     for name in jepa_geometry.__all__:
         obj = getattr(jepa_geometry, name)
         assert getattr(obj, "__name__", name) == name or not callable(obj)
+
+
+def test_the_longest_name_decides_a_module_s_layer():
+    assert layer_of("jepa_geometry.study.grid") < layer_of("jepa_geometry.verdict.rule")
+    assert layer_of("jepa_geometry.study.tables.shared") > layer_of("jepa_geometry.verdict.rule")

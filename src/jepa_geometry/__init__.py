@@ -52,9 +52,9 @@ EXPORTS: dict[str, str] = {
     "measure_arms": "jepa_geometry.analysis.measurements",
     # a task's study and its verdict
     "planning_grid": "jepa_geometry.study.grid",
-    "paper_claims": "jepa_geometry.study.claims",
-    "verdict_table": "jepa_geometry.study.verdict",
-    "reference_numbers": "jepa_geometry.study.reference",
+    "paper_claims": "jepa_geometry.verdict.records",
+    "verdict_table": "jepa_geometry.verdict.rule",
+    "reference_numbers": "jepa_geometry.verdict.reference",
     # infrastructure
     "PROFILES": "jepa_geometry.profiles",
     "Profile": "jepa_geometry.profiles",

@@ -1,9 +1,9 @@
 """The package's layers, lowest first: a module may import only from its own layer or below.
 
 The folders follow the data flow (tasks and data -> world model -> planning -> measurements
--> theory -> a task's study -> the book -> the command line); ``tests/test_layers.py`` fails
-when an import points upwards or forms a cycle, so the architecture stays what ``ls`` shows.
-Names are dotted module prefixes below ``jepa_geometry``.
+-> theory -> a task's study -> the verdict -> the book -> the command line);
+``tests/test_layers.py`` fails when an import points upwards or forms a cycle, so the
+architecture stays what ``ls`` shows. Names are dotted module prefixes below ``jepa_geometry``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("planning",),  # latent goal cost, solvers, the goal-reaching protocol
     ("analysis",),  # probes, rank channels, cost landscapes, per-model measurements
     ("theory",),  # closed forms of both papers, the 2-D toy
-    ("study",),  # a task's grid, tables, verdicts, the papers' numbers
+    ("study",),  # a task's study: spec, levers, grid, build, rules, regression
+    ("verdict",),  # the verdict rule, the papers' numbers, every claim record, their evaluation
+    # on their way out of study/ (the page tables read the verdict): a layer of their own
+    # above it until they move to book/; verdict.across reads the studies study.across loads
+    ("study.across", "study.tables", "verdict.across"),
     ("extensions",),  # beyond one task's study: the κ sweep, the scaling study, your objective
     ("book",),  # chapter pipeline, papermill I/O, plots
     ("cli",),  # the command line
@@ -26,12 +30,20 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 
 def layer_of(module: str) -> int:
-    """The layer index of ``jepa_geometry.<module>`` (dotted); ValueError if it has none."""
+    """The layer index of ``jepa_geometry.<module>`` (dotted); ValueError if it has none.
+
+    The longest name that holds the module decides, so a module can sit in another layer than
+    its package (``study.tables`` above ``study``)."""
     rel = module.removeprefix("jepa_geometry.")
-    for i, names in enumerate(LAYERS):
-        if any(rel == n or rel.startswith(n + ".") for n in names):
-            return i
-    raise ValueError(f"module {module!r} is in no layer of jepa_geometry.layers.LAYERS")
+    found = [
+        (len(n), i)
+        for i, names in enumerate(LAYERS)
+        for n in names
+        if rel == n or rel.startswith(n + ".")
+    ]
+    if not found:
+        raise ValueError(f"module {module!r} is in no layer of jepa_geometry.layers.LAYERS")
+    return max(found)[1]
 
 
 def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 from jepa_geometry.book.evidence import glued_values
 from jepa_geometry.cli import main
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study.verdict import LABELS
+from jepa_geometry.verdict.rule import LABELS
 from jepa_geometry.wm.training import world_model_artifact
 from jepa_geometry.wm.user_objective import file_sha256
 

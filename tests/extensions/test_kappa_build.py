@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jepa_geometry.extensions import kappa, kappa_build, kappa_sweep, kappa_tables
+from jepa_geometry.extensions import kappa_build, kappa_sweep, kappa_tables
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study.verdict import BY_CONSTRUCTION, LABELS
+from jepa_geometry.verdict.kappa_claims import kappa_verdicts
+from jepa_geometry.verdict.rule import BY_CONSTRUCTION, LABELS
 
 
 @pytest.mark.slow
@@ -23,7 +24,7 @@ def test_the_smoke_sweep_builds_reads_back_and_judges_the_same_twice():
     assert len(res.models) == 10
     table = kappa_tables.kappa_sweep_table(res)
     assert list(table["κ"][:5]) == [1.0, 1.5, 2.0, 4.0, 8.0]
-    rows = kappa.kappa_verdicts(res)
+    rows = kappa_verdicts(res)
     assert set(rows["verdict"]) <= {*LABELS, BY_CONSTRUCTION} and len(rows) == 6
     # a rerun is cached: nothing left to build, same numbers
     assert kappa_sweep.estimate_cost(kappa_sweep.KAPPA_SWEEP, base)["estimated seconds"].sum() == 0

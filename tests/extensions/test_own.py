@@ -13,9 +13,9 @@ from jepa_geometry.extensions import own
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import SpecError, load_study
-from jepa_geometry.study.verdict import verdict_table
+from jepa_geometry.verdict.rule import verdict_table
 from tests.conftest import REPO
-from tests.study.test_verdict_inputs import synthetic_study
+from tests.verdict.test_claims import synthetic_study
 
 EXAMPLE = "examples/objectives/variance_match.py"
 SMOKE = load_profile("smoke")

@@ -14,10 +14,8 @@ from jepa_geometry.analysis.measurements import Geometry
 from jepa_geometry.artifacts import Artifact, NotCached, cache_only, get_or_build
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import across
-from jepa_geometry.study.claims import INTERACTION_ARM, interaction_table
 from jepa_geometry.study.grid import PlanningGrid
 from jepa_geometry.study.spec import load_study
-from jepa_geometry.study.verdict import Evidence, family_interval, paired_unit_evidence
 
 ARMS = ("lewm", "scale", "aux", "anisowm", "scale+anisowm")
 
@@ -121,79 +119,6 @@ def test_favour_count_counts_points_and_intervals():
     assert "in 2 of 4 by the point estimate" in across.favour_sentence(c)
 
 
-def test_interaction_contrast_is_the_departure_from_additivity():
-    rng = np.random.default_rng(1)
-    units = pd.MultiIndex.from_product([[0, 1, 2], range(30)], names=["train_seed", "start"])
-    base = rng.normal(size=len(units))
-    a_eff, b_eff = 0.3, 0.2
-    delta = rng.normal(0.05, 0.01, size=len(units))  # the combination gains 0.05 beyond the sum
-    values = {
-        "lewm": base,
-        "scale": base + a_eff,
-        "anisowm": base + b_eff,
-        "scale+anisowm": base + a_eff + b_eff + delta,
-    }
-    table = pd.concat(
-        [pd.DataFrame({"arm": arm, "v": v}, index=units).reset_index() for arm, v in values.items()]
-    )
-    inter = interaction_table(table, "v", ["train_seed", "start"])
-    ev = paired_unit_evidence(inter, INTERACTION_ARM, "a + b", "v", "start")
-    assert ev.effect == pytest.approx(delta.mean())
-    assert across.additivity(ev, min_effect=0.01, m=1) == "reinforce"
-
-
-@pytest.mark.parametrize(
-    ("low", "high", "reading"),
-    [
-        (0.01, 0.03, "reinforce"),
-        (-0.03, -0.01, "fight"),
-        (-0.004, 0.004, "add up"),
-        (-0.02, 0.005, "unclear"),
-    ],
-)
-def test_additivity_reads_the_family_interval(low, high, reading):
-    ev = Evidence((low + high) / 2, low, high, "units", 3)
-    assert across.additivity(ev, min_effect=0.01, m=1) == reading
-    lo, hi = family_interval(ev, 40)  # wider with many questions: a clear reading can blur
-    assert lo < low and hi > high
-
-
-def test_verdict_matrix_is_claim_by_task_and_refuses_a_claim_twice():
-    board = pd.DataFrame(
-        {
-            "task": ["Two-Room", "Reacher", "all tasks", "Reacher", "PointMaze"],
-            "paper": ["SCALE"] * 4 + ["AnisoWM"],
-            "claim": ["x", "x", "y", "z", "w"],
-            "family": ["paper"] * 4 + ["ours (extension)"],
-            "requires": ["", "", "", "DINOv2's own features", ""],
-            "verdict": [
-                "reproduced",
-                "not detected at this scale",
-                "inconclusive",
-                "not tested (precondition failed)",
-                "reproduced",
-            ],
-        }
-    )
-    m = across.verdict_matrix(board).set_index("claim")
-    # the book's task order, then the claims about all tasks together
-    assert list(m.columns) == ["Two-Room", "Reacher", "PointMaze", "all tasks"]
-    assert m.loc["SCALE: x", "Reacher"] == "not detected" and m.loc["SCALE: y", "Reacher"] == ""
-    assert m.loc["SCALE: y", "all tasks"] == "inconclusive"
-    assert m.loc["SCALE: z", "Reacher"] == "not tested"
-    with pytest.raises(ValueError, match="claim tested twice on one task"):
-        across.verdict_matrix(pd.concat([board, board.iloc[:1]]))
-    counts = across.verdict_counts(board).set_index("paper")
-    assert counts.loc["SCALE", "tested"] == 3  # the untested claim is out of the tested count
-    assert counts.loc["SCALE", "not tested (precondition failed)"] == 1
-    assert counts.loc["AnisoWM (extension)", "reproduced"] == 1  # apart from the paper's own
-    assert "AnisoWM" not in counts.index and counts.loc["all", "tested"] == 4
-    prose = across.verdict_prose(board, {})
-    assert "Across 3 tasks the book tests 3 claim-task pairs" in prose
-    assert "1 more are not tested" in prose
-    assert "SCALE: *x* (Two-Room)" in prose and "1 of 1 reproduced" in prose
-
-
 def test_scale_overall_contrasts_and_their_wilcoxon_across_cells():
     import scipy.stats
 
@@ -273,21 +198,6 @@ def test_pcs_for_variance_table_keeps_the_book_s_task_and_arm_order():
         table="scale_pcs_for_variance", task="reacher", arm="scale", variance_pct="50"
     )
     assert sc["k, SCALE"] == ref.value.iloc[0] and sc["k / D"] == pytest.approx(0.5)
-
-
-def test_lens_questions_on_an_unselected_lambda_are_not_tested():
-    ev = Evidence(0.2, 0.1, 0.3, "u", 3)
-    q = [
-        ("tworoom", across.verdict.Claim("ours", "q", "m", "anisowm", "lewm",
-                                          requires=("Λ selected",), min_effect=0.02), ev),
-        ("tworoom", across.verdict.Claim("ours", "r", "m", "scale", "lewm", min_effect=0.02), ev),
-        ("reacher", across.verdict.Claim("ours", "q", "m", "anisowm", "lewm",
-                                          requires=("Λ selected",), min_effect=0.02), ev),
-    ]  # fmt: skip
-    t = across.lens_table(q, {"tworoom": {"Λ selected"}, "reacher": set()})
-    assert list(t["reading"]) == [across.verdict.NOT_TESTED, "reproduced", "reproduced"]
-    assert np.isnan(t["p (Holm)"].iloc[0]) and "family" not in t
-    assert list(across.lens_table(q)["reading"]) == ["reproduced"] * 3  # nothing failed
 
 
 def test_ceiling_grid_sets_every_arm_on_the_ceiling_s_pairs():

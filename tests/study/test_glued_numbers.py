@@ -13,8 +13,8 @@ import pytest
 import jepa_geometry
 from jepa_geometry.extensions import scaling_results
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import verdict as V
-from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.verdict import preconditions as P
+from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.wm.objective import isotropic_top_share
 
 CHAPTERS = Path(jepa_geometry.__file__).parents[2] / "chapters"
@@ -62,5 +62,5 @@ def test_the_premise_reads_lewm_against_the_isotropic_share_on_as_many_frames():
     table = scaling_results.premise_table([_point(0.6, dim, profile)])
     row = table[table.measure == "LeWM top-8 variance share"].iloc[0]
     want = isotropic_top_share(8, profile.geometry.probe_frames, dim)
-    assert row["reference"] == pytest.approx(want) == V.probe_isotropic_top8(profile)
+    assert row["reference"] == pytest.approx(want) == P.probe_isotropic_top8(profile)
     assert row["reference"] > 8 / dim and row["value"] == pytest.approx(0.6)

@@ -11,7 +11,7 @@ import jepa_geometry as jg
 from jepa_geometry.stats import format_rate
 from jepa_geometry.study import grid as study
 from jepa_geometry.study import tables
-from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.verdict.reference import reference_numbers
 
 
 def test_plan_cells_is_scales_solver_grid():

@@ -9,7 +9,7 @@ import pytest
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import rules, tables
-from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.verdict.reference import reference_numbers
 
 
 def success(rows):
@@ -200,8 +200,8 @@ def test_landscape_summary_averages_goals_then_seeds():
 
 
 def test_dashboard_cites_the_reference_file_and_the_measuring_section():
-    from jepa_geometry.study.claims import PROBES
-    from jepa_geometry.study.verdict import Claim, Evidence, holm, one_sided_p
+    from jepa_geometry.verdict.claims import PROBES
+    from jepa_geometry.verdict.rule import Claim, Evidence, holm, one_sided_p
 
     c1 = Claim(
         "SCALE", "s", "m", "scale", "lewm", reference="scale_pca_variance_share", computed_in=PROBES
@@ -350,9 +350,9 @@ def test_gate_sentence_says_whether_the_study_follows_the_rule():
 
 
 def test_papers_without_numbers_for_a_task_give_empty_tables():
-    from jepa_geometry.study.reference import reference_numbers
     from jepa_geometry.study.tables.geometry import paper_ranking_table
     from jepa_geometry.study.tables.planning import beside_papers, lewm_paper_protocol
+    from jepa_geometry.verdict.reference import reference_numbers
 
     assert reference_numbers(table="aniso_success", task="pointmaze", allow_empty=True).empty
     with pytest.raises(ValueError, match="no reference numbers match"):

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from jepa_geometry.study import verdict as V
 from jepa_geometry.study.tables import theory as T
+from jepa_geometry.verdict import rule as V
 
 
 def test_the_leverage_identity_is_reproduced_on_synthetic_embeddings():

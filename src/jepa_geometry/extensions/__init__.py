@@ -7,10 +7,9 @@ AnisoWM's κ sweep on trained models (chapter 8):
   its models and cells) and its cost, stated before anything trains;
 * :mod:`~jepa_geometry.extensions.kappa_build`: building it (cached, resumable; its units of
   the study grid) and reading its results from the cache;
-* :mod:`~jepa_geometry.extensions.kappa_rules`: its rules on numbers (the bound, saturation,
-  the allocation change, spectrum distances, κ_best, "Λ selected", the non-monotone evidence);
-* :mod:`~jepa_geometry.extensions.kappa`: its claims as data and one evaluator per kind of
-  evidence, judged in one Holm family;
+* :mod:`~jepa_geometry.extensions.kappa_rules`: its rules on a training log (when Λ reaches
+  its bound, how far the allocation moves after that); its claims are records of the one
+  registry, judged by :mod:`jepa_geometry.verdict.kappa_claims`;
 * :mod:`~jepa_geometry.extensions.kappa_tables`: what chapter 8 shows of it.
 
 The scaling study, the papers' effects as training compute grows (chapter 9):

@@ -32,7 +32,7 @@ from jepa_geometry.jobs import check_workers, run_parallel
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study import cluster
-from jepa_geometry.study.verdict import lambda_departure
+from jepa_geometry.verdict.preconditions import lambda_departure
 from jepa_geometry.wm.checkpoint import LOG_FILE
 from jepa_geometry.wm.training import model_untrained, train_world_model, world_model_artifact
 
@@ -119,7 +119,8 @@ class KappaResults:
     """What the rules read, per task and κ (first training seed).
 
     ``models``: task, kappa, D, cond (learned cond Λ), departure (of Λ from the identity,
-    :func:`~jepa_geometry.study.verdict.lambda_departure`), saturated, above_mean (#{v_i > 1}),
+    :func:`~jepa_geometry.verdict.preconditions.lambda_departure`), saturated, above_mean
+    (#{v_i > 1}),
     first_saturated (the first logged step with cond Λ at its bound, NaN if never),
     allocation_change. ``spectra``: task, kappa, rank (largest first, as a fraction of D),
     variance. ``success``: (task, κ, split) -> per-pair outcomes, pairs in episode order.

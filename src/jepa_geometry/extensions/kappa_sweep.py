@@ -44,12 +44,11 @@ from jepa_geometry.profiles import Profile
 from jepa_geometry.study import cluster
 from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
 from jepa_geometry.study.spec import load_study
+from jepa_geometry.wm.arms import DEFAULT_KAPPA
 from jepa_geometry.wm.training import model_untrained, world_model_artifact
 
 ARM = "anisowm"
 SOLVER, BUDGET = "cem", "T1"
-DEFAULT_KAPPA = 2.0
-"""AnisoWM's κ (every study trains ``anisowm`` at it, ``arm_weights``'s default)."""
 
 
 class KappaError(ValueError):

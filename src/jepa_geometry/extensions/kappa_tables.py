@@ -12,7 +12,6 @@ import pandas as pd
 
 from jepa_geometry import stats
 from jepa_geometry.envs import task_title
-from jepa_geometry.extensions.kappa import kappa_verdicts
 from jepa_geometry.extensions.kappa_build import KappaResults, load_results, missing
 from jepa_geometry.extensions.kappa_sweep import (
     ARM,
@@ -25,7 +24,8 @@ from jepa_geometry.extensions.kappa_sweep import (
     stated_estimate,
 )
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.verdict.kappa_claims import kappa_verdicts
+from jepa_geometry.verdict.reference import reference_numbers
 
 
 def kappa_sweep_table(res: KappaResults, sweep: KappaSweep = KAPPA_SWEEP) -> pd.DataFrame:

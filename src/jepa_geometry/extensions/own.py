@@ -14,7 +14,7 @@ The claims (:func:`own_claim_specs`) ask of the new arm what the book asks of SC
 in their cross-paper lens: does it plan better than LeWM, and does it move SCALE's measures
 (top-2 R², distance-ratio dispersion, the τ channels) and AnisoWM's (cost-ordering agreement,
 landscape ρ)? Each is directional (better than LeWM) with the smallest effect that matters of
-its measure, judged together by the verdict rule (:mod:`jepa_geometry.study.verdict`).
+its measure, judged together by the verdict rule (:mod:`jepa_geometry.verdict.rule`).
 """
 
 from __future__ import annotations
@@ -30,15 +30,6 @@ from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.jobs import log_line, run_parallel
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.claims import (
-    LENS,
-    PER_MODEL,
-    PER_UNIT,
-    SUCCESS,
-    ClaimSpec,
-    Measurements,
-    evaluate_all,
-)
 from jepa_geometry.study.cluster import (
     Unit,
     collect_unit,
@@ -48,7 +39,16 @@ from jepa_geometry.study.cluster import (
 )
 from jepa_geometry.study.grid import Cell, plan_cells, planning_cell
 from jepa_geometry.study.spec import BASELINE, SpecError, StudySpec, load_study
-from jepa_geometry.study.verdict import Claim, Evidence
+from jepa_geometry.verdict.claims import (
+    LENS,
+    PER_MODEL,
+    PER_UNIT,
+    SUCCESS,
+    ClaimSpec,
+    Measurements,
+    evaluate_all,
+)
+from jepa_geometry.verdict.rule import Claim, Evidence
 from jepa_geometry.wm.arms import arm_name, objective_file
 from jepa_geometry.wm.objective import USER_TERM
 from jepa_geometry.wm.training import training_log

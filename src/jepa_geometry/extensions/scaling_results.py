@@ -33,7 +33,6 @@ from jepa_geometry.extensions.scaling_rule import by_point, chosen, stated_units
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study import claims, verdict
 from jepa_geometry.study.diagnostics import training_diagnostics
 from jepa_geometry.study.grid import (
     EPISODE_COLUMNS,
@@ -42,8 +41,9 @@ from jepa_geometry.study.grid import (
     evaluate_arms,
     evaluate_ceiling_cells,
 )
-from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE, load_study
+from jepa_geometry.verdict import claims, preconditions, records, rule
+from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.wm.arms import arm_weights
 from jepa_geometry.wm.training import (
     last_logged,
@@ -153,7 +153,7 @@ def budget_table(spec: ScalingSpec, base: Profile, paper: Profile) -> pd.DataFra
 
 
 def claim_effects(results: Sequence[PointResult]) -> pd.DataFrame:
-    """Every claim of both papers (:data:`~jepa_geometry.study.claims.PAPER_CLAIMS`) that a
+    """Every claim of both papers (:data:`~jepa_geometry.verdict.records.PAPER_CLAIMS`) that a
     point measures, one row per (claim, task, point): ``task``, ``point``, ``steps`` (the
     run's optimizer steps), ``flops`` (its training FLOPs), ``paper``, ``claim``, ``column``,
     ``direction``, ``threshold``, ``min_effect``, ``effect``, ``low``, ``high`` (95 %) and
@@ -163,7 +163,7 @@ def claim_effects(results: Sequence[PointResult]) -> pd.DataFrame:
         m = claims.Measurements(
             r.task, r.episodes, r.geometry, main_protocol(r.task), SCALE_PROTOCOL
         )
-        for spec in claims.PAPER_CLAIMS:
+        for spec in records.PAPER_CLAIMS:
             item = claims.evaluate(spec, m)
             if item is None:
                 continue
@@ -217,10 +217,10 @@ def task_ceilings(spec: ScalingSpec, base: Profile) -> dict[str, pd.DataFrame]:
 
 def _cem_tier_means(episodes: pd.DataFrame, protocol: str) -> pd.DataFrame:
     """Per (arm, seed, pair): CEM success under ``protocol`` averaged over the tiers planned
-    (:func:`~jepa_geometry.study.verdict.tier_mean_success`, which checks every arm planned
+    (:func:`~jepa_geometry.verdict.rule.tier_mean_success`, which checks every arm planned
     them all)."""
     cem = episodes[(episodes["protocol"] == protocol) & (episodes["solver"] == "cem")]
-    return verdict.tier_mean_success(episodes, protocol, "cem", sorted(set(cem["budget"])))
+    return rule.tier_mean_success(episodes, protocol, "cem", sorted(set(cem["budget"])))
 
 
 def success_by_point(
@@ -263,7 +263,7 @@ def success_by_point(
 def premise_table(results: Sequence[PointResult]) -> pd.DataFrame:
     """The papers' premises at every point, one row per (task, point, measure, arm) with the
     mean over seeds and its range: LeWM's top-8 variance share and an isotropic Gaussian's on
-    as many frames (:func:`~jepa_geometry.study.verdict.probe_isotropic_top8`, AnisoWM's
+    as many frames (:func:`~jepa_geometry.verdict.preconditions.probe_isotropic_top8`, AnisoWM's
     premise as the verdict's precondition reads it), cond Λ and κ, and corr(v, relative
     prediction error) for the ΛReg arm, SCALE's top-2 PCs R², both Kendall-τ channels and the
     landscape Spearman ρ per arm."""
@@ -299,7 +299,7 @@ def premise_table(results: Sequence[PointResult]) -> pd.DataFrame:
                 "LeWM top-8 variance share",
                 BASELINE,
                 top8,
-                verdict.probe_isotropic_top8(r.profile),
+                preconditions.probe_isotropic_top8(r.profile),
             )
         conds: dict[str, list[float]] = {}
         for (arm, _), sp in g.lambda_spectra.items():  # one spectrum per (arm, seed)

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.extensions.scaling import ScalingError
-from jepa_geometry.study import verdict
+from jepa_geometry.verdict import rule
 
-Z95 = verdict.Z95
+Z95 = rule.Z95
 N_TREND_BOOT = 2000
 TREND_SEED = 0
 SE_FLOOR = 1e-6  # guards the weights; trend_table leaves degenerate intervals out of the fit

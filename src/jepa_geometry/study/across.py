@@ -1,5 +1,5 @@
-"""Across the five tasks: both papers' headline tables, the geometry per task, each method
-under the other paper's lens, and one verdict table for the whole book.
+"""Across the five tasks: the task studies read from the cache, both papers' headline tables,
+the geometry per task and SCALE's other tables.
 
 Nothing here trains or plans. :func:`load_studies` reads every task study's planning grid,
 geometry and training logs from the artifact cache inside
@@ -7,7 +7,8 @@ geometry and training logs from the artifact cache inside
 missing (with the artifact it lacks) instead of being built for hours; the cross-task chapter
 then shows whatever tasks have studies and says which do not.
 
-The papers' numbers come from the reference-data file only (``study.reference``); each table
+The papers' numbers come from the reference-data file only
+(:mod:`jepa_geometry.verdict.reference`); each table
 keeps them in their own columns, beside ours, never as ours.
 
 * **SCALE's main grid** (SCALE Section 5, its 4-arm table): success per task x solver averaged
@@ -18,25 +19,19 @@ keeps them in their own columns, beside ours, never as ours.
   paper's protocol of each task.
 * **Geometry** per task x arm (SCALE's probes and rank channels, AnisoWM's ordering agreement,
   landscape ρ and learned Λ), beside the papers' values.
-* **The other paper's lens** (:func:`lens_items`): SCALE measured by AnisoWM's measures and
-  ΛReg by SCALE's, and whether ``scale+anisowm`` adds up (an interaction contrast). These are
-  our questions, not the papers' claims: they are tested with the same rule as a family of
-  their own.
 * **SCALE's other tables** (:func:`scale_overall_table`, :func:`pcs_for_variance_table`,
   :func:`training_seed_table`): its overall contrasts with Wilcoxon tests, the PCs per share
   of variance and the training-seed replications, where the studies have the data; the rest
   are listed with why not (:data:`SCALE_TABLES_OUT_OF_REACH`).
-* **The book's verdict** (:func:`book_items`): every claim of both papers on every task with a
-  study, and SCALE's claims about all the tasks together, Holm's correction across all of them
-  at once (the family is the whole book, so a claim can need more evidence here than on its
-  task's page); a claim whose precondition fails on its task (:func:`failed_preconditions`) is
-  not tested there.
+
+The claims read across the tasks (the book's verdict, the cross-lens questions, the
+preconditions per task) are evaluated on these studies in :mod:`jepa_geometry.verdict.across`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -50,8 +45,7 @@ from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import format_rate
-from jepa_geometry.study import claims, tables, verdict
-from jepa_geometry.study.claims import ALL_TASKS, INTERACTION_ARM
+from jepa_geometry.study import tables
 from jepa_geometry.study.grid import (
     GRID_SOLVERS,
     PAPER_SOLVER,
@@ -61,9 +55,9 @@ from jepa_geometry.study.grid import (
     planning_grid,
     success_table,
 )
-from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE, StudySpec, available_studies, load_study
-from jepa_geometry.wm.arms import arm_weights
+from jepa_geometry.verdict.reference import reference_numbers
+from jepa_geometry.verdict.rule import paired_unit_evidence
 
 CONTRAST_ARMS: tuple[str, ...] = (
     "scale",
@@ -247,12 +241,13 @@ def scale_contrasts(
     studies: Studies, protocol: str = SCALE_PROTOCOL, arms: Sequence[str] = CONTRAST_ARMS
 ) -> pd.DataFrame:
     """Each arm minus ``lewm`` per task x solver on the tier-mean success of the same (seed,
-    pair) units, paired bootstrap 95 % interval (:func:`verdict.paired_unit_evidence`), with
+    pair) units, paired bootstrap 95 % interval
+    (:func:`~jepa_geometry.verdict.rule.paired_unit_evidence`), with
     SCALE's difference of per-solver means where it reports both arms (percentage points)."""
     rows = []
     for task, solver, tm in _tier_means(studies, protocol):
         for arm in [a for a in arms if a in set(tm["arm"])]:
-            ev = verdict.paired_unit_evidence(tm, arm, BASELINE, "success", "episode")
+            ev = paired_unit_evidence(tm, arm, BASELINE, "success", "episode")
             paper = _scale_solver_value(task, arm, solver) - _scale_solver_value(
                 task, BASELINE, solver
             )
@@ -485,7 +480,7 @@ def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
             & (st.episodes.solver == "cem")
             & (st.episodes.budget == "T1")
         ]
-        ev = verdict.paired_unit_evidence(t1, arm, BASELINE, "success", "episode")
+        ev = paired_unit_evidence(t1, arm, BASELINE, "success", "episode")
         row["AnisoWM - LeWM (pp)"] = format_rate(ev.effect, ev.low, ev.high)
         row["McNemar p"] = float(paired_table(t1).set_index("arm").loc[arm, "p_mcnemar"])
         row["seeds x pairs"] = ev.units
@@ -653,216 +648,6 @@ def lambda_spectra_by_task(studies: Studies, arm: str = "anisowm") -> pd.DataFra
             for i, x in enumerate(v)
         ]
     return pd.DataFrame(rows, columns=["task", "rank", "variance"])
-
-
-# --------------------------------------------------------------------------------------------
-# Each method under the other paper's lens
-# --------------------------------------------------------------------------------------------
-
-
-def _measurements(task: str, st: TaskStudy) -> claims.Measurements:
-    return claims.Measurements(
-        task, st.episodes, st.geometry, st.spec.main_protocol, SCALE_PROTOCOL, st.grid.timing
-    )
-
-
-def lens_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evidence]]:
-    """Our cross-lens questions per task (:data:`~jepa_geometry.study.claims.LENS_CLAIMS`), each
-    as a claim with our evidence and no paper effect: SCALE under AnisoWM's measures, ΛReg under
-    SCALE's, and whether ``scale+anisowm`` adds up (read by :func:`additivity`)."""
-    return claims.lens_claims_by_task(
-        {task: _measurements(task, st) for task, st in studies.studies.items()}
-    )
-
-
-ADDITIVITY: tuple[str, ...] = ("reinforce", "add up", "fight", "unclear")
-
-
-def additivity(ev: verdict.Evidence, min_effect: float, m: int) -> str:
-    """How an interaction contrast reads, from its family-wise interval over ``m`` questions
-    (the rule of :mod:`.verdict`, two-sided): **reinforce** when the interval lies above zero,
-    **fight** when below, **add up** when it lies within ± ``min_effect`` (the effects are
-    additive to within what matters), **unclear** otherwise, and always where the evidence
-    cannot judge a training method (:func:`verdict.judged`: no interval, or one trained model
-    per arm)."""
-    if not verdict.judged(ev):
-        return "unclear"
-    lo, hi = verdict.family_interval(ev, m)
-    if lo > 0:
-        return "reinforce"
-    if hi < 0:
-        return "fight"
-    if -min_effect <= lo and hi <= min_effect:
-        return "add up"
-    return "unclear"
-
-
-def lens_table(
-    items: Sequence[tuple[str, verdict.Claim, verdict.Evidence]],
-    failed: dict[str, set[str]] | None = None,
-) -> pd.DataFrame:
-    """The cross-lens questions with our effect and interval, read as one family: the
-    directional questions by the verdict rule (Holm across them), the interaction contrasts by
-    :func:`additivity` (Bonferroni across all questions). A question about a ΛReg arm on a
-    task where Λ was not selected (``failed``, :func:`failed_preconditions`) is not tested
-    there, and out of the family."""
-    if not items:
-        return pd.DataFrame()
-    mask = verdict.tested_by_task(items, failed)
-    table = verdict.verdict_table([(c, e) for _, c, e in items], mask)
-    m = sum(mask)
-    table["verdict"] = [
-        additivity(e, c.min_effect, m) if c.a == INTERACTION_ARM and ok else v
-        for (_, c, e), v, ok in zip(items, table["verdict"], mask, strict=True)
-    ]
-    table.insert(0, "task", [task_title(t) for t, _, _ in items])
-    return table.drop(columns=["paper", "paper's effect", "family"]).rename(
-        columns={"verdict": "reading"}
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# The book's verdict
-# --------------------------------------------------------------------------------------------
-
-
-def book_items(studies: Studies) -> list[tuple[str, verdict.Claim, verdict.Evidence]]:
-    """Every claim of both papers on every task with a study
-    (:func:`~jepa_geometry.study.claims.paper_claims` with the study's main protocol and SCALE's),
-    tagged with its task. Where a task's main protocol is not SCALE's, the claims planned under
-    SCALE's protocol say so in their statement, so each statement names one claim across the
-    tasks. SCALE's claims about the tasks together
-    (:data:`~jepa_geometry.study.claims.ACROSS_CLAIMS`) and AnisoWM's claims about all four
-    of its environments (:data:`~jepa_geometry.study.claims.EVERY_CLAIMS`) follow, under the
-    task :data:`~jepa_geometry.study.claims.ALL_TASKS`."""
-    items = []
-    measured = {task: _measurements(task, st) for task, st in studies.studies.items()}
-    for task, st in studies.studies.items():
-        main = st.spec.main_protocol
-        for c, e in claims.evaluate_all(claims.PAPER_CLAIMS, measured[task]):
-            if main != SCALE_PROTOCOL and f"{SCALE_PROTOCOL} protocol" in c.measure:
-                c = replace(c, statement=f"{c.statement}, SCALE's protocol")
-            items.append((task, c, e))
-    planned = {t: m for t, m in measured.items() if t in studies.planned}
-    items += [(ALL_TASKS, c, e) for c, e in claims.across_claims(planned)]
-    items += [(ALL_TASKS, c, e) for c, e in claims.every_claims(measured)]
-    return items
-
-
-SHORT_VERDICTS = {"not detected at this scale": "not detected", verdict.NOT_TESTED: "not tested"}
-"""Shorter labels for the cells of the claim x task matrices."""
-
-
-def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
-    """Claim x task: ``value`` (the verdict, or a cross-lens reading) of each claim on each
-    task ("" where not tested), claims in the order they are first listed, tasks in the book's
-    order. ``board`` is :func:`tables.geometry.dashboard` or :func:`lens_table` output."""
-    paper = board["paper"] + ": " if "paper" in board else ""
-    b = board.assign(claim=paper + board["claim"])
-    twice = b[b.duplicated(["claim", "task"])]
-    if len(twice):
-        raise ValueError(
-            f"claim tested twice on one task: {twice.iloc[0]['claim']!r} ({twice.iloc[0]['task']})"
-        )
-    claims = list(dict.fromkeys(b["claim"]))
-    order = [*(task_title(t) for t in TASKS), ALL_TASKS]
-    tasks = [t for t in order if t in set(b["task"])]
-    wide = b.pivot(index="claim", columns="task", values=value)
-    wide = wide.reindex(index=claims, columns=tasks).fillna("")
-    return wide.replace(SHORT_VERDICTS).reset_index()
-
-
-def verdict_counts(board: pd.DataFrame) -> pd.DataFrame:
-    """Claim-task pairs per paper x label: the tested ones by verdict (columns in the rule's
-    order) and their total ``tested``, then those not tested (a precondition failed), with
-    totals. Our extensions count under ``<paper> (extension)``."""
-    group = board["paper"] + np.where(board["family"] == "paper", "", " (extension)")
-    t = pd.crosstab(group.rename("paper"), board["verdict"]).reindex(
-        columns=list(verdict.LABELS), fill_value=0
-    )
-    t.insert(len(verdict.VERDICTS), "tested", t[list(verdict.VERDICTS)].sum(axis=1))
-    t.loc["all"] = t.sum()
-    return t.reset_index()
-
-
-def verdict_prose(board: pd.DataFrame, missing: dict[str, str]) -> str:
-    """A short reading of the book's verdict, generated from ``board`` (markdown): the counts
-    of tested claims, those not tested, the claims reproduced and contradicted with their
-    tasks, our extensions apart, and the tasks without a study."""
-    tested = board[board["verdict"] != verdict.NOT_TESTED]
-    own = tested[tested["family"] == "paper"]
-    counts = own["verdict"].value_counts()
-    untested = board[board["verdict"] == verdict.NOT_TESTED]
-    parts = [
-        f"Across {len(set(board['task']) - {ALL_TASKS})} tasks the book tests {len(own)} "
-        "claim-task pairs "
-        "of the papers on tasks they evaluated: "
-        + ", ".join(f"{int(counts.get(v, 0))} {v}" for v in verdict.VERDICTS)
-        + "."
-    ]
-    if len(untested):
-        by_pre = untested.groupby("requires", sort=False).size()
-        parts.append(
-            f"{len(untested)} more are not tested because a precondition failed ("
-            + ", ".join(f"{n} needing *{pre}*" for pre, n in by_pre.items())
-            + ")."
-        )
-    for label in ("reproduced", "contradicted"):
-        sel = own[own["verdict"] == label]
-        if sel.empty:
-            parts.append(f"No claim is {label} on any task.")
-            continue
-        by_claim = sel.groupby(["paper", "claim"], sort=False)["task"].apply(lambda s: ", ".join(s))
-        listed = "; ".join(f"{p}: *{c}* ({tasks})" for (p, c), tasks in by_claim.items())
-        parts.append(f"{label.capitalize()}: {listed}.")
-    for paper, g in own.groupby("paper", sort=False):
-        rep = int((g["verdict"] == "reproduced").sum())
-        parts.append(f"{paper}: {rep} of its {len(g)} tested claim-task pairs reproduced.")
-    ext = tested[tested["family"] != "paper"]
-    if len(ext):
-        rep = int((ext["verdict"] == "reproduced").sum())
-        tasks = ", ".join(dict.fromkeys(ext["task"]))
-        parts.append(
-            f"Our extensions (papers' claims on tasks they did not evaluate: {tasks}), a family "
-            f"of their own: {rep} of {len(ext)} reproduced."
-        )
-    if missing:
-        parts.append(
-            "Tasks without a study at this profile: "
-            + ", ".join(f"{task_title(t)} ({why})" for t, why in missing.items())
-            + "."
-        )
-    return " ".join(parts)
-
-
-def preconditions_by_task(studies: Studies) -> pd.DataFrame:
-    """:func:`verdict.preconditions` of every task, one row per task x precondition."""
-    parts = []
-    for task, st in studies.studies.items():
-        kappa = arm_weights("anisowm", task).kappa
-        pre = verdict.preconditions(
-            st.geometry, kappa=kappa, diagnostics=st.diagnostics, profile=st.profile
-        )
-        parts.append(pre.assign(task=task_title(task)))
-    if not parts:
-        return pd.DataFrame(columns=["task", "precondition", "measured", "criterion", "holds"])
-    out = pd.concat(parts, ignore_index=True)
-    return out[["task", "precondition", "measured", "criterion", "holds"]]
-
-
-def failed_preconditions(studies: Studies) -> dict[str, set[str]]:
-    """Per task (its code), the preconditions that do not hold on it: the claims requiring
-    them are not tested there (:func:`~jepa_geometry.study.tables.geometry.dashboard`). Under
-    :data:`~jepa_geometry.study.claims.ALL_TASKS`, each of them named with its task
-    (:func:`~jepa_geometry.study.claims.on_task`), as a claim about several tasks requires
-    them."""
-    pre = preconditions_by_task(studies)
-    titles = {task_title(t): t for t in studies.studies}
-    out: dict[str, set[str]] = {t: set() for t in studies.studies}
-    for r in pre[~pre["holds"].astype(bool)].itertuples():
-        out[titles[r.task]].add(r.precondition)
-    out[ALL_TASKS] = {claims.on_task(p, t) for t, ps in list(out.items()) for p in ps}
-    return out
 
 
 # --------------------------------------------------------------------------------------------

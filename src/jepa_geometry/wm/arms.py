@@ -154,6 +154,8 @@ class ObjectiveWeights:
 
 LEWM_SIGREG_WEIGHT = 0.09
 """LeWM's SIGReg weight λ_sig (set at batch 128 with 1,024 directions), every arm's default."""
+DEFAULT_KAPPA = 2.0
+"""AnisoWM's condition bound κ on Λ (§3), the ``anisowm`` arm's default; the κ sweep varies it."""
 
 
 def arm_weights(
@@ -182,7 +184,7 @@ def arm_weights(
     w: dict[str, float | None] = {"sigreg": sigreg_weight}
     w["scale"] = SCALE_WEIGHT[task] if "scale" in comps else None
     w["aux"] = AUX_WEIGHT[task] if "aux" in comps else None
-    w["kappa"] = 2.0 if "anisowm" in comps else None
+    w["kappa"] = DEFAULT_KAPPA if "anisowm" in comps else None
     for name, value in (overrides or {}).items():
         if name not in WEIGHT_NAMES:
             raise ValueError(f"unknown weight {name!r}; valid: {', '.join(WEIGHT_NAMES)}")

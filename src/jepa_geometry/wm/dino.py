@@ -40,7 +40,7 @@ DINOV2_VITS14_SHA256: str | None = None
 publishes no checksum of it (its name carries no hash prefix, as ``torch.hub`` files often do)
 and the book has not recorded one from a download it could check, so it is None: a file with
 the right shapes is then DINOv2 *unverified*, and the book says so wherever it relies on it
-(:func:`~jepa_geometry.study.verdict.dinov2_precondition`)."""
+(:func:`~jepa_geometry.verdict.preconditions.dinov2_precondition`)."""
 
 
 class DinoWeightsError(FileNotFoundError):

@@ -13,10 +13,10 @@ import pandas as pd
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.stats import bootstrap_interval
 from jepa_geometry.study.diagnostics import training_diagnostics  # noqa: F401 (chapter 7 draws it)
-from jepa_geometry.study.reference import reference_numbers, source_with_caveats
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables.shared import arm_order, mark_papers, verdict_style
-from jepa_geometry.study.verdict import tested_by_task, verdict_table
+from jepa_geometry.verdict.reference import reference_numbers, source_with_caveats
+from jepa_geometry.verdict.rule import tested_by_task, verdict_table
 from jepa_geometry.wm.objective import DIAGNOSTICS
 from jepa_geometry.wm.training import last_logged
 
@@ -168,10 +168,10 @@ def dashboard(
     """Every claim of both papers on the tasks of ``items``: the paper's value and where it is
     published, ours with its 95 % interval, the verdict, and the chapter section that measures
     it; the papers' claims one family (Holm's correction across every row), our extensions
-    another (:func:`~jepa_geometry.study.verdict.family_holm`).
+    another (:func:`~jepa_geometry.verdict.rule.family_holm`).
 
     ``items`` are ``(task, claim, evidence)``, the claims of
-    :func:`~jepa_geometry.study.claims.paper_claims` tagged with their task; ``failed`` maps a
+    :func:`~jepa_geometry.verdict.records.paper_claims` tagged with their task; ``failed`` maps a
     task to the preconditions that fail on it, and a claim that requires one of them is not
     tested there. The paper's source is read from the reference file (the table the claim
     cites), never typed here.
@@ -293,7 +293,7 @@ KEY_COLUMNS: tuple[str, ...] = ("task", "claim", "verdict")
 
 
 def verdict_display(table: pd.DataFrame) -> Any:
-    """A verdict table (:func:`~jepa_geometry.study.verdict.verdict_table` or
+    """A verdict table (:func:`~jepa_geometry.verdict.rule.verdict_table` or
     :func:`dashboard`) as a page shows it: task, claim and verdict first (a wide table scrolls,
     and the verdict must not be the column scrolled out of sight), verdicts coloured, the
     papers' columns marked, p-values to three digits."""

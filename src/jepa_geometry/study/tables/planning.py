@@ -26,9 +26,9 @@ from jepa_geometry.study.grid import (
     ceiling_seconds_per_pair,
     paired_table,
 )
-from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables.shared import arm_order
+from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.wm.model import build_world_model
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from jepa_geometry.study.grid import STUDY_ARMS
-from jepa_geometry.study.verdict import BY_CONSTRUCTION, NOT_TESTED
+from jepa_geometry.verdict.rule import BY_CONSTRUCTION, NOT_TESTED
 
 
 def arm_order(arms: Sequence[str]) -> list[str]:

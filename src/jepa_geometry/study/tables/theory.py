@@ -1,13 +1,14 @@
 """Chapters 1 to 3: the theory's results as a page shows them, and the papers' theoretical
 claims judged as verdict rows (:func:`leverage_claim`, :func:`toy_claims`,
-:func:`theory_verdicts`), by the book's rule (:mod:`jepa_geometry.study.verdict`)."""
+:func:`theory_verdicts`), by the book's rule (:mod:`jepa_geometry.verdict.rule`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.study.verdict import (
+from jepa_geometry.theory.leverage import metric_leverage, synthetic_embedding
+from jepa_geometry.verdict.rule import (
     MIN_EFFECTS,
     Claim,
     Evidence,
@@ -16,7 +17,6 @@ from jepa_geometry.study.verdict import (
     seed_mean_evidence,
     verdict_table,
 )
-from jepa_geometry.theory.leverage import metric_leverage, synthetic_embedding
 
 
 def headline_table(
@@ -93,7 +93,7 @@ def leverage_claim(
     Per direction the relative error ``r_j = measured / (2λ_j) - 1`` has a t-interval over the
     draws; the identity holds within :data:`LEVERAGE_TOLERANCE` when ``-tol < r_j < tol`` for
     every j: two one-sided claims per direction (``r_j > -tol`` and ``-r_j > -tol``), all by the
-    intersection-union test (:func:`~jepa_geometry.study.verdict.every_evidence`), so the row
+    intersection-union test (:func:`~jepa_geometry.verdict.rule.every_evidence`), so the row
     shows the weakest of the ``2 dim`` sides. The draws stand where the trained models stand in
     an empirical claim (fewer than two: inconclusive)."""
     rng = np.random.default_rng(seed)

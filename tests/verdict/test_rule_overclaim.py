@@ -20,17 +20,11 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from jepa_geometry.study import verdict as V
-from jepa_geometry.study.claims import (
-    ACROSS_CLAIMS,
-    EVERY,
-    Measurements,
-    across_claims,
-    evaluate_across,
-    paper_claims,
-)
 from jepa_geometry.study.grid import MPPI_SWM, PAPER_SOLVER
-from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.verdict import rule as V
+from jepa_geometry.verdict.claims import EVERY, Measurements, evaluate_across
+from jepa_geometry.verdict.records import ACROSS_CLAIMS, across_claims, paper_claims
+from jepa_geometry.verdict.reference import reference_numbers
 
 CODE = "goal25_budget50"
 MAIN = "goal100_budget150"
@@ -242,7 +236,7 @@ def test_the_every_cell_claim_names_the_cells_it_tests():
 def test_one_claim_one_protocol(main, want):
     """Where the study's main protocol is not SCALE's, SCALE's CEM claim is tested under the
     main one only (fixed in the study spec before any result), not under both."""
-    from tests.study.test_verdict_inputs import synthetic_study
+    from tests.verdict.test_claims import synthetic_study
 
     episodes, geo = synthetic_study("scale")
     items = paper_claims("tworoom", episodes, geo, main, CODE)
@@ -253,7 +247,7 @@ def test_one_claim_one_protocol(main, want):
 def test_one_trained_model_reads_no_interaction_either():
     """The cross-lens interaction reading follows the same rule: an interval above zero from
     one model per arm is 'unclear', from three it 'reinforces'."""
-    from jepa_geometry.study.across import additivity
+    from jepa_geometry.verdict.across import additivity
 
     assert additivity(V.Evidence(0.2, 0.1, 0.3, "1 seed x 50 pairs", 1), 0.03, 1) == "unclear"
     assert additivity(V.Evidence(0.2, 0.1, 0.3, "3 seeds x 50 pairs", 3), 0.03, 1) == "reinforce"

@@ -32,7 +32,7 @@ COLUMNS = (
 
 @lru_cache(maxsize=1)
 def _tidy() -> pd.DataFrame:
-    text = resources.files("jepa_geometry.study").joinpath("reference_numbers.yaml").read_text()
+    text = resources.files("jepa_geometry.verdict").joinpath("reference_numbers.yaml").read_text()
     records = []
     for table in yaml.safe_load(text)["tables"]:
         keys, arms = table["keys"], table["arms"]

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from jepa_geometry.study.reference import paper_tasks, reference_numbers, sources_sentence
+from jepa_geometry.verdict.reference import paper_tasks, reference_numbers, sources_sentence
 
 
 def test_reference_table_is_tidy_and_cited():
@@ -101,7 +101,7 @@ def test_table_ids_are_unique():
 
     import yaml
 
-    text = resources.files("jepa_geometry.study").joinpath("reference_numbers.yaml").read_text()
+    text = resources.files("jepa_geometry.verdict").joinpath("reference_numbers.yaml").read_text()
     ids = [t["id"] for t in yaml.safe_load(text)["tables"]]
     assert len(ids) == len(set(ids))
 
@@ -111,7 +111,7 @@ def _tables():
 
     import yaml
 
-    text = resources.files("jepa_geometry.study").joinpath("reference_numbers.yaml").read_text()
+    text = resources.files("jepa_geometry.verdict").joinpath("reference_numbers.yaml").read_text()
     return yaml.safe_load(text)["tables"]
 
 

@@ -15,13 +15,13 @@ import yaml
 from scipy import stats as sps
 
 import jepa_geometry
-from jepa_geometry.study.reference import reference_numbers, source_with_caveats
+from jepa_geometry.verdict.reference import reference_numbers, source_with_caveats
 
 ROOT = Path(jepa_geometry.__file__).parents[2]
 
 
 def _table_ids() -> list[str]:
-    text = resources.files("jepa_geometry.study").joinpath("reference_numbers.yaml").read_text()
+    text = resources.files("jepa_geometry.verdict").joinpath("reference_numbers.yaml").read_text()
     return [t["id"] for t in yaml.safe_load(text)["tables"]]
 
 

@@ -7,9 +7,11 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from jepa_geometry.study import verdict as V
-from jepa_geometry.study.claims import PaperNumber, paper_claims, paper_value
-from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.verdict import preconditions as P
+from jepa_geometry.verdict import rule as V
+from jepa_geometry.verdict.claims import PaperNumber, paper_value
+from jepa_geometry.verdict.records import paper_claims
+from jepa_geometry.verdict.reference import reference_numbers
 
 
 def _claim(**kw):
@@ -83,8 +85,8 @@ def test_preconditions_are_measured_from_the_models():
     geo = types.SimpleNamespace(
         spectra=spectra, lambda_spectra=lam, probes=pd.DataFrame({"arm": []})
     )
-    rows = V.preconditions(geo, kappa=2.0, profile=profile).set_index("precondition")
-    assert bool(rows.loc[V.LEWM_ISOTROPIC, "holds"])  # exactly isotropic: below any sample's
+    rows = P.preconditions(geo, kappa=2.0, profile=profile).set_index("precondition")
+    assert bool(rows.loc[P.LEWM_ISOTROPIC, "holds"])  # exactly isotropic: below any sample's
     assert not bool(rows.loc["Λ selected (anisowm)", "holds"])  # Λ = I: no departure
     assert "0.000 [0.000, 0.000], 2 seeds" in rows.loc["Λ selected (anisowm)", "measured"]
     assert "Λ follows the prediction error" not in rows.index  # only with diagnostics
@@ -97,7 +99,7 @@ def test_preconditions_are_measured_from_the_models():
             "value": [-0.9, 0.1, 0.2, 0.3, -0.9, 0.2, 0.3, 0.4],
         }
     )
-    with_diag = V.preconditions(geo, kappa=2.0, diagnostics=diag).set_index("precondition")
+    with_diag = P.preconditions(geo, kappa=2.0, diagnostics=diag).set_index("precondition")
     row = with_diag.loc["Λ follows the prediction error"]
     assert not bool(row["holds"]) and "+0.25" in row["measured"]  # last 3 steps: step 50 dropped
 
@@ -270,14 +272,14 @@ def test_dinowm_claims_require_dinov2_features():
     geo = types.SimpleNamespace(spectra=pd.DataFrame(columns=["arm"]), probes=probes)
     # the weights file itself decides where the encoder is dinov2 (test_verdict_assumptions)
     dw = types.SimpleNamespace(encoder="standin", dinov2_weights="", token_grid=2)
-    pre = V.preconditions(geo, profile=types.SimpleNamespace(dinowm=dw))
-    row = pre.set_index("precondition").loc[V.DINOV2_FEATURES]
+    pre = P.preconditions(geo, profile=types.SimpleNamespace(dinowm=dw))
+    row = pre.set_index("precondition").loc[P.DINOV2_FEATURES]
     assert not bool(row["holds"]) and "standin" in row["measured"]
-    assert V.claim_requires(("dinowm", "lewm"), "SCALE") == (V.DINOV2_FEATURES,)
-    assert V.claim_requires(("scale+anisowm", "scale")) == ("Λ selected (scale+anisowm)",)
-    assert V.claim_requires(("scale", "lewm"), "SCALE") == ()
+    assert P.claim_requires(("dinowm", "lewm"), "SCALE") == (P.DINOV2_FEATURES,)
+    assert P.claim_requires(("scale+anisowm", "scale")) == ("Λ selected (scale+anisowm)",)
+    assert P.claim_requires(("scale", "lewm"), "SCALE") == ()
     no_dino = types.SimpleNamespace(spectra=geo.spectra, probes=probes.iloc[:1])
-    assert V.preconditions(no_dino, profile=types.SimpleNamespace(dinowm=dw)).empty
+    assert P.preconditions(no_dino, profile=types.SimpleNamespace(dinowm=dw)).empty
 
 
 def test_the_rule_table_lists_every_measure_with_its_minimum_effect():

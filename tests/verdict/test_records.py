@@ -19,22 +19,21 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from jepa_geometry.study import verdict as V
-from jepa_geometry.study.claims import (
-    ACROSS_CLAIMS,
+from jepa_geometry.study.grid import MPPI_SWM, PAPER_SOLVER, SOLVER_NAMES
+from jepa_geometry.study.tables.geometry import dashboard
+from jepa_geometry.verdict import preconditions as P
+from jepa_geometry.verdict import rule as V
+from jepa_geometry.verdict.claims import (
     ALL_TASKS,
-    EVERY_CLAIMS,
     POOLED,
     Measurements,
     evaluate_across,
     evaluate_every,
     on_task,
-    paper_claims,
 )
-from jepa_geometry.study.grid import MPPI_SWM, PAPER_SOLVER, SOLVER_NAMES
-from jepa_geometry.study.reference import paper_tasks, reference_numbers
-from jepa_geometry.study.tables.geometry import dashboard
-from tests.study.test_verdict_inputs import SEEDS, plan_timing, synthetic_study
+from jepa_geometry.verdict.records import ACROSS_CLAIMS, EVERY_CLAIMS, paper_claims
+from jepa_geometry.verdict.reference import paper_tasks, reference_numbers
+from tests.verdict.test_claims import SEEDS, plan_timing, synthetic_study
 
 CODE = "goal25_budget50"
 
@@ -69,7 +68,7 @@ def test_dinowm_like_geometry_is_parity_within_a_margin(gap, expected):
     half = sps.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
     assert (ev.low, ev.high) == pytest.approx((d.mean() - half, d.mean() + half))
     assert V.verdict(claim, ev) == expected
-    assert V.DINOV2_FEATURES in claim.requires  # SCALE's claim is about DINOv2's own features
+    assert P.DINOV2_FEATURES in claim.requires  # SCALE's claim is about DINOv2's own features
 
 
 @pytest.mark.parametrize(("slower", "expected"), [(1.03, "reproduced"), (1.5, "contradicted")])
@@ -85,7 +84,7 @@ def test_anisowm_no_planning_overhead(slower, expected):
     assert ev.effect == pytest.approx(np.log(slower), abs=0.01)
     assert V.verdict(claim, ev) == expected
     assert claim.requires == () and not claim.extension
-    failed = {"tworoom": {V.lambda_selected_name("anisowm"), V.LEWM_ISOTROPIC}}
+    failed = {"tworoom": {P.lambda_selected_name("anisowm"), P.LEWM_ISOTROPIC}}
     board = dashboard([("tworoom", claim, ev)], failed)
     assert board.verdict.iloc[0] == expected
 
@@ -146,9 +145,9 @@ def test_all_four_requires_each_tasks_preconditions():
     """A precondition failing on one of the tasks leaves the claim about all of them untested."""
     spec = next(s for s in EVERY_CLAIMS if "plans better" in s.statement)
     claim, ev = evaluate_every(spec, _measured({"tworoom": 0.9, "reacher": 0.9}))
-    lam = V.lambda_selected_name("anisowm")
+    lam = P.lambda_selected_name("anisowm")
     assert on_task(lam, "reacher") in claim.requires
-    assert on_task(V.LEWM_ISOTROPIC, "tworoom") in claim.requires
+    assert on_task(P.LEWM_ISOTROPIC, "tworoom") in claim.requires
     ok = dashboard([(ALL_TASKS, claim, ev)], {ALL_TASKS: {on_task(lam, "pusht")}})
     assert ok.verdict.iloc[0] == "reproduced"
     bad = dashboard([(ALL_TASKS, claim, ev)], {ALL_TASKS: {on_task(lam, "reacher")}})

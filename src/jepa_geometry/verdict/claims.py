@@ -5,10 +5,10 @@ evidence.
 A record says which paper makes the claim, its statement, the two arms, the direction, the
 measure and where our evidence for it is computed, and where the paper's number sits in the
 reference file (:class:`PaperNumber`). :func:`evaluate` turns a record into a
-:class:`~jepa_geometry.study.verdict.Claim` with its
-:class:`~jepa_geometry.study.verdict.Evidence` for one task, or into nothing when the task's
+:class:`~jepa_geometry.verdict.rule.Claim` with its
+:class:`~jepa_geometry.verdict.rule.Evidence` for one task, or into nothing when the task's
 study did not run the arms or cells the claim needs; the verdict itself is the rule of
-:mod:`jepa_geometry.study.verdict`.
+:mod:`jepa_geometry.verdict.rule`.
 
 Kinds of evidence:
 
@@ -25,7 +25,8 @@ the tasks together (its count of cells, Aux's shortfall across tasks, the gain a
 for each solver), judged on evidence combined over the tasks (:func:`evaluate_across`); and
 :data:`EVERY_CLAIMS` (:class:`EverySpec`), AnisoWM's claims about all four of its environments,
 a per-task claim that must hold on each (:func:`evaluate_every`). AnisoWM's κ claims are
-judged on its κ sweep of trained models, by the rules of :mod:`jepa_geometry.study.kappa`.
+judged on its κ sweep of trained models (:mod:`jepa_geometry.extensions.kappa_build`), by
+:mod:`jepa_geometry.verdict.kappa_claims`.
 """
 
 from __future__ import annotations
@@ -38,14 +39,14 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.envs import task_title
-from jepa_geometry.study.grid import MPPI_SWM, PAPER_SOLVER, SOLVER_NAMES
-from jepa_geometry.study.reference import paper_tasks, reference_numbers
+from jepa_geometry.study.grid import PAPER_SOLVER, SOLVER_NAMES
 from jepa_geometry.study.spec import BASELINE
-from jepa_geometry.study.verdict import (
+from jepa_geometry.verdict.preconditions import claim_requires
+from jepa_geometry.verdict.reference import paper_tasks, reference_numbers
+from jepa_geometry.verdict.rule import (
     MIN_EFFECTS,
     Claim,
     Evidence,
-    claim_requires,
     every_evidence,
     paired_unit_evidence,
     pooled_evidence,
@@ -119,7 +120,7 @@ class ClaimSpec:
     paper reports none or no difference), and ``{better}`` in the statement reads "better" or
     "worse" accordingly. ``threshold`` shifts the claim to ``direction (m(a) - m(b)) >
     threshold``. ``column`` is the measure (a key of
-    :data:`~jepa_geometry.study.verdict.MIN_EFFECTS`, which fixes the smallest effect that
+    :data:`~jepa_geometry.verdict.rule.MIN_EFFECTS`, which fixes the smallest effect that
     matters); success claims name their ``protocol``, ``solver`` and ``budgets`` (empty: every
     tier the cell planned); the others their ``source`` (:data:`SOURCES`) and, per unit, their
     ``unit``. ``where`` names the chapter section holding the evidence; ``needs`` lists arms
@@ -135,7 +136,7 @@ class ClaimSpec:
     A claim whose direction is the paper's (``direction`` 0) is stated on a task only where the
     paper's own difference there is at least the smallest effect that matters: a smaller one
     (AnisoWM's -0.005 of J_enc ordering on Push-T) is no claim either way. A claim of a paper
-    on a task the paper never evaluated (:func:`~jepa_geometry.study.reference.paper_tasks`)
+    on a task the paper never evaluated (:func:`~jepa_geometry.verdict.reference.paper_tasks`)
     is our extension of it, judged outside the paper's family.
     """
 
@@ -180,484 +181,6 @@ class ClaimSpec:
                 f"min_effect {self.min_effect!r} replaces the measure's only for a claim of "
                 f"non-inferiority (threshold < 0, min_effect >= 0); threshold {self.threshold!r}"
             )
-
-
-def _cem(protocol: str = MAIN) -> dict[str, Any]:
-    return {"kind": SUCCESS, "protocol": protocol, "where": PLANNING}
-
-
-def _per_solver(solver: str = "cem") -> tuple[tuple[str, str], ...]:
-    return (("solver", solver),)
-
-
-def _top2_share(statement: str, b: str) -> ClaimSpec:
-    """SCALE's variance-redistribution claim against arm ``b`` (its PCA table)."""
-    return ClaimSpec(
-        "SCALE",
-        statement,
-        PER_MODEL,
-        "scale",
-        b,
-        "var_top2",
-        "variance share of the top-2 PCs",
-        source="probes",
-        number=PaperNumber("scale_pca_variance_share", (("k", "2"),), 0.01),
-        where=PROBES,
-    )
-
-
-def _no_overhead(paper: str, arm: str, statement: str) -> ClaimSpec:
-    """``paper``'s claim that ``arm`` plans in LeWM's wall time: a training-time change leaves
-    the planner's encoder and predictor as they were, so ``log t(arm) - log t(lewm) <
-    log(1 + PLAN_TIME_TOLERANCE)`` over the cells both planned."""
-    return ClaimSpec(
-        paper,
-        f"{statement} (within {100 * PLAN_TIME_TOLERANCE:g} % of LeWM's wall time)",
-        PER_UNIT,
-        arm,
-        BASELINE,
-        "log_plan_seconds",
-        "log wall time of planning a cell (same seed, protocol, solver and tier)",
-        direction=-1,
-        threshold=-float(np.log1p(PLAN_TIME_TOLERANCE)),
-        source="timing",
-        unit="cell",
-        where=PLANNING,
-    )
-
-
-PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
-    # SCALE, Section 5: success of SCALE against LeWM per solver (mean over T1-T5)
-    ClaimSpec(
-        "SCALE",
-        "SCALE plans better than LeWM (CEM)",
-        a="scale",
-        b="lewm",
-        **_cem(MAIN_IF_NOT_CODE),
-        number=PaperNumber(
-            "scale_success_per_solver",
-            _per_solver(),
-            0.01,
-            comparable=False,
-            note="SCALE: {pp:+.1f} pp in the code protocol",
-        ),
-    ),
-    ClaimSpec(
-        "SCALE",
-        "SCALE plans better than LeWM (CEM)",
-        a="scale",
-        b="lewm",
-        **_cem(CODE_IF_MAIN),
-        number=PaperNumber("scale_success_per_solver", _per_solver(), 0.01),
-    ),
-    ClaimSpec(
-        "SCALE",
-        "SCALE plans better than LeWM (iCEM)",
-        a="scale",
-        b="lewm",
-        **_cem(),
-        solver="icem",
-        number=PaperNumber(
-            "scale_success_per_tier",
-            _per_solver("icem"),
-            0.01,
-            comparable=False,
-            note="SCALE: {pp:+.1f} pp, code protocol, mean over T1-T5",
-        ),
-    ),
-    ClaimSpec(
-        "SCALE",
-        "SCALE plans better than LeWM (MPPI at T*)",
-        a="scale",
-        b="lewm",
-        **_cem(),
-        solver="mppi",
-        number=PaperNumber(
-            "scale_success_mppi_tuned",
-            scale=0.01,
-            comparable=False,
-            note="SCALE: {pp:+.1f} pp, code protocol",
-        ),
-    ),
-    ClaimSpec(
-        "SCALE",
-        "SCALE on half of q still plans better than LeWM (CEM)",
-        a="scale-halfq",
-        b="lewm",
-        **_cem(),
-        number=PaperNumber(
-            "scale_success_20cell",
-            scale=0.01,
-            a="scale_half_q",
-            comparable=False,
-            note="SCALE: {pp:+.1f} pp, mean over its 20 solver cells",
-        ),
-    ),
-    # DINO-WM, SCALE's pretrained-features reference: strong on the navigation tasks, weak on
-    # Push-T. Each claim's direction is the sign SCALE reports for the task (CEM, mean over
-    # T1-T5, code protocol), so the claim is SCALE's own statement about this task.
-    ClaimSpec(
-        "SCALE",
-        "DINO-WM plans {better} than LeWM (CEM)",
-        a="dinowm",
-        b="lewm",
-        **_cem(CODE),
-        direction=0,
-        number=PaperNumber("scale_success_per_solver", _per_solver(), 0.01),
-    ),
-    ClaimSpec(
-        "SCALE",
-        "DINO-WM plans {better} than SCALE (CEM)",
-        a="dinowm",
-        b="scale",
-        **_cem(CODE),
-        direction=0,
-        number=PaperNumber("scale_success_per_solver", _per_solver(), 0.01),
-    ),
-    # SCALE, Section 6: the geometry of the embeddings
-    ClaimSpec(
-        "SCALE",
-        "Aux makes q as decodable as SCALE (within 0.01 R²)",
-        PER_MODEL,
-        "aux",
-        "scale",
-        "r2_full_ridge",
-        "held-out ridge R² of q from the full embedding",
-        threshold=-0.01,
-        source="probes",
-        number=PaperNumber(
-            "scale_full_decodability",
-            (("probe", "ridge"),),
-            comparable=False,
-            note="SCALE: {value:+.4f}",
-        ),
-        where=PROBES,
-    ),
-    _top2_share("SCALE moves variance into the top-2 PCs", "lewm"),
-    _top2_share("SCALE moves more variance into the top-2 PCs than Aux", "aux"),
-    ClaimSpec(
-        "SCALE",
-        "LeWM's q is decodable but not leveraged: its full embedding carries q, its top-2 "
-        "PCs do not",
-        PER_MODEL,
-        "lewm",
-        "lewm",
-        "r2_top2",
-        "ridge R² of q from the full embedding (a) minus from the top-2 PCs (b), LeWM",
-        source="probes",
-        column_a="r2_full_ridge",
-        number=PaperNumber(
-            "scale_full_decodability",
-            (("probe", "ridge"),),
-            table_b="scale_topk_pc_probe_r2",
-            filters_b=(("k", "2"),),
-        ),
-        where=PROBES,
-    ),
-    ClaimSpec(
-        "SCALE",
-        "SCALE's top-2 PCs carry q (LeWM's do not)",
-        PER_MODEL,
-        "scale",
-        "lewm",
-        "r2_top2",
-        "ridge R² of q from the top-2 PCs",
-        source="probes",
-        number=PaperNumber("scale_topk_pc_probe_r2", (("k", "2"),)),
-        where=PROBES,
-    ),
-    ClaimSpec(
-        "SCALE",
-        "Decodability is not geometry: Aux's top-2 PCs do not carry q as SCALE's do",
-        PER_MODEL,
-        "scale",
-        "aux",
-        "r2_top2",
-        "ridge R² of q from the top-2 PCs",
-        source="probes",
-        number=PaperNumber("scale_topk_pc_probe_r2", (("k", "2"),)),
-        where=PROBES,
-    ),
-    # SCALE, its claims ("end-to-end flexibility"): SCALE reaches the favourable geometry of the
-    # pretrained-feature DINO-WM (q in the leading PCs) while staying end to end; a claim of
-    # parity, so its margin is the measure's smallest effect that matters and nothing more
-    ClaimSpec(
-        "SCALE",
-        f"SCALE reaches DINO-WM-like geometry: its top-2 PCs carry q as DINO-WM's do "
-        f"(within {MIN_EFFECTS['r2_top2']:g} R²)",
-        PER_MODEL,
-        "scale",
-        "dinowm",
-        "r2_top2",
-        "ridge R² of q from the top-2 PCs",
-        threshold=-MIN_EFFECTS["r2_top2"],
-        source="probes",
-        number=PaperNumber("scale_topk_pc_probe_r2", (("k", "2"),)),
-        where=PROBES,
-        min_effect=0.0,
-    ),
-    ClaimSpec(
-        "SCALE",
-        "SCALE makes latent distances closer to isometric in q",
-        PER_MODEL,
-        "scale",
-        "lewm",
-        "ratio_p90_over_p10",
-        "distance-ratio dispersion P90/P10 of ||dz||/||dq||",
-        direction=-1,
-        source="probes",
-        number=PaperNumber("scale_distance_ratio_dispersion"),
-        where=PROBES,
-    ),
-    ClaimSpec(
-        "SCALE",
-        "SCALE improves the geometry channel of the ranking",
-        PER_UNIT,
-        "scale",
-        "lewm",
-        "tau_geom",
-        "Kendall τ (tau_geom), 20 starts x 64 random candidates",
-        source="ranking:gaussian",
-        unit="start",
-        number=PaperNumber("scale_rollout_ranking", (("channel", "geometry"),)),
-        where=RANKING,
-        tasks=("tworoom",),  # its only geometry-channel number; elsewhere our extension
-    ),
-    ClaimSpec(
-        "SCALE",
-        "SCALE improves the predictor channel of the ranking",
-        PER_UNIT,
-        "scale",
-        "lewm",
-        "tau_pred",
-        "Kendall τ (tau_pred), 20 starts x 64 random candidates",
-        source="ranking:gaussian",
-        unit="start",
-        number=PaperNumber("scale_rollout_ranking", (("channel", "predictor"),)),
-        where=RANKING,
-    ),
-    ClaimSpec(
-        "SCALE",
-        "SCALE lowers the rollout error",
-        PER_UNIT,
-        "scale",
-        "lewm",
-        "rollout_error",
-        "rollout error / scale, 20 starts x 64 random candidates",
-        direction=-1,
-        source="ranking:gaussian",
-        unit="start",
-        number=PaperNumber("scale_rollout_error"),
-        where=RANKING,
-    ),
-    # SCALE, Section 3: a training-time regularizer, no overhead at planning time
-    _no_overhead("SCALE", "scale", "SCALE adds no planning-time overhead"),
-    # AnisoWM, Figure 3 (success), Table 3 (cost ordering) and Figure 4 (landscapes)
-    ClaimSpec(
-        "AnisoWM",
-        "AnisoWM plans better than LeWM (CEM)",
-        a="anisowm",
-        b="lewm",
-        **_cem(),
-        budgets=("T1",),
-        number=PaperNumber("aniso_success", scale=0.01),
-    ),
-    # J_enc: AnisoWM reports a gain on three tasks and none that matters on Push-T (-0.005 in
-    # its text), so the claim is the paper's per task.
-    ClaimSpec(
-        "AnisoWM",
-        "AnisoWM orders outcomes {better} by J_enc",
-        PER_UNIT,
-        "anisowm",
-        "lewm",
-        "agree_enc",
-        "cost-ordering agreement of J_enc, recorded action sequences",
-        direction=0,
-        source="ranking:dataset",
-        unit="start",
-        number=PaperNumber("aniso_cost_ordering", (("cost", "J_enc"),)),
-        where=RANKING,
-    ),
-    ClaimSpec(
-        "AnisoWM",
-        "AnisoWM orders outcomes better by J_pred",
-        PER_UNIT,
-        "anisowm",
-        "lewm",
-        "agree_pred",
-        "cost-ordering agreement of J_pred, recorded action sequences",
-        source="ranking:dataset",
-        unit="start",
-        number=PaperNumber("aniso_cost_ordering", (("cost", "J_pred"),)),
-        where=RANKING,
-    ),
-    ClaimSpec(
-        "AnisoWM",
-        "AnisoWM's cost follows physical distance more closely (Figure 4)",
-        PER_UNIT,
-        "anisowm",
-        "lewm",
-        "spearman",
-        "Spearman ρ(latent cost, distance) over the position grid, random goals",
-        source="landscape",
-        unit="goal_index",
-        number=PaperNumber(
-            "anisowm_landscape_spearman",
-            comparable=False,
-            per_arm=True,
-            cite=False,
-            note="AnisoWM (hand-picked goals; quoted by a summary, unverified): "
-            "ρ {lewm:.2f} → {anisowm:.2f}",
-            missing="figure only, no number",
-        ),
-        where=LANDSCAPE,
-    ),
-    # AnisoWM, its abstract and method: Λ is used only by the training loss and discarded, so
-    # planning runs the same encoder and predictor as LeWM: no planning-time overhead
-    _no_overhead(
-        "AnisoWM",
-        "anisowm",
-        "AnisoWM adds no planning-time overhead: Λ is discarded after training",
-    ),
-)
-"""Every claim of the two papers the book tests, in the order of the verdict tables."""
-
-_CH7, _CH6 = "{title}, chapter 7", "{title}, chapter 6"
-_ALL_FOUR = (COMBINED, "scale", "anisowm", BASELINE)
-LENS_CLAIMS: tuple[ClaimSpec, ...] = (
-    # SCALE under AnisoWM's lens
-    ClaimSpec(
-        LENS,
-        "SCALE orders outcomes better by J_enc (AnisoWM's measure)",
-        PER_UNIT,
-        "scale",
-        BASELINE,
-        "agree_enc",
-        "cost-ordering agreement of J_enc",
-        source="ranking:dataset",
-        unit="start",
-        where=_CH7,
-    ),
-    ClaimSpec(
-        LENS,
-        "SCALE orders outcomes better by J_pred (AnisoWM's measure)",
-        PER_UNIT,
-        "scale",
-        BASELINE,
-        "agree_pred",
-        "cost-ordering agreement of J_pred",
-        source="ranking:dataset",
-        unit="start",
-        where=_CH7,
-    ),
-    ClaimSpec(
-        LENS,
-        "SCALE's cost follows physical distance more closely (AnisoWM Fig. 4)",
-        PER_UNIT,
-        "scale",
-        BASELINE,
-        "spearman",
-        "landscape Spearman ρ",
-        source="landscape",
-        unit="goal_index",
-        where=_CH7,
-    ),
-    # ΛReg under SCALE's lens
-    ClaimSpec(
-        LENS,
-        "ΛReg moves variance into the top-2 PCs (SCALE's measure)",
-        PER_MODEL,
-        "anisowm",
-        BASELINE,
-        "var_top2",
-        "var_top2",
-        source="probes",
-        where=_CH7,
-    ),
-    ClaimSpec(
-        LENS,
-        "ΛReg puts q in the top-2 PCs (SCALE's measure)",
-        PER_MODEL,
-        "anisowm",
-        BASELINE,
-        "r2_top2",
-        "r2_top2",
-        source="probes",
-        where=_CH7,
-    ),
-    ClaimSpec(
-        LENS,
-        "ΛReg raises SCALE's τ geom channel",
-        PER_UNIT,
-        "anisowm",
-        BASELINE,
-        "tau_geom",
-        "tau_geom",
-        source="ranking:gaussian",
-        unit="start",
-        where=_CH7,
-    ),
-    ClaimSpec(
-        LENS,
-        "ΛReg raises SCALE's τ pred channel",
-        PER_UNIT,
-        "anisowm",
-        BASELINE,
-        "tau_pred",
-        "tau_pred",
-        source="ranking:gaussian",
-        unit="start",
-        where=_CH7,
-    ),
-    # the combination: does scale+anisowm beat scale, and do the two effects add up?
-    ClaimSpec(
-        LENS,
-        "scale+anisowm plans better than scale alone",
-        SUCCESS,
-        COMBINED,
-        "scale",
-        where=_CH6,
-        needs=_ALL_FOUR,
-    ),
-    ClaimSpec(
-        LENS,
-        "SCALE's and ΛReg's effects on success: do they add up?",
-        INTERACTION,
-        INTERACTION_ARM,
-        "a + b",
-        where=_CH6,
-        needs=_ALL_FOUR,
-    ),
-    ClaimSpec(
-        LENS,
-        "SCALE's and ΛReg's effects on tau_geom: do they add up?",
-        INTERACTION,
-        INTERACTION_ARM,
-        "a + b",
-        "tau_geom",
-        "interaction contrast of tau_geom",
-        source="ranking:gaussian",
-        unit="start",
-        where=_CH7,
-        needs=_ALL_FOUR,
-    ),
-    ClaimSpec(
-        LENS,
-        "SCALE's and ΛReg's effects on spearman: do they add up?",
-        INTERACTION,
-        INTERACTION_ARM,
-        "a + b",
-        "spearman",
-        "interaction contrast of spearman",
-        source="landscape",
-        unit="goal_index",
-        where=_CH7,
-        needs=_ALL_FOUR,
-    ),
-)
-"""Our questions across the two papers (not their claims), tested with the same rule as a family
-of their own: SCALE by AnisoWM's measures, ΛReg by SCALE's, and whether the combination adds up
-(:func:`interaction_table`); the combination's rows need all four arms."""
 
 
 def interaction_table(
@@ -853,9 +376,9 @@ class AcrossSpec:
     """A claim about the tasks together, on planning success under SCALE's protocol.
 
     ``combine`` :data:`POOLED`: the mean over the tasks of each task's paired effect of ``a``
-    over ``b`` (:func:`~jepa_geometry.study.verdict.pooled_evidence`, tasks independent), per
+    over ``b`` (:func:`~jepa_geometry.verdict.rule.pooled_evidence`, tasks independent), per
     ``solver``; :data:`EVERY`: every task x solver cell of ``solvers`` shows the effect
-    (:func:`~jepa_geometry.study.verdict.every_evidence`), SCALE's "all 15 task-solver
+    (:func:`~jepa_geometry.verdict.rule.every_evidence`), SCALE's "all 15 task-solver
     averages", of which the statement's ``{tested}`` names the cells actually tested
     (:func:`tested_cells`). The success of a cell is the mean over the tiers planned, or
     ``tier`` alone. The paper's number is the same combination of its ``table`` over the same
@@ -881,44 +404,6 @@ class AcrossSpec:
         """Where the paper's cell for our ``solver`` (at ``tier``, if any) sits in ``table``."""
         keys = (("solver", PAPER_SOLVER[solver]),) + ((("tier", self.tier),) if self.tier else ())
         return PaperNumber(self.table, keys, 0.01)
-
-
-ACROSS_CLAIMS: tuple[AcrossSpec, ...] = (
-    AcrossSpec(
-        "SCALE",
-        "SCALE plans better than LeWM in every task-solver average ({tested})",
-        "scale",
-        "lewm",
-        EVERY,
-        solvers=("cem", "icem", MPPI_SWM),  # its main grid's MPPI is at swm's temperature
-    ),
-    AcrossSpec(
-        "SCALE",
-        "Aux does not plan as well as SCALE, across the tasks (CEM)",
-        "scale",
-        "aux",
-        POOLED,
-    ),
-    *(
-        AcrossSpec(
-            "SCALE",
-            f"SCALE's gain over LeWM persists at budget {tier} ({SOLVER_NAMES[solver]}, mean "
-            "over the tasks)",
-            "scale",
-            "lewm",
-            POOLED,
-            solvers=(solver,),
-            tier=tier,
-            table="scale_success_per_tier",
-        )
-        for solver in PAPER_SOLVER
-        for tier in ("T1", "T2", "T3", "T4", "T5")
-    ),
-)
-"""SCALE's claims about the tasks together: its count of cells, the consistency of its gain
-over Aux (which it states across the tasks: Aux leads on Push-T in its own table), and its
-gain at each compute budget, for each solver of its per-tier table (the paper states it for
-its grid, not for CEM alone)."""
 
 
 def _across_cells(
@@ -1023,7 +508,7 @@ class EverySpec:
     """A paper's claim that holds "in all" the tasks it evaluated (AnisoWM: "improves planning
     success over LeWM in all four"): the per-task ``claim`` on each of the paper's tasks whose
     study measures it, combined by the intersection-union test
-    (:func:`~jepa_geometry.study.verdict.every_evidence`: the weakest task decides and is shown).
+    (:func:`~jepa_geometry.verdict.rule.every_evidence`: the weakest task decides and is shown).
     ``{tested}`` in the statement names the paper's tasks tested and those not
     (:func:`tested_tasks`), so the label never says "all four" of three."""
 
@@ -1031,22 +516,8 @@ class EverySpec:
     claim: ClaimSpec
 
 
-EVERY_CLAIMS: tuple[EverySpec, ...] = (
-    EverySpec(
-        "AnisoWM plans better than LeWM in all four environments (CEM T1; {tested})",
-        next(c for c in PAPER_CLAIMS if c.paper == "AnisoWM" and c.kind == SUCCESS),
-    ),
-    EverySpec(
-        "AnisoWM orders outcomes better by J_pred in all four environments ({tested})",
-        next(c for c in PAPER_CLAIMS if c.paper == "AnisoWM" and c.column == "agree_pred"),
-    ),
-)
-"""AnisoWM's claims about all four of its environments (its abstract and Figure 3; its
-J_pred ordering table), judged as stated: on every task it evaluated, not on average."""
-
-
 def tested_tasks(paper: str, tested: Sequence[str]) -> str:
-    """Which of ``paper``'s tasks (:func:`~jepa_geometry.study.reference.paper_tasks`) a claim
+    """Which of ``paper``'s tasks (:func:`~jepa_geometry.verdict.reference.paper_tasks`) a claim
     about all of them tested, in words ("3 of AnisoWM's 4 tasks tested; not tested: Cube")."""
     tasks = paper_tasks(paper)
     gone = [task_title(t) for t in tasks if t not in tested]
@@ -1091,87 +562,29 @@ def evaluate_every(
     return claim, every_evidence(claim, parts, names, "tasks")
 
 
-def every_claims(studies: Mapping[str, Measurements]) -> list[tuple[Claim, Evidence]]:
-    """:func:`evaluate_every` of every :data:`EVERY_CLAIMS` record that has cells."""
-    return [item for spec in EVERY_CLAIMS if (item := evaluate_every(spec, studies))]
-
-
-def across_claims(studies: Mapping[str, Measurements]) -> list[tuple[Claim, Evidence]]:
-    """:func:`evaluate_across` of every :data:`ACROSS_CLAIMS` record that has cells."""
-    return [item for spec in ACROSS_CLAIMS if (item := evaluate_across(spec, studies))]
-
-
 def evaluate_all(specs: Sequence[ClaimSpec], m: Measurements) -> list[tuple[Claim, Evidence]]:
     """:func:`evaluate` of every record that applies to ``m``'s task, in the records' order."""
     return [item for spec in specs if (item := evaluate(spec, m)) is not None]
 
 
-def paper_claims(
-    task: str,
-    episodes: pd.DataFrame,
-    geometry: Any,
-    main_protocol: str = "goal100_budget150",
-    code_protocol: str = "goal25_budget50",
-    timing: pd.DataFrame | None = None,
-) -> list[tuple[Claim, Evidence]]:
-    """The two papers' claims about ``task`` (:data:`PAPER_CLAIMS`), each with our evidence.
-
-    ``episodes`` is :func:`jepa_geometry.study.grid.evaluate_arms` output, ``geometry`` a
-    :class:`jepa_geometry.analysis.measurements.Geometry`, ``timing`` the grid's per-cell wall
-    times (:attr:`~jepa_geometry.study.grid.PlanningGrid.timing`; without it the planning-time
-    claim is left out). A claim whose arms or cells were not
-    run is left out. The papers' effects are attached only where the setting is comparable (same
-    protocol and measure); otherwise the note says what the paper reported. A paper's claim on
-    a task the paper never evaluated is marked as our extension (``Claim.extension``).
-    """
-    m = Measurements(task, episodes, geometry, main_protocol, code_protocol, timing)
-    return evaluate_all(PAPER_CLAIMS, m)
+BOUND, AFTER_SATURATION, TASK_SPECTRA, NON_MONOTONE, BEST_DIFFERS = (
+    "bound",
+    "after_saturation",
+    "task_spectra",
+    "non_monotone",
+    "best_differs",
+)
+"""The kinds of evidence of a κ claim (:class:`KappaClaimSpec`), one evaluator each
+(:data:`~jepa_geometry.verdict.kappa_claims.EVALUATORS`), which read the κ sweep's trained
+models rather than a task study's."""
 
 
-def lens_claims_by_task(
-    studies: Mapping[str, Measurements],
-) -> list[tuple[str, Claim, Evidence]]:
-    """:data:`LENS_CLAIMS` on every task's measurements, tagged with the task."""
-    return [(task, c, e) for task, m in studies.items() for c, e in evaluate_all(LENS_CLAIMS, m)]
+@dataclass(frozen=True)
+class KappaClaimSpec:
+    """One of AnisoWM's κ claims: its statement, the kind of evidence, the tasks it is judged
+    on (``()``: every task of the sweep, each separately for :data:`NON_MONOTONE`)."""
 
-
-__all__ = [
-    "ACROSS_CLAIMS",
-    "ALL_TASKS",
-    "CODE",
-    "CODE_IF_MAIN",
-    "COMBINED",
-    "INTERACTION",
-    "INTERACTION_ARM",
-    "KINDS",
-    "LENS",
-    "LENS_CLAIMS",
-    "MAIN",
-    "MAIN_IF_NOT_CODE",
-    "PAPER_CLAIMS",
-    "PER_MODEL",
-    "EVERY",
-    "EVERY_CLAIMS",
-    "PER_UNIT",
-    "POOLED",
-    "PROTOCOLS",
-    "SUCCESS",
-    "AcrossSpec",
-    "ClaimSpec",
-    "EverySpec",
-    "Measurements",
-    "PaperNumber",
-    "across_claims",
-    "evaluate",
-    "evaluate_across",
-    "evaluate_all",
-    "evaluate_every",
-    "every_claims",
-    "interaction_table",
-    "lens_claims_by_task",
-    "on_task",
-    "paper_claims",
-    "paper_value",
-    "tested_cells",
-    "tested_tasks",
-]
+    statement: str
+    kind: str
+    tasks: tuple[str, ...] = ()
+    paper: str = "AnisoWM"

@@ -22,7 +22,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from jepa_geometry.study import verdict as V
+from jepa_geometry.verdict import preconditions as P
+from jepa_geometry.verdict import rule as V
 
 
 def _dinov2_profile(path: Path) -> types.SimpleNamespace:
@@ -35,7 +36,7 @@ def _dinov2_row(profile: types.SimpleNamespace) -> pd.Series:
     geo = types.SimpleNamespace(
         spectra=pd.DataFrame(columns=["arm"]), probes=pd.DataFrame({"arm": ["lewm", "dinowm"]})
     )
-    return V.preconditions(geo, profile=profile).set_index("precondition").loc[V.DINOV2_FEATURES]
+    return P.preconditions(geo, profile=profile).set_index("precondition").loc[P.DINOV2_FEATURES]
 
 
 def test_dinov2_is_the_published_file_not_a_profile_string(tmp_path, monkeypatch):
@@ -45,16 +46,16 @@ def test_dinov2_is_the_published_file_not_a_profile_string(tmp_path, monkeypatch
     profile = _dinov2_profile(weights)
     # a published sha256 the file does not match: not DINOv2's own features
     monkeypatch.setattr(
-        V, "DINOV2_VITS14_SHA256", raising=False, value=hashlib.sha256(b"the published").hexdigest()
+        P, "DINOV2_VITS14_SHA256", raising=False, value=hashlib.sha256(b"the published").hexdigest()
     )
     row = _dinov2_row(profile)
     assert not row["holds"] and digest[:12] in row["measured"]
     assert "not the published file" in row["measured"]
     # the published file itself
-    monkeypatch.setattr(V, "DINOV2_VITS14_SHA256", raising=False, value=digest)
+    monkeypatch.setattr(P, "DINOV2_VITS14_SHA256", raising=False, value=digest)
     assert _dinov2_row(profile)["holds"]
     # no published sha256 known: the row says plainly that the weights are unverified
-    monkeypatch.setattr(V, "DINOV2_VITS14_SHA256", raising=False, value=None)
+    monkeypatch.setattr(P, "DINOV2_VITS14_SHA256", raising=False, value=None)
     row = _dinov2_row(profile)
     assert "unverified" in row["measured"] and "unverified" in row["criterion"]
     # a missing file is no DINOv2 at all
@@ -64,7 +65,7 @@ def test_dinov2_is_the_published_file_not_a_profile_string(tmp_path, monkeypatch
 
 @pytest.mark.parametrize("published", [None, "0" * 64])
 def test_the_stand_in_never_holds(published, monkeypatch):
-    monkeypatch.setattr(V, "DINOV2_VITS14_SHA256", raising=False, value=published)
+    monkeypatch.setattr(P, "DINOV2_VITS14_SHA256", raising=False, value=published)
     dw = types.SimpleNamespace(encoder="standin", dinov2_weights="", token_grid=2)
     row = _dinov2_row(types.SimpleNamespace(dinowm=dw))
     assert not row["holds"] and "standin" in row["measured"]
@@ -94,7 +95,7 @@ def _lambda_rows(lams: dict[tuple[str, int], np.ndarray]) -> pd.DataFrame:
     geo = types.SimpleNamespace(
         spectra=pd.DataFrame(columns=["arm"]), lambda_spectra=spectra, probes=pd.DataFrame()
     )
-    pre = V.preconditions(geo, kappa=KAPPA)
+    pre = P.preconditions(geo, kappa=KAPPA)
     return pre[pre["precondition"].str.startswith("Λ selected")].set_index("precondition")
 
 
@@ -128,7 +129,7 @@ def test_lambda_selected_per_arm_against_its_seed_spread():
     # the combination's mean departure is large, but not against its spread over seeds
     d = np.array([_departure(broad), 0.0, _departure(broad)])
     low = d.mean() - sps.t.ppf(0.975, 2) * d.std(ddof=1) / np.sqrt(3)
-    assert d.mean() > V.DEPARTURE_MIN > low
+    assert d.mean() > P.DEPARTURE_MIN > low
     assert not bool(rows.loc["Λ selected (scale+anisowm)", "holds"])
     assert f"{low:.3f}" in rows.loc["Λ selected (scale+anisowm)", "measured"]
     # one seed has no spread: not established, however far it moved
@@ -150,22 +151,22 @@ def test_an_isotropic_lewm_is_near_isotropic():
         ]
     spectra = pd.DataFrame(rows)
     top8 = spectra[spectra.pc <= 8].groupby("train_seed")["share"].sum().mean()
-    assert top8 > V.ISOTROPY_RATIO_MAX * 8 / 64  # the 8 / D reference would call it anisotropic
+    assert top8 > P.ISOTROPY_RATIO_MAX * 8 / 64  # the 8 / D reference would call it anisotropic
     profile = types.SimpleNamespace(
         geometry=types.SimpleNamespace(probe_frames=100), model=types.SimpleNamespace(embed_dim=64)
     )
     geo = types.SimpleNamespace(
         spectra=spectra, lambda_spectra={}, probes=pd.DataFrame({"arm": []})
     )
-    pre = V.preconditions(geo, profile=profile).set_index("precondition")
+    pre = P.preconditions(geo, profile=profile).set_index("precondition")
     assert bool(pre.loc["LeWM near-isotropic", "holds"])
 
 
 def test_anisowm_claims_require_a_near_isotropic_lewm():
     """AnisoWM's argument starts from an isotropic LeWM: where that fails, its claims are not
     tested (the earlier rule let them read a verdict whatever LeWM's spectrum)."""
-    from jepa_geometry.study.claims import paper_claims
-    from tests.study.test_verdict_inputs import synthetic_study
+    from jepa_geometry.verdict.records import paper_claims
+    from tests.verdict.test_claims import synthetic_study
 
     episodes, geo = synthetic_study("anisowm")
     items = paper_claims("tworoom", episodes, geo)

@@ -10,8 +10,11 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from jepa_geometry.extensions import kappa, kappa_build, kappa_rules, kappa_sweep
-from jepa_geometry.study.verdict import BY_CONSTRUCTION, verdict
+from jepa_geometry.extensions import kappa_build, kappa_sweep
+from jepa_geometry.verdict import kappa_claims
+from jepa_geometry.verdict.claims import KappaClaimSpec
+from jepa_geometry.verdict.records import KAPPA_CLAIMS
+from jepa_geometry.verdict.rule import BY_CONSTRUCTION, verdict
 
 
 def _results(
@@ -50,13 +53,13 @@ def test_non_monotone_picked_on_validation_not_evaluation():
     val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3}
     ev = {1.0: 0.3, 1.5: 0.5, 2.0: 0.4, 4.0: 0.7, 8.0: 0.2}
     res = _results(val, ev)
-    ((task, claim, evidence),) = kappa.non_monotone_items(res, ["tworoom"])
+    ((task, claim, evidence),) = kappa_claims.non_monotone_items(res, ["tworoom"])
     assert claim.a == "κ=1.5" and claim.b == "κ=1 and κ=8"
     # both ends are beaten (by 0.2 and 0.3); the weaker comparison, against κ = 1, is shown
     assert evidence.effect == pytest.approx(0.5 - 0.3) and "κ = 1.5 vs κ = 1" in evidence.units
     assert evidence.low > 0 and evidence.models == 1
-    rows = kappa.kappa_verdicts(res, kappa_sweep.KappaSweep(tasks=("tworoom",)))
-    row = rows[rows["claim"] == kappa.KAPPA_CLAIMS[3].statement].iloc[0]
+    rows = kappa_claims.kappa_verdicts(res, kappa_sweep.KappaSweep(tasks=("tworoom",)))
+    row = rows[rows["claim"] == KAPPA_CLAIMS[3].statement].iloc[0]
     # an interval over the pairs of one model per κ, however clear, says nothing of κ itself
     assert row["verdict"] == "inconclusive"
 
@@ -65,20 +68,20 @@ def test_monotone_curve_is_not_reproduced():
     # success rises with κ on both splits: κ_best is κ_max, no interior optimum
     val = {1.0: 0.2, 1.5: 0.3, 2.0: 0.4, 4.0: 0.5, 8.0: 0.6}
     res = _results(val, val)
-    ((_, claim, evidence),) = kappa.non_monotone_items(res, ["tworoom"])
+    ((_, claim, evidence),) = kappa_claims.non_monotone_items(res, ["tworoom"])
     assert claim.a == "κ=8" and evidence.effect == 0.0 and "κ = 8 vs κ = 8" in evidence.units
-    rows = kappa.kappa_verdicts(res, kappa_sweep.KappaSweep(tasks=("tworoom",)))
-    assert (
-        rows[rows["claim"] == kappa.KAPPA_CLAIMS[3].statement]["verdict"].item() == "inconclusive"
-    )
+    rows = kappa_claims.kappa_verdicts(res, kappa_sweep.KappaSweep(tasks=("tworoom",)))
+    assert rows[rows["claim"] == KAPPA_CLAIMS[3].statement]["verdict"].item() == "inconclusive"
     # an interior validation optimum that loses to κ_max on evaluation: one model per κ, so
     # not contradicted either, though its interval lies below zero
     val2 = {1.0: 0.2, 1.5: 0.3, 2.0: 0.7, 4.0: 0.5, 8.0: 0.6}
     ev2 = {1.0: 0.2, 1.5: 0.3, 2.0: 0.2, 4.0: 0.5, 8.0: 0.6}
-    ((_, _, below),) = kappa.non_monotone_items(_results(val2, ev2), ["tworoom"])
+    ((_, _, below),) = kappa_claims.non_monotone_items(_results(val2, ev2), ["tworoom"])
     assert below.high < 0
-    rows2 = kappa.kappa_verdicts(_results(val2, ev2), kappa_sweep.KappaSweep(tasks=("tworoom",)))
-    label = rows2[rows2["claim"] == kappa.KAPPA_CLAIMS[3].statement]["verdict"].item()
+    rows2 = kappa_claims.kappa_verdicts(
+        _results(val2, ev2), kappa_sweep.KappaSweep(tasks=("tworoom",))
+    )
+    label = rows2[rows2["claim"] == KAPPA_CLAIMS[3].statement]["verdict"].item()
     assert label == "inconclusive"
 
 
@@ -86,13 +89,13 @@ def test_kappa_constrains_holds_by_construction():
     """The clamp keeps cond Λ <= κ whatever the data: the row says so, never "reproduced"."""
     val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3}
     res = _results(val, val)
-    rows = kappa.kappa_verdicts(
-        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), kappa.KAPPA_CLAIMS[:1]
+    rows = kappa_claims.kappa_verdicts(
+        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), KAPPA_CLAIMS[:1]
     )
     assert rows["verdict"].item() == BY_CONSTRUCTION and "by construction" in rows["units"].item()
     res.models.loc[res.models["kappa"] == 8.0, "cond"] = 8.1  # the bound broken: our bug
-    rows = kappa.kappa_verdicts(
-        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), kappa.KAPPA_CLAIMS[:1]
+    rows = kappa_claims.kappa_verdicts(
+        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), KAPPA_CLAIMS[:1]
     )
     assert rows["verdict"].item() == "contradicted"
 
@@ -101,8 +104,8 @@ def _after_saturation(changes: tuple[float, ...]) -> pd.Series:
     val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3}
     res = _results(val, val, changes=changes)
     res.models.loc[res.models["kappa"] == 2.0, "allocation_change"] = changes[0]
-    rows = kappa.kappa_verdicts(
-        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), kappa.KAPPA_CLAIMS[1:2]
+    rows = kappa_claims.kappa_verdicts(
+        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), KAPPA_CLAIMS[1:2]
     )
     return rows.iloc[0]
 
@@ -114,13 +117,13 @@ def test_after_saturation_rests_on_the_seeds_not_one_run():
     for changes in ((0.3, 0.35, 0.4), (0.02, 0.5, 0.9), (0.01, 0.02, 0.03)):
         x = np.array(changes)
         se = x.std(ddof=1) / np.sqrt(3)
-        p = sps.t.sf((x.mean() - kappa_rules.EVOLVE_MIN) / se, 2)
+        p = sps.t.sf((x.mean() - kappa_claims.EVOLVE_MIN) / se, 2)
         upper = x.mean() + sps.t.ppf(0.975, 2) * se
         want = (
             "reproduced"
             if p < 0.025
             else "contradicted"
-            if upper < kappa_rules.EVOLVE_MIN
+            if upper < kappa_claims.EVOLVE_MIN
             else None
         )
         row = _after_saturation(changes)
@@ -130,9 +133,11 @@ def test_after_saturation_rests_on_the_seeds_not_one_run():
 
 
 def test_an_unknown_kind_of_evidence_stops_in_one_line():
-    bad = kappa.KappaClaimSpec("x", "telepathy")
-    with pytest.raises(kappa_sweep.KappaError, match="unknown kind 'telepathy'"):
-        kappa.kappa_verdicts(_results({2.0: 0.5}, {2.0: 0.5}), kappa_sweep.KAPPA_SWEEP, [bad])
+    bad = KappaClaimSpec("x", "telepathy")
+    with pytest.raises(ValueError, match="unknown kind 'telepathy'"):
+        kappa_claims.kappa_verdicts(
+            _results({2.0: 0.5}, {2.0: 0.5}), kappa_sweep.KAPPA_SWEEP, [bad]
+        )
 
 
 def test_the_best_kappas_of_single_runs_never_tell_tasks_apart():
@@ -153,7 +158,7 @@ def test_the_best_kappas_of_single_runs_never_tell_tasks_apart():
         success = {**x.success, **{("pusht", k, s): v for (_, k, s), v in y.success.items()}}
         models = pd.concat([x.models, y.models.assign(task="pusht")], ignore_index=True)
         res = kappa_build.KappaResults(models, pd.DataFrame(), success, {})
-        rows = kappa.kappa_verdicts(res, kappa_sweep.KAPPA_SWEEP, [kappa.KAPPA_CLAIMS[4]])
+        rows = kappa_claims.kappa_verdicts(res, kappa_sweep.KAPPA_SWEEP, [KAPPA_CLAIMS[4]])
         return rows["verdict"].item()
 
     # one training run per κ: two argmaxes of single models are not a difference between tasks
@@ -166,16 +171,17 @@ def test_claims_about_kappa_need_lambda_selected():
     val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.2}
     res = _results(val, val)
     one = kappa_sweep.KappaSweep(tasks=("tworoom",))
-    assert kappa_rules.lambda_selected(res.models, "tworoom")
+    assert kappa_claims.lambda_selected(res.models, "tworoom")
     assert (
-        kappa.kappa_verdicts(res, one, [kappa.KAPPA_CLAIMS[3]])["verdict"].item() == "inconclusive"
+        kappa_claims.kappa_verdicts(res, one, [KAPPA_CLAIMS[3]])["verdict"].item() == "inconclusive"
     )
     res.models.loc[res.models["kappa"] == 4.0, "departure"] = 0.1  # Λ stayed near I at κ = 4
-    assert not kappa_rules.lambda_selected(res.models, "tworoom")
-    row = kappa.kappa_verdicts(res, one, [kappa.KAPPA_CLAIMS[3]])
+    assert not kappa_claims.lambda_selected(res.models, "tworoom")
+    row = kappa_claims.kappa_verdicts(res, one, [KAPPA_CLAIMS[3]])
     assert row["verdict"].item() == "not tested (precondition failed)"
     assert (
-        kappa.kappa_verdicts(res, one, [kappa.KAPPA_CLAIMS[0]])["verdict"].item() == BY_CONSTRUCTION
+        kappa_claims.kappa_verdicts(res, one, [KAPPA_CLAIMS[0]])["verdict"].item()
+        == BY_CONSTRUCTION
     )
 
 
@@ -191,9 +197,43 @@ def test_not_monotone_compares_the_whole_curve(curve, want):
     """A monotone curve never reads "reproduced", even with as many trained models as the rule
     asks for: κ_best is compared with both ends, κ = 1 included, and the weaker comparison
     decides (here by the rates of the nested outcomes, exactly)."""
-    ((_, claim, evidence),) = kappa.non_monotone_items(_results(curve, curve), ["tworoom"])
+    ((_, claim, evidence),) = kappa_claims.non_monotone_items(_results(curve, curve), ["tworoom"])
     best, weaker_end = want
     assert claim.a == f"κ={best:g}"
     assert evidence.effect == pytest.approx(curve[best] - curve[weaker_end])
     label = verdict(claim, replace(evidence, models=3))  # as if each κ had three models
     assert (label == "reproduced") == (want == (2.0, 8.0))
+
+
+def test_spectra_are_compared_sorted_at_the_same_quantiles():
+    a = np.array([1.5, 1.0, 0.5])
+    assert kappa_claims.spectrum_distance(a, a[::-1]) == 0.0  # sorted first
+    b = np.array([1.2, 1.0, 0.8])
+    assert kappa_claims.spectrum_distance(a, b) == pytest.approx(np.sqrt((0.09 + 0 + 0.09) / 3))
+    # different D: [1.5, 0.5] read at the quantiles 1/8, 3/8, 5/8, 7/8 (linear between its own
+    # 1/4 and 3/4, constant beyond) is [1.5, 1.25, 0.75, 0.5]
+    got = kappa_claims.spectrum_distance([1.5, 0.5], [1.5, 1.5, 0.5, 0.5])
+    assert got == pytest.approx(np.sqrt(2 * 0.25**2 / 4))
+    with pytest.raises(ValueError):
+        kappa_claims.spectrum_distance([], a)
+
+
+def test_the_separation_sets_the_closest_pair_across_tasks_against_the_widest_within():
+    spectra = {
+        ("tworoom", 0): np.array([1.4, 1.0, 0.6]),
+        ("tworoom", 1): np.array([1.41, 1.0, 0.59]),
+        ("pusht", 0): np.array([1.1, 1.0, 0.9]),
+    }
+    between, within = kappa_claims.spectra_separation(spectra, "tworoom", "pusht")
+    assert within == pytest.approx(np.sqrt(2 * 0.01**2 / 3))
+    assert between == pytest.approx(np.sqrt(2 * 0.3**2 / 3))
+    _, none = kappa_claims.spectra_separation(
+        {k: v for k, v in spectra.items() if k[1] == 0}, "tworoom", "pusht"
+    )
+    assert np.isnan(none)
+
+
+def test_best_kappa_ignores_isotropic_and_breaks_ties_low():
+    assert kappa_claims.best_kappa({1.0: 0.9, 1.5: 0.4, 2.0: 0.6, 4.0: 0.6, 8.0: 0.5}) == 2.0
+    with pytest.raises(ValueError, match="no κ > 1"):
+        kappa_claims.best_kappa({1.0: 0.5})

@@ -19,9 +19,9 @@ import pytest
 import torch
 
 from jepa_geometry import stats
-from jepa_geometry.study import verdict as V
-from jepa_geometry.study.claims import paper_claims
-from jepa_geometry.study.reference import reference_numbers
+from jepa_geometry.verdict import rule as V
+from jepa_geometry.verdict.records import paper_claims
+from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.wm.losses import sample_pairs
 
 
@@ -322,7 +322,7 @@ def test_lewm_decodable_but_not_leveraged_compares_two_probes_of_lewm():
 
 
 def _studies(winner: str, tasks=("tworoom", "pusht")) -> dict:
-    from jepa_geometry.study.claims import Measurements
+    from jepa_geometry.verdict.claims import Measurements
 
     out = {}
     for k, task in enumerate(tasks):
@@ -340,8 +340,9 @@ def _cell_diff(m, a: str, b: str, solver: str, budgets: list[str]) -> float:
 
 
 def test_every_cell_claim_is_the_weakest_cell_and_the_paper_s_count():
-    from jepa_geometry.study.claims import ACROSS_CLAIMS, evaluate_across
     from jepa_geometry.study.grid import MPPI_SWM
+    from jepa_geometry.verdict.claims import evaluate_across
+    from jepa_geometry.verdict.records import ACROSS_CLAIMS
 
     studies = _studies("scale")
     for task, m in studies.items():  # SCALE's main grid plans MPPI at swm's temperature
@@ -381,7 +382,7 @@ def test_every_cell_claim_is_the_weakest_cell_and_the_paper_s_count():
 
 
 def test_pooled_claims_average_the_tasks_and_exist_only_at_the_tiers_planned():
-    from jepa_geometry.study.claims import across_claims
+    from jepa_geometry.verdict.records import across_claims
 
     studies = _studies("scale")
     items = {c.statement: (c, e) for c, e in across_claims(studies)}
