@@ -40,6 +40,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from jepa_geometry import cluster
 from jepa_geometry.artifacts import (
     data_root,
     get_or_build,
@@ -77,7 +78,7 @@ from jepa_geometry.planning.evaluator import evaluate_arm, summary_text
 from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.planning.solver import SOLVERS, TIERS
 from jepa_geometry.profiles import DEFAULT_PROFILE, PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import cluster, kappa, scaling
+from jepa_geometry.study import kappa, scaling
 from jepa_geometry.study.build import build_study
 from jepa_geometry.study.rules.gate import LADDERS, lever_choice, protocol_choice
 from jepa_geometry.study.spec import StudySpec, available_studies, load_study

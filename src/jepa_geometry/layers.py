@@ -1,8 +1,9 @@
 """The package's layers, lowest first: a module may import only from its own layer or below.
 
 The folders follow the data flow (tasks and data -> world model -> planning -> measurements
--> theory -> a task's study -> the book -> the command line); ``tests/test_layers.py`` fails
-when an import points upwards or forms a cycle, so the architecture stays what ``ls`` shows.
+-> theory -> a task's study -> the grid on a job engine -> the book -> the command line);
+``tests/test_layers.py`` fails when an import points upwards or forms a cycle, so the
+architecture stays what ``ls`` shows.
 Names are dotted module prefixes below ``jepa_geometry``.
 """
 
@@ -19,6 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analysis",),  # probes, rank channels, cost landscapes, per-model measurements
     ("theory",),  # closed forms of both papers, the 2-D toy
     ("study",),  # a task's grid, tables, verdicts, the papers' numbers
+    ("cluster",),  # units, estimates, submission and the run loop of the grid on submitit
     ("book",),  # chapter pipeline, papermill I/O, plots
     ("cli",),  # the command line
 )

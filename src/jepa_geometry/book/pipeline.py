@@ -45,6 +45,7 @@ import yaml
 from IPython.display import HTML, display
 from myst_nb import glue
 
+from jepa_geometry import cluster
 from jepa_geometry.artifacts import (
     DATA_ENV,
     READ_LOG_ENV,
@@ -62,7 +63,7 @@ from jepa_geometry.book.plots import set_theme
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import cluster, kappa, own
+from jepa_geometry.study import kappa, own
 from jepa_geometry.study.spec import available_studies, load_study
 
 EXECUTED_DIR = Path("book") / "chapters"

@@ -71,14 +71,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from jepa_geometry import stats
+from jepa_geometry import cluster, stats
 from jepa_geometry.analysis.probes import lambda_spectrum
 from jepa_geometry.artifacts import Artifact, get_or_build, load
 from jepa_geometry.envs import SIMULATOR_PRELOAD, TASKS, task_title
 from jepa_geometry.jobs import check_workers, run_parallel
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study import cluster
 from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
 from jepa_geometry.study.reference import reference_numbers
 from jepa_geometry.study.spec import load_study

@@ -26,6 +26,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from jepa_geometry.cluster import (
+    Unit,
+    collect_unit,
+    measure_unit,
+    plan_units,
+    train_unit,
+)
 from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.jobs import log_line, run_parallel
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
@@ -38,13 +45,6 @@ from jepa_geometry.study.claims import (
     ClaimSpec,
     Measurements,
     evaluate_all,
-)
-from jepa_geometry.study.cluster import (
-    Unit,
-    collect_unit,
-    measure_unit,
-    plan_units,
-    train_unit,
 )
 from jepa_geometry.study.grid import Cell, plan_cells, planning_cell
 from jepa_geometry.study.spec import BASELINE, SpecError, StudySpec, load_study

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from jepa_geometry import artifacts, stats
+from jepa_geometry import artifacts, cluster, stats
 from jepa_geometry.analysis.measurements import Geometry, measure_arms
 from jepa_geometry.envs import SIMULATOR_PRELOAD, TASK_CLASSES, TASKS, check_task, task_title
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
@@ -55,7 +55,7 @@ from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import TIERS
 from jepa_geometry.profiles import PROFILES, Profile, with_overrides
-from jepa_geometry.study import claims, cluster, verdict
+from jepa_geometry.study import claims, verdict
 from jepa_geometry.study.build import cell_jobs
 from jepa_geometry.study.grid import (
     EPISODE_COLUMNS,
