@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 import yaml
@@ -497,10 +497,12 @@ class _HelpWithChapters(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="jepa-geometry", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""What ``add_subparsers`` returns: each ``_add_*`` function below adds its commands to it."""
 
+
+def _add_run_commands(sub: Subcommands) -> None:
+    """The one-off commands: ``profile``, and ``collect``, ``train`` and ``plan`` of one task."""
     sp = sub.add_parser("profile", help="print a validated run profile")
     sp.add_argument("name", choices=PROFILES)
     sp.add_argument("--set", type=_parse_assign, action="append", metavar="KEY=VALUE")
@@ -541,6 +543,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pl.set_defaults(func=_cmd_plan)
 
+
+def _add_study_commands(sub: Subcommands) -> None:
+    """The commands that build a whole study into the cache: ``study`` (a task's), ``kappa``
+    (AnisoWM's κ sweep) and ``scaling`` (the scaling study)."""
     sy = sub.add_parser(
         "study", help="build every dataset, model and planning cell of a task's study (cached)"
     )
@@ -565,6 +571,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_build(sl)
     sl.set_defaults(func=_cmd_scaling)
 
+
+def _add_grid_command(sub: Subcommands) -> None:
+    """``grid``: the task studies (and ``--with`` the extensions) as jobs through submitit."""
     sr = sub.add_parser(
         "grid",
         help="the task studies as jobs through submitit: SLURM or this machine "
@@ -615,6 +624,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile(sr)
     sr.set_defaults(func=_cmd_grid)
 
+
+def _add_gate_command(sub: Subcommands) -> None:
+    """``gate``: the gate before a task's study, its protocol or its ladder of levers."""
     sg = sub.add_parser(
         "gate",
         help="the gate before a task's study: its protocol, or for Push-T and Cube "
@@ -625,6 +637,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile(sg)
     sg.set_defaults(func=_cmd_gate)
 
+
+def _add_book_commands(sub: Subcommands) -> None:
+    """The book: ``book`` (every chapter), ``html``, ``evidence`` (the committed evidence tree) and
+    ``chapter`` (one chapter, with parameters)."""
     sb = sub.add_parser("book", help="execute every chapter with papermill into book/chapters/")
     sb.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
     sb.add_argument("--force", action="store_true", help="re-execute chapters even if unchanged")
@@ -694,6 +710,19 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("output", nargs="?", help="write the executed notebook here instead")
     sh.add_argument("-p", "--param", type=_parse_assign, action="append", metavar="NAME=VALUE")
     sh.set_defaults(func=_cmd_chapter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subcommand per command, in the order ``--help`` lists
+    them (:func:`_add_run_commands`, :func:`_add_study_commands`, :func:`_add_grid_command`,
+    :func:`_add_gate_command`, :func:`_add_book_commands`)."""
+    p = argparse.ArgumentParser(prog="jepa-geometry", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    _add_run_commands(sub)
+    _add_study_commands(sub)
+    _add_grid_command(sub)
+    _add_gate_command(sub)
+    _add_book_commands(sub)
     return p
 
 
