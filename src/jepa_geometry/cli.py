@@ -577,7 +577,7 @@ def _add_grid_command(sub: Subcommands) -> None:
     sr = sub.add_parser(
         "grid",
         help="the task studies as jobs through submitit: SLURM or this machine "
-        "(study.cluster); cached units are skipped, so a rerun submits only what is missing",
+        "(cluster); cached units are skipped, so a rerun submits only what is missing",
     )
     sr.add_argument(
         "--tasks",
