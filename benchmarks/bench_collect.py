@@ -25,11 +25,13 @@ from pathlib import Path
 
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs import dataset as D
+from jepa_geometry.envs.collect import collector_processes
 from jepa_geometry.profiles import PROFILES, load_profile
 
 _LOAD_PROBE = """
 import json, resource, sys, time
 from jepa_geometry.envs import dataset as D
+from jepa_geometry.envs.collect import collector_processes
 from jepa_geometry.profiles import load_profile
 t0 = time.perf_counter()
 d = D.load_dataset(sys.argv[1], load_profile(sys.argv[2]), progress=False)
@@ -54,7 +56,7 @@ def main() -> int:
     print(
         f"profile {profile.name}: {profile.data.image_size} px, "
         f"{profile.data.max_episode_steps} steps/episode, cache {root}, "
-        f"{os.cpu_count()} CPUs, workers {args.workers or D.default_workers()}"
+        f"{os.cpu_count()} CPUs, workers {args.workers or collector_processes()}"
     )
     rows = []
     t_all = time.perf_counter()

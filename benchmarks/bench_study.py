@@ -102,8 +102,8 @@ def estimate_vs_measured(task: str, profile_name: str) -> pd.DataFrame:
     --dry-run``) against their measured job time, stage by stage: a unit is measured when all
     its outputs are cached (the sum of their manifests' ``wall_time_s``, one job's time, not
     wall time of the whole build). Reads manifests only: this never builds."""
+    from jepa_geometry import cluster
     from jepa_geometry.profiles import load_profile
-    from jepa_geometry.study import cluster
     from jepa_geometry.study.spec import load_study
 
     prof, spec = load_profile(profile_name), load_study(task)

@@ -9,7 +9,7 @@ Run on a CUDA machine whenever one is available (under 10 minutes, into a tempor
    timing of collection is reported, its size is not the paper's).
 2. Trains one paper-profile ``lewm`` model (ViT-tiny/14, D = 192, batch 128, bf16) for
    ``--steps`` steps on the device and reports steps/s, peak GPU memory, and the projected
-   hours per model at the profile's full length and for the whole grid (``study.cluster``'s
+   hours per model at the profile's full length and for the whole grid (``jepa_geometry.cluster``'s
    cost model with the measured rate in place of the profile's estimate).
 3. Plans one CEM T1 cell (300 samples x 30 iterations, SCALE's protocol) with that model on
    ``--pairs`` pairs and reports seconds per plan against LeWM's published 0.98 s.
@@ -57,12 +57,12 @@ def check(
     """Collect, train and plan as the module docstring says; the measured numbers."""
     import torch
 
+    from jepa_geometry import cluster
     from jepa_geometry.envs.dataset import load_dataset
     from jepa_geometry.extensions import kappa_build, scaling_build
     from jepa_geometry.planning.evaluator import evaluate_arm
     from jepa_geometry.planning.protocol import SCALE_PROTOCOL
     from jepa_geometry.profiles import load_profile, with_overrides
-    from jepa_geometry.study import cluster
     from jepa_geometry.study.spec import available_studies, load_study
     from jepa_geometry.wm.training import train_world_model
 

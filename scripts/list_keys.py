@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 
+from jepa_geometry import cluster
 from jepa_geometry.cli import EXTENSIONS
 from jepa_geometry.profiles import PROFILES, load_profile
-from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import available_studies, load_study
 
 

@@ -95,7 +95,8 @@ def default_workers() -> int:
     test`` sets 1 for each of its test workers and ``jepa-geometry book --jobs N`` gives each
     of its N page kernels its share, so a page builds in its own process instead of starting
     a pool whose processes would only wait for a core (and import torch again). A value that
-    is not a positive integer stops with one line."""
+    is not a positive integer stops with one line. (The simulator processes of one dataset's
+    collection are counted apart: :func:`jepa_geometry.envs.collect.collector_processes`.)"""
     value = os.environ.get(WORKERS_ENV)
     if value is not None:
         if not value.isdigit() or int(value) < 1:

@@ -1,9 +1,10 @@
 """The package's layers, lowest first: a module may import only from its own layer or below.
 
 The folders follow the data flow (tasks and data -> world model -> planning -> measurements
--> theory -> a task's study -> the verdict -> the book -> the command line);
-``tests/test_layers.py`` fails when an import points upwards or forms a cycle, so the
-architecture stays what ``ls`` shows. Names are dotted module prefixes below ``jepa_geometry``.
+-> theory -> a task's study -> the grid on a job engine -> the verdict -> the extensions ->
+the book -> the command line); ``tests/test_layers.py`` fails when an import points upwards or
+forms a cycle, so the architecture stays what ``ls`` shows. Names are dotted module prefixes
+below ``jepa_geometry``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("planning",),  # latent goal cost, solvers, the goal-reaching protocol
     ("analysis",),  # probes, rank channels, cost landscapes, per-model measurements
     ("theory",),  # closed forms of both papers, the 2-D toy
-    ("study",),  # a task's study: spec, levers, grid, build, rules, regression
+    ("study",),  # a task's study: spec, levers, grid, build, job calls, rules, regression
+    ("cluster",),  # units, estimates, submission and the run loop of the grid on submitit
     ("verdict",),  # the verdict rule, the papers' numbers, every claim record, their evaluation
     # on their way out of study/ (the page tables read the verdict): a layer of their own
     # above it until they move to book/; verdict.across reads the studies study.across loads

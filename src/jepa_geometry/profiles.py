@@ -234,7 +234,7 @@ class GeometrySizes:
 
 
 CLUSTER_UNITS: tuple[str, ...] = ("collect", "train", "plan", "measure")
-"""The kinds of unit of work of the study grid (:mod:`jepa_geometry.study.cluster`)."""
+"""The kinds of unit of work of the study grid (:mod:`jepa_geometry.cluster`)."""
 RESOURCE_KEYS: tuple[str, ...] = ("gpus", "cpus", "mem_gb", "hours")
 
 
@@ -251,7 +251,7 @@ Resources = Annotated[dict[StrictStr, NonNegative], AfterValidator(_resources)]
 @dataclass(frozen=True)
 class ClusterSettings:
     """What each kind of unit of the study grid asks a job engine for, and what it is expected
-    to cost (:mod:`jepa_geometry.study.cluster`). Never part of an artifact's key: where a job
+    to cost (:mod:`jepa_geometry.cluster`). Never part of an artifact's key: where a job
     runs does not change what it computes.
 
     Each of ``collect``, ``train``, ``plan`` and ``measure`` maps ``gpus``, ``cpus``,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from jepa_geometry import cluster
 from jepa_geometry.artifacts import Artifact, cache_only
 from jepa_geometry.extensions import (
     kappa_build,
@@ -17,7 +18,7 @@ from jepa_geometry.extensions import (
     scaling_rule,
 )
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import cluster
+from jepa_geometry.study.job_calls import PlanCells
 from jepa_geometry.study.rules.gate import gate_cell
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import world_model_artifact
@@ -37,7 +38,7 @@ def _outputs(units: list[cluster.Unit]) -> list[str]:
 def _planned(units: list[cluster.Unit]) -> list[str]:
     """The plan artifact of every cell the units plan, once per unit that plans it."""
     return [
-        _name(c.artifacts()[0]) for u in units if isinstance(u.call, cluster.PlanCells)
+        _name(c.artifacts()[0]) for u in units if isinstance(u.call, PlanCells)
         for c in u.args[0]
     ]  # fmt: skip
 
@@ -50,7 +51,7 @@ def test_the_extensions_add_their_units_and_share_work_once(data_root):
         out = _outputs(both)
         # no model, dataset or measurement is built by two units, and no cell is planned by
         # two (cells of one task share their random floor, which the first to plan writes)
-        jobs = _outputs([u for u in both if not isinstance(u.call, cluster.PlanCells)])
+        jobs = _outputs([u for u in both if not isinstance(u.call, PlanCells)])
         assert len(jobs) == len(set(jobs)), stage
         assert len(_planned(both)) == len(set(_planned(both))), stage
         assert {u.label for u in alone} <= {u.label for u in both}  # the studies' units stay
@@ -72,7 +73,7 @@ def test_the_extensions_add_their_units_and_share_work_once(data_root):
         assert _name(scaling.step_flops_artifact(task, p)) in set(_outputs(plan))
     # a planning unit cut down to the cells no study plans is costed on those cells alone
     for u in plan:
-        if isinstance(u.call, cluster.PlanCells):
+        if isinstance(u.call, PlanCells):
             assert u.hours == pytest.approx(sum(cluster.cell_hours(c) for c in u.args[0]))
     # the κ = 2 model's unit keeps only its validation cell: the evaluation one is the study's
     own = [u for u in plan if u.label == "plan tworoom anisowm seed 0 (κ sweep)"]

@@ -9,9 +9,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from jepa_geometry import cluster
 from jepa_geometry.extensions import own
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import SpecError, load_study
 from jepa_geometry.verdict.rule import verdict_table
 from tests.conftest import REPO

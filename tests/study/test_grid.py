@@ -31,7 +31,7 @@ def test_plan_cells_is_scales_solver_grid():
         study.plan_cells(["nosuch"])
 
 
-def test_check_methods():
+def test_a_study_s_arms_are_canonical_and_hold_the_baseline_once_each():
     assert study.check_study_arms(["lewm", "anisowm+scale"]) == ["lewm", "scale+anisowm"]
     with pytest.raises(study.StudyError, match="baseline 'lewm'"):
         study.check_study_arms(["scale"])

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from jepa_geometry import cluster
 from jepa_geometry.analysis.measurements import GeometrySettings, geometry_artifact
 from jepa_geometry.cli import main
 from jepa_geometry.envs import TASKS, task_class
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import cluster
 from jepa_geometry.wm.arms import (
     ARMS,
     DINOWM,

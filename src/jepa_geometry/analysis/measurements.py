@@ -236,7 +236,7 @@ def measure(
     task: str, arm: str, seed: int, profile: Profile, settings: GeometrySettings | None = None
 ) -> dict[str, Any]:
     """:func:`measure_model` for one model on its own (a unit of the study grid,
-    :mod:`jepa_geometry.study.cluster`): the model-independent inputs are built for it alone."""
+    :mod:`jepa_geometry.cluster`): the model-independent inputs are built for it alone."""
     ctx = _Context(task, profile, settings or GeometrySettings.of(profile))
     try:
         return measure_model(task, arm, seed, profile, ctx)

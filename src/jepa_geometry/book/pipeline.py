@@ -45,6 +45,7 @@ import yaml
 from IPython.display import HTML, display
 from myst_nb import glue
 
+from jepa_geometry import cluster
 from jepa_geometry.artifacts import (
     DATA_ENV,
     READ_LOG_ENV,
@@ -64,7 +65,6 @@ from jepa_geometry.extensions import kappa_build, own
 from jepa_geometry.extensions.kappa_sweep import KAPPA_SWEEP
 from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
-from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import available_studies, load_study
 
 EXECUTED_DIR = Path("book") / "chapters"
@@ -765,7 +765,7 @@ def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
     A task page at laptop from an empty cache trains and plans for hours; the kernel's own
     bars do not reach a log or a notebook, so without this line the page said nothing for
     that long, where ``study``, ``book`` and ``scaling`` state their cost first. The estimate
-    is the grid's (:func:`~jepa_geometry.study.cluster.dry_run`, ``grid --dry-run``); for the
+    is the grid's (:func:`~jepa_geometry.cluster.dry_run`, ``grid --dry-run``); for the
     page of a reader's own objective (a chapter with an ``objective`` parameter), of the page's
     own units (:func:`~jepa_geometry.extensions.own.cost_statement`).
     """

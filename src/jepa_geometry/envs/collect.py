@@ -167,10 +167,11 @@ def _episodes(
         yield from pool.imap(_worker_episode, range(n_episodes), chunksize=1)
 
 
-def default_workers(frames: int | None = None) -> int:
-    """One collector process per CPU core (at most 8); one (this process) for small datasets
-    of under 5,000 frames, where starting a process (its imports, a new simulator) costs more
-    than it saves."""
+def collector_processes(frames: int | None = None) -> int:
+    """The simulator processes that collect a dataset of ``frames`` frames when none are
+    given: one per CPU core (at most 8); one (this process) for small datasets of under 5,000
+    frames, where starting a process (its imports, a new simulator) costs more than it saves.
+    Not :func:`jepa_geometry.jobs.default_workers`, the build jobs run side by side."""
     if frames is not None and frames < 5000:
         return 1
     return max(1, min(8, len(os.sched_getaffinity(0))))
@@ -304,7 +305,7 @@ def build_dataset(
         raise DatasetError(
             f"workers must be an integer >= 1 (or None: one per core), got {workers!r}"
         )
-    workers = default_workers(frames) if workers is None else workers
+    workers = collector_processes(frames) if workers is None else workers
     workers = max(1, min(workers, n_total))
     attrs = {
         "schema_version": SCHEMA_VERSION,

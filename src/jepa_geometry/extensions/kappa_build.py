@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from jepa_geometry import cluster
 from jepa_geometry.analysis.probes import lambda_spectrum
 from jepa_geometry.artifacts import load
 from jepa_geometry.envs import SIMULATOR_PRELOAD
@@ -31,22 +32,14 @@ from jepa_geometry.extensions.kappa_sweep import (
 from jepa_geometry.jobs import check_workers, run_parallel
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study import cluster
+from jepa_geometry.study.job_calls import plan_cell, train_model
 from jepa_geometry.verdict.preconditions import lambda_departure
 from jepa_geometry.wm.checkpoint import LOG_FILE
-from jepa_geometry.wm.training import model_untrained, train_world_model, world_model_artifact
-
-
-def _train(task: str, arm: str, seed: int, profile: Profile, weights: dict | None) -> None:
-    train_world_model(task, arm, seed, profile, weights, progress=False)
-
-
-def _plan(cell: PlanningCell) -> None:
-    cell.evaluate(progress=False)
+from jepa_geometry.wm.training import model_untrained, world_model_artifact
 
 
 def grid_units(stage: str, base: Profile, sweep: KappaSweep = KAPPA_SWEEP) -> list[cluster.Unit]:
-    """The sweep's units of one stage of the study grid (:mod:`~jepa_geometry.study.cluster`):
+    """The sweep's units of one stage of the study grid (:mod:`~jepa_geometry.cluster`):
     its tasks' datasets, its models, and one planning job per model (its evaluation and
     validation cells); the κ = 2 models and cells are the task studies' own, which the grid
     runs once."""
@@ -78,7 +71,7 @@ def build_sweep(
     estimate = estimate_cost(sweep, base)
     say(state_estimate(base, sweep, estimate))
     run_parallel(
-        _train,
+        train_model,
         sweep.models(base),
         workers,
         "κ sweep models",
@@ -87,7 +80,7 @@ def build_sweep(
         preload=SIMULATOR_PRELOAD,
     )
     run_parallel(
-        _plan,
+        plan_cell,
         [(c,) for c in sweep.cells(base)],
         workers,
         "κ sweep cells",

@@ -19,8 +19,8 @@ many, as the MPPI temperature sweep draws them).
 
 **Cost, stated first** (:func:`estimate_cost`): models to train times the measured training
 time of the task's cached ``anisowm`` model (else the profile's cost model,
-:func:`~jepa_geometry.study.cluster.train_hours`), plus cells to plan times the measured time
-of the study's own cell per pair (else :func:`~jepa_geometry.study.cluster.cell_hours`).
+:func:`~jepa_geometry.cluster.train_hours`), plus cells to plan times the measured time
+of the study's own cell per pair (else :func:`~jepa_geometry.cluster.cell_hours`).
 :func:`~.kappa_build.build_sweep` states it (:func:`state_estimate`) before it trains, and the
 first statement is kept so the book shows what was stated before anything trained.
 
@@ -37,11 +37,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from jepa_geometry import cluster
 from jepa_geometry.artifacts import Artifact, get_or_build, load
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study import cluster
 from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.arms import DEFAULT_KAPPA
@@ -150,9 +150,9 @@ def estimate_cost(sweep: KappaSweep, base: Profile) -> pd.DataFrame:
 
     A model costs the measured training time of the task's cached ``anisowm`` model (its
     manifest's build time) or, when none is cached, the profile's cost model
-    (:func:`~jepa_geometry.study.cluster.train_hours`); a cell costs the measured time per pair
+    (:func:`~jepa_geometry.cluster.train_hours`); a cell costs the measured time per pair
     of the study's own evaluation cell times its pairs, or the cost model's time per pair of
-    that cell (:func:`~jepa_geometry.study.cluster.cell_hours`). ``basis`` says which.
+    that cell (:func:`~jepa_geometry.cluster.cell_hours`). ``basis`` says which.
     """
     rows = []
     models = sweep.models(base)

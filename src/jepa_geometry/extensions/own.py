@@ -26,18 +26,19 @@ from pathlib import Path
 
 import pandas as pd
 
-from jepa_geometry.envs import SIMULATOR_PRELOAD
-from jepa_geometry.jobs import log_line, run_parallel
-from jepa_geometry.planning.protocol import SCALE_PROTOCOL
-from jepa_geometry.profiles import Profile
-from jepa_geometry.study.cluster import (
+from jepa_geometry.cluster import (
     Unit,
     collect_unit,
     measure_unit,
     plan_units,
     train_unit,
 )
+from jepa_geometry.envs import SIMULATOR_PRELOAD
+from jepa_geometry.jobs import log_line, run_parallel
+from jepa_geometry.planning.protocol import SCALE_PROTOCOL
+from jepa_geometry.profiles import Profile
 from jepa_geometry.study.grid import Cell, plan_cells, planning_cell
+from jepa_geometry.study.job_calls import run_call
 from jepa_geometry.study.spec import BASELINE, SpecError, StudySpec, load_study
 from jepa_geometry.verdict.claims import (
     LENS,
@@ -104,7 +105,7 @@ def own_cells(spec: StudySpec) -> list[Cell]:
 
 
 def own_units(spec: StudySpec, profile: Profile) -> list[Unit]:
-    """The jobs of the page (:mod:`jepa_geometry.study.cluster`'s units, with their cost
+    """The jobs of the page (:mod:`jepa_geometry.cluster`'s units, with their cost
     estimates): the dataset, every (arm, seed) model, each model's CEM cells
     (:func:`own_cells`) and its geometry."""
     task, seeds = spec.task, profile.seeds.train
@@ -153,11 +154,6 @@ def cost_statement(spec: StudySpec, profile: Profile) -> str | None:
     )
 
 
-def _run(call, args: tuple) -> None:
-    """One unit's job (a process-pool job)."""
-    call(*args)
-
-
 def build_own(
     spec: StudySpec,
     profile: Profile,
@@ -178,7 +174,7 @@ def build_own(
     for kind in KINDS:
         t0 = time.perf_counter()
         run_parallel(
-            _run,
+            run_call,
             todo[kind],
             workers,
             f"{kind} {spec.task}",

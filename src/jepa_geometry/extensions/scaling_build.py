@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from jepa_geometry import artifacts
+from jepa_geometry import artifacts, cluster
 from jepa_geometry.analysis.measurements import measure_arms
 from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
@@ -37,26 +37,14 @@ from jepa_geometry.jobs import check_workers, run_parallel
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study import cluster
 from jepa_geometry.study.build import cell_jobs
 from jepa_geometry.study.grid import planning_cell
+from jepa_geometry.study.job_calls import plan_cell, train_model
 from jepa_geometry.study.rules.gate import gate_cell, protocol_gate
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import (
     model_untrained,
-    train_world_model,
 )
-
-
-def _train(task: str, arm: str, seed: int, profile: Profile) -> float:
-    """One model (a process-pool job); its training wall time."""
-    art = train_world_model(task, arm, seed, profile, progress=False)
-    return float(art.manifest()["summary"]["train_wall_s"])
-
-
-def _evaluate(cell: PlanningCell) -> float:
-    """One planning cell (a process-pool job); its planning wall time."""
-    return cell.evaluate(progress=False).eval_seconds
 
 
 def gate(spec: ScalingSpec, task: str, point: Point, base: Profile) -> dict[str, Any]:
@@ -108,7 +96,11 @@ def build_scaling(
         for a in arms
         for s in profiles[pt, t].seeds.train
     ]
-    stage("models", len(models), lambda: in_pool(_train, models, "train scaling", model_untrained))
+    stage(
+        "models",
+        len(models),
+        lambda: in_pool(train_model, models, "train scaling", model_untrained),
+    )
     gates = {(pt, t): gate(spec, t, pt, base)["plans"] for pt, t in units}
     cells = [
         (cell,)
@@ -121,7 +113,7 @@ def build_scaling(
     stage(
         "CEM cells",
         len(cells),
-        lambda: in_pool(_evaluate, cells, "plan scaling", PlanningCell.unbuilt),
+        lambda: in_pool(plan_cell, cells, "plan scaling", PlanningCell.unbuilt),
     )
     stage(
         "geometry",
@@ -152,7 +144,7 @@ def _count_flops(task: str, profile: Profile) -> None:
 
 
 def grid_units(stage: str, base: Profile, spec: ScalingSpec | None = None) -> list[cluster.Unit]:
-    """The study's units of one stage of the study grid (:mod:`~jepa_geometry.study.cluster`),
+    """The study's units of one stage of the study grid (:mod:`~jepa_geometry.cluster`),
     for the units of the rule as stated (:func:`~.scaling_rule.stated_units`): each point's
     dataset, models, FLOP count, geometry and CEM cells, and each task's ceiling (its task
     study's cells, the page's reference). A gated point plans its gate's cell first; its CEM

@@ -18,7 +18,7 @@ seconds per step at the task study's setting (:func:`seconds_per_step`), from th
 cached models' manifests record, else the file's stated laptop figure (``model_seconds``), else
 the profile's ``cluster.train_steps_per_s``; times ``image_factor²`` at the higher resolution
 (the encoder's work grows with the pixels). Planning, geometry and a new dataset use the
-profile's cluster estimates (:mod:`jepa_geometry.study.cluster`).
+profile's cluster estimates (:mod:`jepa_geometry.cluster`).
 
 The rule's cost reads whatever 1x models are cached, so the first build keeps the table it
 chose (:func:`stated_units`) and every later build and page reads that one.
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jepa_geometry import artifacts
+from jepa_geometry import artifacts, cluster
 from jepa_geometry.envs import task_title
 from jepa_geometry.extensions.scaling import (
     GATED_TASKS,
@@ -46,7 +46,6 @@ from jepa_geometry.extensions.scaling import (
 )
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.wm.training import world_model_artifact
 

@@ -41,19 +41,9 @@ from jepa_geometry.study.grid import (
     planning_cell,
     select_mppi_temperature,
 )
+from jepa_geometry.study.job_calls import plan_cell, train_model
 from jepa_geometry.study.spec import StudySpec
-from jepa_geometry.wm.training import model_untrained, train_world_model, world_model_artifact
-
-
-def _train(task: str, arm: str, seed: int, profile: Profile) -> float:
-    """One model (a process-pool job); its training wall time as recorded in the manifest."""
-    art = train_world_model(task, arm, seed, profile, progress=False)
-    return float(art.manifest()["summary"]["train_wall_s"])
-
-
-def _evaluate(cell: PlanningCell) -> float:
-    """One planning cell (a process-pool job); its planning wall time."""
-    return cell.evaluate(progress=False).eval_seconds
+from jepa_geometry.wm.training import model_untrained, world_model_artifact
 
 
 def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> list[PlanningCell]:
@@ -193,7 +183,7 @@ def build_study(
         "models",
         len(models),
         lambda: run_parallel(
-            _train,
+            train_model,
             models,
             workers,
             f"train {spec.task}",
@@ -207,7 +197,7 @@ def build_study(
         "MPPI sweep + other cells",
         len(first),
         lambda: run_parallel(
-            _evaluate,
+            plan_cell,
             first,
             workers,
             f"plan {spec.task}",
@@ -227,7 +217,7 @@ def build_study(
         "MPPI cells at T*",
         len(mppi),
         lambda: run_parallel(
-            _evaluate,
+            plan_cell,
             mppi,
             workers,
             f"plan {spec.task} MPPI",

@@ -72,7 +72,10 @@ tables) at the same temperature: SCALE's ``mppi`` there is at swm's 0.5, so our 
 
 
 class StudyError(ValueError):
-    """A grid request names an unknown arm, solver cell or protocol."""
+    """Bad input to one task's study: an unknown or missing arm, solver cell, protocol, budget
+    or count, a profile without the study's rate, or results that cannot be paired; one line.
+    Bad input to the grid's run on a job engine (an executor, a list of studies, its folder)
+    is :class:`~jepa_geometry.cluster.estimate.ClusterError`."""
 
 
 @dataclass(frozen=True, order=True)

@@ -27,9 +27,10 @@ from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.jobs import run_parallel
 from jepa_geometry.planning.evaluator import PlanningCell, evaluate_arm
 from jepa_geometry.profiles import Profile
+from jepa_geometry.study.job_calls import plan_cell, train_model
 from jepa_geometry.study.spec import StudySpec
 from jepa_geometry.wm.arms import LAMBDAREG_ARMS, parse_arm
-from jepa_geometry.wm.training import model_untrained, train_world_model, training_log
+from jepa_geometry.wm.training import model_untrained, training_log
 
 ARM = "anisowm"
 LAST_ROWS = 3  # log rows averaged (steps 1200-1300 of the laptop profile's 1300)
@@ -40,10 +41,6 @@ LAMBDAREG_VARIANTS: dict[str, dict[str, Any]] = {
     "project, alpha lr x30": {"bound": "project", "alpha_lr": 30},
     "warm-up 200, tanh, alpha lr x30": {"bound": "tanh", "alpha_lr": 30, "alpha_warmup": 200},
 }
-
-
-def _train(task: str, arm: str, seed: int, profile: Profile, weights: dict | None) -> None:
-    train_world_model(task, arm, seed, profile, weights, progress=False)
 
 
 def variant_table(
@@ -59,7 +56,7 @@ def variant_table(
     seed = profile.seeds.train[0]
     jobs = [(task, ARM, seed, profile, dict(w) or None) for w in variants.values()]
     run_parallel(
-        _train,
+        train_model,
         jobs,
         workers,
         f"ΛReg variants {task}",
@@ -104,10 +101,6 @@ def choose_variant(table: pd.DataFrame) -> tuple[str, str]:
     )
 
 
-def _plan(cell: PlanningCell) -> None:
-    cell.evaluate(progress=False)
-
-
 def lambdareg_arms(arms: Sequence[str]) -> list[str]:
     """The arms of ``arms`` whose objective has ΛReg (a study's ``anisowm`` arms), in order."""
     return [a for a in arms if "anisowm" in parse_arm(a)]
@@ -144,7 +137,7 @@ def variant_planning(
     seeds = list(profile.seeds.train)
     models = [(task, arm, s, profile, w) for arm, w in runs.values() if w for s in seeds]
     run_parallel(
-        _train,
+        train_model,
         models,
         workers,
         "ΛReg variant models",
@@ -162,7 +155,7 @@ def variant_planning(
         for s in seeds
     ]
     run_parallel(
-        _plan,
+        plan_cell,
         jobs,
         workers,
         f"plan {task} {solver} {budget}",

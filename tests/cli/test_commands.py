@@ -1,10 +1,9 @@
-import os
+"""What each command does: what it prints, and bad input stopped in one line before any work."""
 
 import pytest
 import yaml
 
-from jepa_geometry import cli
-from jepa_geometry.cli import main
+from jepa_geometry.cli import commands, main
 from jepa_geometry.profiles import load_profile
 
 
@@ -12,12 +11,6 @@ def test_profile_prints_validated_yaml(capsys):
     assert main(["profile", "laptop"]) == 0
     out = yaml.safe_load(capsys.readouterr().out)
     assert out["name"] == "laptop" and out["model"]["embed_dim"] == 64
-
-
-def test_unknown_profile_lists_choices(capsys):
-    with pytest.raises(SystemExit):
-        main(["profile", "nosuch"])
-    assert "choose from 'smoke', 'laptop', 'paper'" in capsys.readouterr().err
 
 
 def test_book_rejects_unknown_chapter(capsys):
@@ -58,8 +51,8 @@ def test_a_bf16_profile_on_a_cpu_without_native_bf16_is_noted_once(
 ):
     """A CPU without AVX512-BF16 or AMX emulates bf16 (5 to 14 times slower than fp32 for a
     training step): the commands that train say so in one line before they start."""
-    monkeypatch.setattr(cli, "native_bf16", lambda: native)
-    cli._note_precision(load_profile("smoke", {"train.precision": precision}))
+    monkeypatch.setattr(commands, "native_bf16", lambda: native)
+    commands._note_precision(load_profile("smoke", {"train.precision": precision}))
     err = capsys.readouterr().err.splitlines()
     assert err == (
         [
@@ -70,25 +63,3 @@ def test_a_bf16_profile_on_a_cpu_without_native_bf16_is_noted_once(
         if noted
         else []
     )
-
-
-def test_chapter_help_lists_every_chapter_with_its_parameters(capsys):
-    from jepa_geometry.book.pipeline import book_pages
-
-    with pytest.raises(SystemExit) as stop:
-        main(["chapter", "--help"])
-    assert stop.value.code == 0
-    out = capsys.readouterr().out
-    for page in book_pages():
-        assert page.source.stem in out  # every chapter source, with its pages
-    assert "ch07_geometry  (pages: ch07_tworoom_geometry" in out
-    assert "landscape_examples=3" in out and "profile='laptop'" in out
-
-
-def test_every_command_with_a_profile_uses_that_profile_s_cache(monkeypatch, capsys):
-    from jepa_geometry.artifacts import DATA_ENV, profile_cache
-
-    monkeypatch.delenv(DATA_ENV, raising=False)
-    assert main(["book", "--profile", "smoke", "--only", "nosuch"]) == 2  # stops before work
-    assert os.environ[DATA_ENV] == str(profile_cache("smoke"))
-    monkeypatch.delenv(DATA_ENV)

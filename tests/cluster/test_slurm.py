@@ -25,15 +25,15 @@ from pathlib import Path
 import pytest
 import torch
 
+from jepa_geometry import cluster
 from jepa_geometry.artifacts import Artifact
 from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.profiles import load_profile, with_overrides
-from jepa_geometry.study import cluster
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import train_world_model, world_model_artifact
+from tests.cluster.test_run import assert_failed_unit_reported
 from tests.conftest import REPO
 from tests.services import PARTITION, Slurm, slurm_cluster, wait_for
-from tests.study.test_cluster import assert_failed_unit_reported
 
 pytestmark = pytest.mark.cluster
 # each kind of unit asks for its own memory and time, so the jobs show which kind they are
