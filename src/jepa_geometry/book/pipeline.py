@@ -58,7 +58,7 @@ from jepa_geometry.artifacts import (
 from jepa_geometry.book.display import use_for_data_frames
 from jepa_geometry.book.page_log import relay
 from jepa_geometry.book.parameters import check_parameter
-from jepa_geometry.book.plots import set_theme
+from jepa_geometry.book.plots.shared import set_theme
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
 from jepa_geometry.profiles import PROFILES, Profile, ProfileError, load_profile
