@@ -73,7 +73,7 @@ def test_a_bf16_profile_on_a_cpu_without_native_bf16_is_noted_once(
 
 
 def test_chapter_help_lists_every_chapter_with_its_parameters(capsys):
-    from jepa_geometry.book.pipeline import book_pages
+    from jepa_geometry.book.toc import book_pages
 
     with pytest.raises(SystemExit) as stop:
         main(["chapter", "--help"])

@@ -29,7 +29,7 @@ import papermill
 import pytest
 
 from jepa_geometry.artifacts import ArtifactError, get_or_build
-from jepa_geometry.book.pipeline import resolve_page
+from jepa_geometry.book.toc import resolve_page
 from jepa_geometry.cli import main
 from jepa_geometry.envs import dataset as D
 from jepa_geometry.planning.evaluator import evaluate_arm
