@@ -5,7 +5,7 @@ import nbformat
 from jepa_geometry.book.present import parameters_html, present
 
 
-def test_present_removes_the_plumbing_and_keeps_what_a_reader_needs():
+def test_a_page_hides_its_plumbing_and_shows_what_a_reader_needs():
     nb = nbformat.v4.new_notebook()
     code = nbformat.v4.new_code_cell
     nb.cells = [
