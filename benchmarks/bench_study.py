@@ -138,7 +138,8 @@ def estimate_vs_measured(task: str, profile_name: str) -> pd.DataFrame:
 
 
 def run_chapters(task: str, profile_name: str) -> dict[str, float]:
-    from jepa_geometry.book.pipeline import resolve_page, run_chapter
+    from jepa_geometry.book.run import run_chapter
+    from jepa_geometry.book.toc import resolve_page
 
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -17,14 +17,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from jepa_geometry.book.pipeline import (
-    AFTER_ALL,
-    EXECUTED_DIR,
-    Page,
-    book_pages,
-    execution_order,
-    run_chapter,
-)
+from jepa_geometry.book.run import AFTER_ALL, execution_order, run_chapter
+from jepa_geometry.book.toc import EXECUTED_DIR, Page, book_pages
 from jepa_geometry.jobs import WORKERS_ENV
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ What must hold (the project's promise, tested here at a tiny smoke scale):
   folder stops the rebuild, and the user's file survives (resume checkpoints:
   ``tests/wm/test_training.py::test_a_corrupted_resume_checkpoint_is_never_trusted``);
 * every bad command-line value stops with one line naming it, before any file is written
-  (chapter parameters: ``tests/book/test_book.py``).
+  (chapter parameters: ``tests/book/test_parameters.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import papermill
 import pytest
 
 from jepa_geometry.artifacts import ArtifactError, get_or_build
-from jepa_geometry.book.pipeline import resolve_page
+from jepa_geometry.book.toc import resolve_page
 from jepa_geometry.cli import main
 from jepa_geometry.envs import dataset as D
 from jepa_geometry.planning.evaluator import evaluate_arm

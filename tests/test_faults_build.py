@@ -36,13 +36,13 @@ from jepa_geometry.artifacts import (
     get_or_build,
 )
 from jepa_geometry.book.evidence import export_evidence
-from jepa_geometry.book.pipeline import book_pages
+from jepa_geometry.book.toc import book_pages
 from jepa_geometry.cli import main
 from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import spec
-from tests.book.test_book import tiny_book
 from tests.book.test_evidence import page_notebook
+from tests.book.test_run import tiny_book
 from tests.conftest import REPO
 from tests.test_faults import CLI, OVERRIDES, SETS, start_in_group
 

@@ -64,7 +64,7 @@ EXPORTS: dict[str, str] = {
     "ArtifactError": "jepa_geometry.artifacts",
     "data_root": "jepa_geometry.artifacts",
     "get_or_build": "jepa_geometry.artifacts",
-    "setup_chapter": "jepa_geometry.book.pipeline",
+    "setup_chapter": "jepa_geometry.book.present",
     "page_log": "jepa_geometry.book.page_log",
 }
 

@@ -191,20 +191,6 @@ def success_rate(
     return Rate(k=k, n=n, rate=float(x.mean()), low=lo, high=hi, interval=method)
 
 
-def mcnemar_exact(a: object, b: object) -> float:
-    """Exact two-sided McNemar p-value for paired binary outcomes.
-
-    Under H0 (both methods equally good) each of the ``m = a_only + b_only`` discordant
-    pairs favours ``a`` with probability 1/2, so ``a_only ~ Binomial(m, 1/2)`` and
-    ``p = min(1, 2 P(X <= min(a_only, b_only)))``; ``p = 1`` when there is no discordant pair.
-    2-D inputs are pooled over seeds, each (seed, episode) being one pair.
-    """
-    xa, xb = _paired(a, b)
-    a_only = int(((xa == 1) & (xb == 0)).sum())
-    b_only = int(((xa == 0) & (xb == 1)).sum())
-    return _mcnemar_p(a_only, b_only)
-
-
 def _mcnemar_p(a_only: int, b_only: int) -> float:
     m = a_only + b_only
     if m == 0:

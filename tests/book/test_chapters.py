@@ -20,7 +20,8 @@ from PIL import Image
 
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, DATA_ENV, READ_ONLY_ENV, is_heavy
 from jepa_geometry.book.evidence import export_evidence, glued_values, incomplete_in_data
-from jepa_geometry.book.pipeline import EXECUTED_DIR, Page, run_chapter
+from jepa_geometry.book.run import run_chapter
+from jepa_geometry.book.toc import EXECUTED_DIR, Page
 from tests.book.browser import check_book, ensure_chromium
 from tests.conftest import PAGES, REPO, executed
 

@@ -16,7 +16,8 @@ from jepa_geometry.book.evidence import (
     export_evidence,
     over_budget,
 )
-from jepa_geometry.book.pipeline import EXECUTED_DIR, READS_KEY, book_pages
+from jepa_geometry.book.run import READS_KEY
+from jepa_geometry.book.toc import EXECUTED_DIR, book_pages
 from tests.conftest import REPO
 
 

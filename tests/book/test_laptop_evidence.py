@@ -9,7 +9,8 @@ import pytest
 
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, DATA_ENV, READ_ONLY_ENV
 from jepa_geometry.book.evidence import evidence_pages, glued_differences
-from jepa_geometry.book.pipeline import EXECUTED_DIR, resolve_page, run_chapter
+from jepa_geometry.book.run import run_chapter
+from jepa_geometry.book.toc import EXECUTED_DIR, resolve_page
 from tests.conftest import REPO
 
 

@@ -10,8 +10,8 @@ import nbformat
 import pytest
 
 from jepa_geometry.book import page_log as pl
-from jepa_geometry.book import pipeline
-from tests.book.test_book import tiny_book
+from jepa_geometry.book import run as book_run
+from tests.book.test_run import tiny_book
 
 
 def test_lines_said_in_the_log_reach_the_relay_in_order_and_the_file_goes():
@@ -72,10 +72,10 @@ def test_a_chapter_relays_its_kernel_s_lines_while_it_runs_and_keeps_none(tmp_pa
         heard.append(line)
         seen.touch()
 
-    monkeypatch.setattr(pipeline, "_to_stderr", to_stderr)
+    monkeypatch.setattr(book_run, "_to_stderr", to_stderr)
     out = tmp_path / "out.ipynb"
     run = threading.Thread(
-        target=pipeline.run_chapter,
+        target=book_run.run_chapter,
         args=(tmp_path / "chapters" / "ch01_builds.md", out),
         kwargs={"progress": True},
     )

@@ -12,7 +12,7 @@ def test_unknown_profile_lists_choices(capsys):
 
 
 def test_chapter_help_lists_every_chapter_with_its_parameters(capsys):
-    from jepa_geometry.book.pipeline import book_pages
+    from jepa_geometry.book.toc import book_pages
 
     with pytest.raises(SystemExit) as stop:
         main(["chapter", "--help"])

@@ -62,19 +62,6 @@ def test_interface_shapes_and_render(tasks, name):
         t.step(np.zeros(t.action_dim + 1))
     with pytest.raises(ValueError, match="state must have shape"):
         t.set_state(np.zeros(3))
-    # a flat block of 3 actions is 3 single steps
-    t.reset(2)
-    s0 = t.get_state()
-    block = np.random.default_rng(1).uniform(-1, 1, (3, t.action_dim)).astype(np.float32)
-    t.step_block(block.reshape(-1))
-    after_block = t.q(t.get_state())
-    t.reset(2)
-    t.set_state(s0)
-    for a in block:
-        t.step(a)
-    np.testing.assert_allclose(t.q(t.get_state()), after_block, atol=1e-5)
-    with pytest.raises(ValueError, match="multiple of"):
-        t.step_block(np.zeros(t.action_dim + 1))
 
 
 @pytest.mark.parametrize("name", TASKS)

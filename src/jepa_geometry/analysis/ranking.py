@@ -51,7 +51,6 @@ import pandas as pd
 import torch
 from scipy.stats import kendalltau
 
-from jepa_geometry import stats
 from jepa_geometry.envs import Task
 from jepa_geometry.envs.episodes import EpisodeData
 from jepa_geometry.jobs import progress_bar
@@ -340,27 +339,6 @@ def ranking_metrics(model: Any, outcomes: Outcomes, progress: bool = False) -> p
     return df
 
 
-def ranking_summary(
-    df: pd.DataFrame, level: float = stats.LEVEL, n_boot: int = stats.N_BOOT, seed: int = 0
-) -> dict[str, dict[str, float]]:
-    """Mean of each metric over starts with a percentile-bootstrap interval over starts:
-    ``{metric: {"mean", "low", "high", "n"}}`` for the metrics of :data:`METRICS`; starts
-    where a metric is NaN (a constant cost) are left out of that metric and ``n`` says so."""
-    missing = [m for m in METRICS if m not in df.columns]
-    if missing:
-        raise ValueError(f"not a ranking_metrics table: missing columns {missing}")
-    out: dict[str, dict[str, float]] = {}
-    for m in METRICS:
-        x = df[m].to_numpy(dtype=np.float64)
-        x = x[np.isfinite(x)]
-        if len(x) == 0:
-            out[m] = {"mean": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0}
-            continue
-        lo, hi = stats.bootstrap_interval(x, level=level, n_boot=n_boot, seed=seed)
-        out[m] = {"mean": float(x.mean()), "low": lo, "high": hi, "n": len(x)}
-    return out
-
-
 __all__ = [
     "METRICS",
     "SOURCES",
@@ -368,6 +346,5 @@ __all__ = [
     "mean_pair_sq_distance",
     "ordering_agreement",
     "ranking_metrics",
-    "ranking_summary",
     "simulate_candidates",
 ]

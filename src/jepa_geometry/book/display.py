@@ -5,7 +5,7 @@ pandas renders a frame with ``NaN`` where a caption promises a blank, every floa
 decimals (``74.000000``), identifiers as headers (``top8_share``) and a 0..n index that
 carries nothing. :func:`table_html` renders a
 frame as the pages show it, and :func:`use_for_data_frames` makes it the HTML form of every
-data frame a chapter displays or glues (:func:`~jepa_geometry.book.pipeline.setup_chapter`
+data frame a chapter displays or glues (:func:`~jepa_geometry.book.present.setup_chapter`
 calls it); the text form, which the evidence compares, is pandas' own.
 """
 

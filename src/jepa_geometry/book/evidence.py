@@ -48,7 +48,8 @@ from jepa_geometry.artifacts import (
     replace_dir,
     sha256_file,
 )
-from jepa_geometry.book.pipeline import EXECUTED_DIR, READS_KEY, book_pages
+from jepa_geometry.book.run import READS_KEY
+from jepa_geometry.book.toc import EXECUTED_DIR, book_pages
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study.build import cell_jobs

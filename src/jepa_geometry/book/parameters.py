@@ -1,7 +1,7 @@
 """What a chapter parameter may be: one rule per parameter name, checked before any work.
 
-A chapter's ``parameters`` cell gives each parameter a default, and the pipeline checks a given
-value against the default's type (:func:`jepa_geometry.book.pipeline.validate_parameters`).
+A chapter's ``parameters`` cell gives each parameter a default (:func:`parameters_of` reads
+it), and :func:`validate_parameters` checks a given value against the default's type.
 That says nothing about ranges, names or parameters whose default is ``None``; the rules below
 do, for every chapter alike, so ``trained_seed = -1``, ``trained_task = "foo"``,
 ``num_seeds = "abc"`` or ``arms = []`` stop with one line naming the valid values instead of
@@ -11,12 +11,13 @@ parameter of every chapter is covered (a default that fixes its type, or a rule 
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Callable
 from typing import Any
 
 from jepa_geometry.envs import TASKS
-from jepa_geometry.profiles import MAX_SEED
+from jepa_geometry.profiles import MAX_SEED, PROFILES, ProfileError
 from jepa_geometry.study.levers import LADDERS
 from jepa_geometry.study.spec import available_studies, load_study
 from jepa_geometry.theory.toy2d import REGULARIZERS
@@ -181,3 +182,64 @@ def check_parameter(chapter: str, name: str, value: Any) -> None:
         what, ok = rule() if rule is not None else RULES[name]
         if not ok(value):
             raise ValueError(f"{chapter}: parameter {name!r} must be {what}, got {value!r}")
+
+
+class ChapterError(RuntimeError):
+    """A chapter failed, or was asked to run with invalid parameters."""
+
+
+def parameters_of(nb: Any) -> dict[str, Any]:
+    """Names and default values of the cell tagged ``parameters`` (literals only)."""
+    cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        raise ChapterError(
+            f"a chapter needs exactly one cell tagged 'parameters', found {len(cells)}"
+        )
+    params: dict[str, Any] = {}
+    for node in ast.parse(cells[0].source).body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            raise ChapterError("the parameters cell may only hold 'name = literal' lines")
+        target = node.targets[0]
+        if not isinstance(target, ast.Name):
+            raise ChapterError("the parameters cell may only hold 'name = literal' lines")
+        try:
+            params[target.id] = ast.literal_eval(node.value)
+        except ValueError as e:
+            raise ChapterError(f"parameter {target.id!r} is not a literal: {e}") from e
+    if "profile" not in params:
+        raise ChapterError("the parameters cell must define 'profile'")
+    return params
+
+
+def _same_type(default: Any, value: Any) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, int | float)
+    if isinstance(default, list | tuple):
+        return isinstance(value, list | tuple)
+    if default is None:
+        return True
+    return isinstance(value, type(default))
+
+
+def validate_parameters(name: str, defaults: dict[str, Any], given: dict[str, Any]) -> None:
+    """Fail early on an unknown parameter, a wrong type, a value outside its rule
+    (:mod:`jepa_geometry.book.parameters`), or an unknown profile."""
+    for key, value in given.items():
+        if key not in defaults:
+            raise ChapterError(
+                f"{name}: unknown parameter {key!r}; valid: {', '.join(sorted(defaults))}"
+            )
+        if not _same_type(defaults[key], value):
+            raise ChapterError(
+                f"{name}: parameter {key!r} must be {type(defaults[key]).__name__} "
+                f"(default {defaults[key]!r}), got {value!r}"
+            )
+        try:
+            check_parameter(name, key, value)
+        except ValueError as e:
+            raise ChapterError(str(e)) from None
+    profile = given.get("profile", defaults["profile"])
+    if profile not in PROFILES:
+        raise ProfileError(f"{name}: unknown profile {profile!r}; valid: {', '.join(PROFILES)}")

@@ -33,15 +33,9 @@ from jepa_geometry.book.evidence import (
     over_budget,
     sample_check,
 )
-from jepa_geometry.book.pipeline import (
-    book_pages,
-    build_book,
-    build_html,
-    cost_statement,
-    resolve_page,
-    run_chapter,
-    run_experiment,
-)
+from jepa_geometry.book.html import build_html
+from jepa_geometry.book.run import build_book, cost_statement, run_chapter, run_experiment
+from jepa_geometry.book.toc import book_pages, resolve_page
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.collect import build_dataset, check_task_episodes
 from jepa_geometry.envs.dataset import dataset_artifact

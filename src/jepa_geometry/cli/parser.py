@@ -15,10 +15,8 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from jepa_geometry import cluster
-from jepa_geometry.book.pipeline import (
-    ChapterError,
-    chapter_listing,
-)
+from jepa_geometry.book.parameters import ChapterError
+from jepa_geometry.book.toc import chapter_listing
 from jepa_geometry.cli.commands import (
     EXTENSIONS,
     cmd_book,

@@ -3,7 +3,7 @@ nothing submitted, built or stated (``jepa-geometry grid --dry-run``).
 
 Units come from :func:`~.units.stage_units`, hours from the cost model (:mod:`.estimate`), the
 resources each kind of unit asks for from the profile's ``cluster`` section; the chapters'
-cost statements read the same table (:func:`~jepa_geometry.book.pipeline.cost_statement`).
+cost statements read the same table (:func:`~jepa_geometry.book.run.cost_statement`).
 """
 
 from __future__ import annotations

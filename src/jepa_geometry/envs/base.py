@@ -261,18 +261,6 @@ class Task(ABC):
     def step(self, action: np.ndarray) -> None:
         """One env step with one raw action of shape ``(action_dim,)``."""
 
-    def step_block(self, actions: np.ndarray) -> None:
-        """Execute an action block: ``(k, action_dim)`` or its flat ``(k * action_dim,)``
-        form (LeWM's blocks are ``frameskip`` raw actions concatenated), one env step each."""
-        a = np.asarray(actions, dtype=np.float32)
-        if a.size % self.action_dim:
-            raise ValueError(
-                f"{self.name}: an action block needs a multiple of {self.action_dim} values, "
-                f"got shape {a.shape}"
-            )
-        for row in a.reshape(-1, self.action_dim):
-            self.step(row)
-
     @abstractmethod
     def render(self) -> np.ndarray:
         """The current frame, ``uint8 (image_size, image_size, 3)``."""

@@ -365,14 +365,6 @@ class Planner(BlockPlanner):
         )[:, 0]
         return Plan(actions=actions, cost=cost.cpu(), seconds=seconds)
 
-    @torch.no_grad()
-    def plan_pixels(
-        self, encode: Any, context: torch.Tensor, goal: torch.Tensor, seed: int
-    ) -> Plan:
-        """Plan from uint8 frames: context (N, h, 3, H, W), goal (N, 3, H, W); ``encode`` is
-        the world model's encoder (``WorldModel.encode``)."""
-        return self.plan(encode(context), encode(goal), seed)
-
 
 def _make_solver(cost: Any, spec: SolverSpec, device: str) -> Any:
     from stable_worldmodel.solver import CEMSolver, ICEMSolver, MPPISolver

@@ -440,20 +440,10 @@ def encode_frames(model: WorldModel, pixels, batch_size: int = 256) -> torch.Ten
         model.train(was_training)
 
 
-def describe_parameters(model: WorldModel) -> str:
-    """One line per part and the total, for reports ("18,034,478 (LeWM: 18,034,478)")."""
-    parts = model.parameter_counts()
-    width = max(map(len, parts))
-    lines = [f"{k:<{width}}  {v:>12,}" for k, v in parts.items()]
-    lines.append(f"{'total':<{width}}  {model.num_parameters():>12,}")
-    return "\n".join(lines)
-
-
 __all__ = [
     "ENCODERS",
     "WorldModel",
     "WorldModelConfig",
     "build_world_model",
-    "describe_parameters",
     "encode_frames",
 ]

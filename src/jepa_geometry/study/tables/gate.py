@@ -9,8 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from jepa_geometry.profiles import Profile
-from jepa_geometry.study.rules.gate import POWER_RATIO, protocol_gate
+from jepa_geometry.study.rules.gate import POWER_RATIO
 from jepa_geometry.wm.arms import arm_weights
 
 
@@ -136,8 +135,3 @@ def gate_style(gate: pd.DataFrame) -> Any:
     return shown.style.format({k: v for k, v in formats.items() if k in shown}, na_rep="").hide(
         axis="index"
     )
-
-
-def gate_table(tasks: list[str], profile: Profile, progress: bool = False) -> pd.DataFrame:
-    """:func:`~jepa_geometry.study.rules.gate.protocol_gate` of each task, one row per task."""
-    return pd.DataFrame([protocol_gate(t, profile, progress=progress) for t in tasks])

@@ -16,7 +16,7 @@ from jepa_geometry.study.diagnostics import training_diagnostics  # noqa: F401 (
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.study.tables.shared import arm_order, mark_papers, verdict_style
 from jepa_geometry.verdict.reference import reference_numbers, source_with_caveats
-from jepa_geometry.verdict.rule import tested_by_task, verdict_table
+from jepa_geometry.verdict.rule import judged, seed_level_evidence, tested_by_task, verdict_table
 from jepa_geometry.wm.objective import DIAGNOSTICS
 from jepa_geometry.wm.training import last_logged
 
@@ -217,6 +217,29 @@ def dashboard(
 def probe_means(probes: pd.DataFrame) -> pd.DataFrame:
     """Per arm, the mean over training seeds of every probe measure."""
     return probes.groupby("arm").mean(numeric_only=True)
+
+
+def probe_difference_word(
+    probes: pd.DataFrame, a: str, b: str, column: str, words: tuple[str, str, str]
+) -> str:
+    """How arm ``a``'s probe measure ``column`` compares with arm ``b``'s, in a word that never
+    says more than the verdict's interval: ``words`` is ``(above, below, neither)``.
+
+    The interval is the one the verdict reads for a per-model probe claim
+    (:func:`~jepa_geometry.verdict.rule.seed_level_evidence`: the paired difference
+    ``m(a) - m(b)`` per training seed, its Student t 95 % interval). ``above`` only when that
+    interval lies above 0, ``below`` only when it lies below 0, ``neither`` otherwise, and also
+    when the interval measures nothing (one seed, or no width:
+    :func:`~jepa_geometry.verdict.rule.judged`): comparing the means alone would call any
+    difference "more", however small next to the spread between seeds.
+    """
+    ev = seed_level_evidence(probes, a, b, column)
+    above, below, neither = words
+    if judged(ev) and ev.low > 0:
+        return above
+    if judged(ev) and ev.high < 0:
+        return below
+    return neither
 
 
 def dinowm_geometry_sentence(probes: pd.DataFrame, ranking: pd.DataFrame) -> str:

@@ -167,6 +167,14 @@ def loss_terms_long(logs: pd.DataFrame) -> pd.DataFrame:
     return logs.melt(id_vars=["step", "arm"], value_vars=terms, var_name="term").dropna()
 
 
+def prediction_loss_trend(logs: pd.DataFrame) -> str:
+    """Each arm's logged prediction loss ``L_pred`` at its first and its last logged step, in
+    one line (``lewm 1.02 → 0.113; scale ...``, arms in the logs' order): what the loss
+    curves show, in numbers. Rows without ``pred`` are skipped."""
+    pred = logs.dropna(subset=["pred"]).groupby("arm", sort=False)["pred"].agg(["first", "last"])
+    return "; ".join(f"{m} {r['first']:.3g} → {r['last']:.3g}" for m, r in pred.iterrows())
+
+
 def lambda_target_summary(logs: pd.DataFrame) -> pd.DataFrame:
     """ΛReg's learned target spectrum over training, per arm that has one.
 
@@ -194,3 +202,18 @@ def lambda_target_summary(logs: pd.DataFrame) -> pd.DataFrame:
             )
         )
     return pd.concat(parts, ignore_index=True)[cols]
+
+
+def lambda_spectrum_end(spectrum: pd.DataFrame) -> str:
+    """ΛReg's target spectrum at each arm's last logged step (:func:`lambda_target_summary`
+    rows), in one line: ``largest v / smallest v`` (at most κ: a ratio at κ means the clip is
+    active) and the share of coordinates with ``v > 1``, arms sorted by name; a run without a
+    ΛReg arm says so."""
+    if not len(spectrum):
+        return "no arm of this run trains ΛReg"
+    end = spectrum.groupby("arm").last()
+    return "; ".join(
+        f"{m}: largest/smallest v = {r['largest v'] / r['smallest v']:.3f}, "
+        f"share of v > 1 = {r['share of v > 1']:.0%}"
+        for m, r in end.iterrows()
+    )

@@ -1,4 +1,5 @@
-"""One chapter source, one page per task: the pages of the toc and their localisation."""
+"""The toc's pages and the chapters they execute: one chapter source, one page per task, each
+page localised to its task; a page found by name, prefix or path."""
 
 from __future__ import annotations
 
@@ -8,15 +9,8 @@ import re
 import jupytext
 import pytest
 
-from jepa_geometry.book.pipeline import (
-    ChapterError,
-    Page,
-    _page,
-    book_pages,
-    localise,
-    resolve_page,
-    run_experiment,
-)
+from jepa_geometry.book.parameters import ChapterError, parameters_of
+from jepa_geometry.book.toc import Page, _page, book_pages, localise, resolve_page
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.study.spec import available_studies, load_study
 from tests.conftest import REPO
@@ -100,24 +94,6 @@ def test_default_task_page_and_other_chapters_stay_untouched():
     assert "tbl-ch05-arms" in other.cells[0].source  # ch05 is not a task chapter
 
 
-def test_task_pages_outside_the_book_run_in_their_own_folder(monkeypatch):
-    """The Reacher page at its own parameters is the book's run; another profile is not."""
-    seen = {}
-
-    def fake(source, output, parameters, **kw):
-        seen.update(output=output, parameters=parameters)
-        raise RuntimeError("stop")
-
-    monkeypatch.setattr("jepa_geometry.book.pipeline.run_chapter", fake)
-    with pytest.raises(RuntimeError):
-        run_experiment("ch06_reacher_planning", {})
-    assert seen["output"].name == "ch06_reacher_planning.ipynb"
-    assert seen["output"].parent.name == "chapters" and seen["parameters"]["task"] == "reacher"
-    with pytest.raises(RuntimeError):
-        run_experiment("ch06_reacher_planning", {"profile": "smoke"})
-    assert "runs" in seen["output"].parts and seen["parameters"]["task"] == "reacher"
-
-
 def test_every_task_has_a_title():
     assert len({task_title(t) for t in TASKS}) == len(TASKS)
 
@@ -136,3 +112,28 @@ def test_a_sibling_page_the_book_does_not_hold_becomes_the_task_s_own():
     plain = jupytext.reads("See {doc}`ch06_tworoom_planning`.\n", fmt="md:myst")
     localise(plain, page, "tworoom", ["ch06"])  # no page list: names are only renamed
     assert "ch06_cube_planning" in plain.cells[0].source
+
+
+def _source(name: str):
+    return resolve_page(name).source
+
+
+def test_the_toc_opens_with_chapter_1_and_every_chapter_defaults_to_the_laptop_profile():
+    sources = list(dict.fromkeys(p.source for p in book_pages(REPO)))
+    assert sources and sources[0] == REPO / "chapters" / "ch01_metric_leverage.md"
+    for src in sources:
+        params = parameters_of(jupytext.read(src))
+        assert "profile" in params and params["profile"] == "laptop"
+
+
+def test_no_executed_notebook_next_to_sources():
+    assert not list((REPO / "chapters").glob("*.ipynb"))
+
+
+def test_chapters_are_found_by_name_prefix_or_any_path(tmp_path, monkeypatch):
+    assert _source("ch02").name == "ch02_isotropy_regret.md"
+    assert _source("ch02_isotropy_regret") == _source("chapters/ch02_isotropy_regret.md")
+    monkeypatch.chdir(REPO / "chapters")
+    assert _source("./ch02_isotropy_regret.md") == _source("ch02")
+    with pytest.raises(ChapterError, match=r"unknown chapter 'ch0'; valid: ch01_metric_leverage, "):
+        _source("ch0")

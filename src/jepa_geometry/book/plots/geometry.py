@@ -1,0 +1,193 @@
+"""Chapter 7: the trained models' geometry (ΛReg's spectra, PCA and probes of q, the rank
+channels, the cost landscapes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.patches import Circle
+
+from jepa_geometry.analysis import landscape
+from jepa_geometry.book.plots.shared import PAGE_WIDTH
+
+
+def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
+    """AnisoWM Figure 5's analogue: the final learned ΛReg target variances of every
+    (arm, seed), sorted, beside the first model's sorted spectrum over training (a heat map).
+
+    ``lambda_spectra`` is :attr:`jepa_geometry.analysis.measurements.Geometry.lambda_spectra`.
+    """
+    if not lambda_spectra:
+        raise ValueError("no ΛReg spectra: none of the measured arms has a ΛReg term")
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2))
+    for (m, s), sp in sorted(lambda_spectra.items()):
+        axes[0].plot(
+            np.arange(1, len(sp["final_sorted"]) + 1), sp["final_sorted"], label=f"{m} seed {s}"
+        )
+    axes[0].axhline(1.0, color="0.5", lw=0.8, ls="--")
+    axes[0].set(
+        xlabel="coordinate (sorted)", ylabel="target variance $v_i$", title="final learned spectrum"
+    )
+    axes[0].legend(fontsize=7)
+    (m, s), sp = sorted(lambda_spectra.items())[0]
+    v = np.sort(sp["v"], axis=1)[:, ::-1]
+    im = axes[1].imshow(
+        v.T,
+        aspect="auto",
+        cmap="viridis",
+        origin="upper",
+        extent=[sp["steps"][0], sp["steps"][-1], v.shape[1], 0],
+    )
+    fig.colorbar(im, ax=axes[1], label="$v_i$ (sorted)")
+    axes[1].set(
+        xlabel="training step",
+        ylabel="coordinate (sorted)",
+        title=f"spectrum over training ({m}, seed {s})",
+    )
+    fig.tight_layout()
+    return fig
+
+
+def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]) -> plt.Figure:
+    """SCALE's geometry at a glance: the PCA spectrum of held-out embeddings (first 16 PCs, band:
+    range over seeds) and the R² of q from the top-k PCs against the full embedding."""
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.4))
+    spec = spectra[spectra.pc <= 16]
+    sns.lineplot(
+        data=spec,
+        x="pc",
+        y="share",
+        hue="arm",
+        hue_order=arms,
+        marker="o",
+        ms=4,
+        errorbar=("pi", 100),
+        ax=axes[0],
+    )
+    axes[0].set(
+        yscale="log",
+        xlabel="principal component",
+        ylabel="variance share",
+        title="PCA spectrum, held-out frames\n(band: range over seeds)",
+    )
+    long = probes.melt(
+        id_vars=["arm", "train_seed"],
+        var_name="probe",
+        value_name="R2",
+        value_vars=["r2_top2", "r2_top4", "r2_top8", "r2_full_ridge", "r2_full_mlp"],
+    )
+    sns.barplot(
+        data=long, x="probe", y="R2", hue="arm", hue_order=arms, errorbar=("pi", 100), ax=axes[1]
+    )
+    axes[1].set(
+        ylim=(min(0, long.R2.min()), 1.02), title="R² of q: leading PCs\nvs the full embedding"
+    )
+    axes[1].legend(fontsize=7)
+    axes[1].tick_params(axis="x", labelrotation=30)
+    fig.tight_layout()
+    return fig
+
+
+RANK_METRICS: dict[str, tuple[str, ...]] = {
+    "gaussian": ("tau_pred", "tau_geom", "tau_total"),  # SCALE's τ channels
+    "dataset": ("agree_enc", "agree_pred"),  # AnisoWM's ordering agreement
+}
+
+
+def plot_ranking(ranking: pd.DataFrame, arms: list[str], seed: int) -> plt.Figure:
+    """SCALE's τ channels (Gaussian candidates) and AnisoWM's ordering agreement (recorded
+    candidates), mean over seeds x starts with 95 % bootstrap intervals drawn with ``seed`` (so
+    the figure is the same on every run)."""
+    parts = [
+        ranking[ranking.source == source].melt(
+            id_vars=["arm", "train_seed", "source", "start"],
+            value_vars=list(cols),
+            var_name="metric",
+            value_name="value",
+        )
+        for source, cols in RANK_METRICS.items()
+    ]
+    r = pd.concat(parts, ignore_index=True)
+    fig, ax = plt.subplots(figsize=(PAGE_WIDTH, 3.4))
+    sns.pointplot(
+        data=r,
+        x="metric",
+        y="value",
+        hue="arm",
+        hue_order=arms,
+        dodge=0.5,
+        linestyle="none",
+        errorbar=("ci", 95),
+        seed=seed,
+        ax=ax,
+    )
+    ax.axhline(0.5, color="0.6", lw=0.8, ls="--")
+    ax.set(title="Rank channels (τ) and ordering agreement (chance 0.5), mean over seeds x starts")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def plot_landscapes(
+    grid: landscape.Grid,
+    z_grid: np.ndarray,
+    goal_indices: list[int],
+    axes: Any = None,
+    quantile: float = 0.1,
+) -> Any:
+    """One panel per goal: log cost heat map over the grid, the low set's outline (solid), the
+    disc of the same area (dashed) and the goal (star); the title gives iou and ρ.
+    Returns the figure."""
+    if axes is None:
+        n = len(goal_indices)
+        fig, axes = plt.subplots(1, n, figsize=(min(PAGE_WIDTH, 2.4 * n), min(PAGE_WIDTH / n, 2.4)))
+    axes = np.atleast_1d(axes)
+    if len(axes) != len(goal_indices):
+        raise ValueError(f"{len(goal_indices)} goals but {len(axes)} axes")
+    step_x, step_y = grid.xs[1] - grid.xs[0], grid.ys[1] - grid.ys[0]
+    x0, x1 = grid.xs[0] - step_x / 2, grid.xs[-1] + step_x / 2
+    y0, y1 = grid.ys[0] - step_y / 2, grid.ys[-1] + step_y / 2
+    extent = (x0, x1, y1, y0)  # image rows run down, as the frame's y
+    for ax, g in zip(axes, goal_indices, strict=True):
+        r = landscape.cost_landscape(
+            z_grid, grid.positions, g, quantile, landscape.grid_period(grid.task)
+        )
+        ax.imshow(np.log1p(grid.to_image(r["cost"])), extent=extent, cmap="viridis")
+        ax.contour(grid.xs, grid.ys, grid.to_image(r["low_set"]), levels=[0.5], colors="white")
+        ax.add_patch(Circle(r["goal_position"], r["disc_radius"], fill=False, ls="--", ec="red"))
+        ax.plot(*r["goal_position"], marker="*", color="red", ms=10)
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y1, y0)
+        ax.set_title(f"IoU {r['iou']:.2f}, ρ {r['spearman']:.2f}", fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    return axes[0].figure
+
+
+def plot_landscape_examples(
+    grid: landscape.Grid, z_grids: dict[str, np.ndarray], goals: list[int], seed: int
+) -> plt.Figure:
+    """AnisoWM Figure 4's panels: one row per arm (its model of training seed ``seed``), one
+    column per goal, each a :func:`plot_landscapes` panel."""
+    rows, cols = len(z_grids), len(goals)
+    side = min(PAGE_WIDTH / cols, 2.6)
+    fig, axes = plt.subplots(rows, cols, figsize=(side * cols, 0.97 * side * rows), squeeze=False)
+    for row, (arm, z_grid) in zip(axes, z_grids.items(), strict=True):
+        plot_landscapes(grid, z_grid, goals, axes=row)
+        row[0].set_ylabel(f"{arm} (seed {seed})")
+    fig.tight_layout()
+    return fig
+
+
+def plot_landscape_distribution(landscape_rows: pd.DataFrame, arms: list[str]) -> plt.Figure:
+    """Box plots of the landscape IoU and Spearman ρ over random goals, every seed pooled."""
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2))
+    for ax, col in zip(axes, ["iou", "spearman"], strict=True):
+        sns.boxplot(data=landscape_rows, x="arm", y=col, order=arms, ax=ax, fliersize=1)
+        ax.set(title=f"{col} over random goals (all seeds)", xlabel="")
+        ax.tick_params(axis="x", labelrotation=20)
+    fig.tight_layout()
+    return fig

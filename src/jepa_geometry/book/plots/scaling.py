@@ -1,0 +1,125 @@
+"""Chapter 9: toward the papers' scale (the claims' effects and the premises against
+training FLOPs)."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from jepa_geometry.book.plots.shared import PAGE_WIDTH, colorblind_palette
+from jepa_geometry.envs import task_title
+
+
+def _scaling_panels(n: int) -> tuple[plt.Figure, np.ndarray]:
+    """``n`` panels in rows of two sharing the FLOPs axis; a last empty panel hidden."""
+    cols = min(n, 2)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(PAGE_WIDTH, 2.3 * rows + 0.6), squeeze=False, sharex=True
+    )
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
+def _paper_budgets(ax: plt.Axes, budgets: pd.DataFrame, palette: dict[str, Any]) -> None:
+    """The papers' training budget of each task in ``palette``: a dotted line of its colour."""
+    for b in budgets.itertuples():
+        if b.task in palette:
+            ax.axvline(b.flops, color=palette[b.task], ls=":", lw=1)
+
+
+def _interval_line(ax: plt.Axes, g: pd.DataFrame, y: str, **style: Any) -> None:
+    """``g[y]`` against training FLOPs with its interval ``[low, high]`` as error bars."""
+    err = [g[y] - g["low"], g["high"] - g[y]]
+    ax.errorbar(g["flops"], g[y], yerr=err, ms=4, capsize=2, **style)
+
+
+_LEGEND: dict[str, Any] = {"loc": "lower center", "fontsize": 8}
+"""The figures' one legend: centred below the panels, small."""
+
+
+def plot_scaling_effects(
+    effects: pd.DataFrame, claims: list[str], budgets: pd.DataFrame
+) -> plt.Figure:
+    """One panel per claim: our effect (dot, 95 % interval bar) against training FLOPs (log
+    scale), one colour per task; open squares at the higher-resolution point; the paper's
+    effect as a dashed line of the task's colour; the verdict's minimum effect in the claim's
+    direction as a grey dotted line, zero as a thin line; the papers' training budget as a
+    dotted vertical line per task.
+
+    ``effects`` is :func:`jepa_geometry.extensions.scaling_results.claim_effects` output,
+    ``budgets`` one :func:`~jepa_geometry.extensions.scaling_results.paper_budget` row per task.
+    """
+    tasks = list(dict.fromkeys(effects["task"]))
+    palette = colorblind_palette(tasks)
+    fig, axes = _scaling_panels(len(claims))
+    for ax, claim in zip(axes.flat, claims, strict=False):
+        sub = effects[effects["claim"] == claim]
+        for task, grp in sub.groupby("task", sort=False):
+            for res, marker, mfc in ((1.0, "o", None), (None, "s", "none")):
+                g = grp[grp["image"] == 1.0] if res else grp[grp["image"] != 1.0]
+                if g.empty:
+                    continue
+                label = task_title(task) if res else None
+                style = {"fmt": marker + ("-" if res else ""), "mfc": mfc, "label": label}
+                _interval_line(ax, g.sort_values("flops"), "effect", color=palette[task], **style)
+            paper = grp["paper_effect"].dropna()
+            if not paper.empty:
+                ax.axhline(float(paper.iloc[0]), color=palette[task], ls="--", lw=1)
+        d, thr, m = (float(sub[c].iloc[0]) for c in ("direction", "threshold", "min_effect"))
+        ax.axhline(d * (thr + m), color="0.5", ls=":", lw=1)
+        ax.axhline(0.0, color="0.7", lw=0.6)
+        _paper_budgets(ax, budgets, palette)
+        ax.set_xscale("log")
+        ax.set_title(textwrap.fill(claim, 48), fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in axes[-1]:
+        ax.set_xlabel("training FLOPs per model", fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("effect (a - b)", fontsize=8)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, ncol=len(labels), bbox_to_anchor=(0.5, -0.02), **_LEGEND)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
+
+
+def plot_scaling_premises(premises: pd.DataFrame, budgets: pd.DataFrame) -> plt.Figure:
+    """One panel per premise measure: each (task, arm)'s mean over seeds (dot, range bar over
+    seeds) against training FLOPs (log scale), one colour per task, one marker per arm; the
+    measure's reference (the isotropic share 8 / D, the bound κ, zero) as a grey dotted line;
+    the papers' training budget as a dotted vertical line per task.
+
+    ``premises`` is :func:`jepa_geometry.extensions.scaling_results.premise_table` output.
+    """
+    measures = list(dict.fromkeys(premises["measure"]))
+    tasks = list(dict.fromkeys(premises["task"]))
+    palette = colorblind_palette(tasks)
+    arms = list(dict.fromkeys(premises["arm"]))
+    markers = dict(zip(arms, "o^sDvP<>", strict=False))
+    fig, axes = _scaling_panels(len(measures))
+    for ax, measure in zip(axes.flat, measures, strict=False):
+        sub = premises[premises["measure"] == measure]
+        for (task, arm), g in sub.groupby(["task", "arm"], sort=False):
+            style = {"fmt": markers[arm] + "-", "color": palette[task], "lw": 0.8}
+            _interval_line(ax, g.sort_values("flops"), "value", **style)
+        ref = sub["reference"].dropna()
+        if not ref.empty:
+            ax.axhline(float(ref.mean()), color="0.5", ls=":", lw=1)
+        _paper_budgets(ax, budgets, palette)
+        ax.set_xscale("log")
+        ax.set_title(measure, fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in axes[-1]:
+        ax.set_xlabel("training FLOPs per model", fontsize=8)
+    handles = [
+        plt.Line2D([], [], color=palette[t], marker="o", ls="", label=task_title(t)) for t in tasks
+    ] + [plt.Line2D([], [], color="0.3", marker=markers[a], ls="", label=a) for a in arms]
+    fig.legend(handles=handles, ncol=len(handles), bbox_to_anchor=(0.5, -0.01), **_LEGEND)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig

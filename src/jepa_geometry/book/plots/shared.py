@@ -1,0 +1,70 @@
+"""What every figure of the book shares: the style (:func:`set_theme`), the sizes
+(:data:`INLINE_DPI`, :data:`PAGE_WIDTH`), the one colour per name (:func:`colorblind_palette`)
+and the one place figures are saved (:func:`savefig`).
+
+Every figure of the book goes through :func:`savefig` with a stable id (``scale_fig3``,
+``aniso_fig1``, ``ours_...``), so regenerated figures land at a predictable path,
+``data/figures/<profile>/<fig_id>.png``, next to the other artifacts of the run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import seaborn as sns
+
+from jepa_geometry.artifacts import atomic_path, data_root
+
+_FIG_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+
+INLINE_DPI = 110
+"""Pixels per inch of the figures the pages show (the kernel's inline PNGs)."""
+PAGE_WIDTH = 6.4
+"""Inches of the widest figure's axes: at :data:`INLINE_DPI` it is 704 px, which a 1280-px
+browser window's text column (660 CSS px) shows at about its native size (CSS draws 96 px per
+inch), leaving room for a legend beside the axes, so 8-pt tick labels stay about 11 px high.
+Wider content is stacked in rows of panels."""
+
+
+def set_theme(inline: bool = False) -> None:
+    """The book's seaborn style: white grid, readable at print width.
+
+    With ``inline=True`` inside a Jupyter kernel, figures are also shown inline (even when
+    ``MPLBACKEND=Agg`` is set in the environment the kernel inherited).
+    """
+    if inline:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is not None and shell.__class__.__name__ == "ZMQInteractiveShell":
+            shell.run_line_magic("matplotlib", "inline")
+    sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
+    plt.rcParams.update(
+        {"figure.dpi": INLINE_DPI, "savefig.dpi": 150, "figure.figsize": (6.4, 4.0)}
+    )
+
+
+def figure_path(fig_id: str, profile: str) -> Path:
+    """Where figure ``fig_id`` of ``profile`` is saved: ``data/figures/<profile>/<fig_id>.png``.
+    An id is lowercase snake_case (``scale_fig3``), so every path is predictable."""
+    if not _FIG_ID.match(fig_id):
+        raise ValueError(f"bad figure id {fig_id!r}: lowercase snake_case, e.g. 'scale_fig3'")
+    return data_root() / "figures" / profile / f"{fig_id}.png"
+
+
+def savefig(fig: plt.Figure, fig_id: str, profile: str) -> Path:
+    """Save ``fig`` atomically as ``data/figures/<profile>/<fig_id>.png`` and return the path."""
+    path = figure_path(fig_id, profile)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", bbox_inches="tight")
+    return path
+
+
+def colorblind_palette(names: Sequence[str]) -> dict[str, Any]:
+    """One colour of seaborn's colourblind palette per name (arm or task), in order: the same
+    name list gives the same colours in every figure that draws it."""
+    return dict(zip(names, sns.color_palette("colorblind", len(names)), strict=True))

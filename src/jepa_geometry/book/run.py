@@ -1,0 +1,420 @@
+"""Running pages: one chapter with papermill (:func:`run_chapter`), a reader's own run of it
+(:func:`run_experiment`), and the whole book (:func:`build_book`).
+
+Every chapter has one cell tagged ``parameters`` holding literals only (papermill injects its
+overrides *after* that cell). :func:`run_chapter` validates the requested parameters against
+that cell *before* any execution -- an unknown name or a value of the wrong type fails with
+the valid choices -- then executes the chapter with papermill and writes the executed notebook
+atomically.
+
+:func:`build_book` runs every chapter of ``_toc.yml`` (in :func:`execution_order`, one at a
+time or ``jobs`` pages side by side), printing one line per chapter with its wall time, and
+skips a chapter whose executed notebook already carries the same fingerprint (chapter source,
+parameters and library source), so a rebuild with a warm cache only re-renders HTML.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jupytext
+
+from jepa_geometry import cluster
+from jepa_geometry.artifacts import (
+    DATA_ENV,
+    READ_LOG_ENV,
+    READ_ONLY_ENV,
+    atomic_path,
+    environ,
+    profile_cache,
+)
+from jepa_geometry.book.page_log import relay
+from jepa_geometry.book.parameters import ChapterError, parameters_of, validate_parameters
+from jepa_geometry.book.present import present
+from jepa_geometry.book.toc import (
+    EXECUTED_DIR,
+    Page,
+    book_pages,
+    book_root,
+    localise,
+    resolve_page,
+    task_family,
+)
+from jepa_geometry.extensions import kappa_build, own
+from jepa_geometry.extensions.kappa_sweep import KAPPA_SWEEP
+from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
+from jepa_geometry.profiles import PROFILES, ProfileError, load_profile
+from jepa_geometry.study.spec import available_studies, load_study
+
+RUNS_DIR = Path("runs")  # chapter runs with non-default parameters (git- and DVC-ignored)
+FINGERPRINT_KEY = "jepa_geometry_fingerprint"
+READS_KEY = "jepa_geometry_reads"  # the artifacts (kind/name/key) the page read
+PROFILE_KEY = "jepa_geometry_profile"  # the profile an executed page was built with
+
+
+def run_folder(chapter: str, defaults: dict[str, Any], given: dict[str, Any]) -> Path | None:
+    """``runs/<chapter>/<changed parameters>-<hash>/`` for a run whose parameters differ from
+    the chapter's defaults, None for the book's own run (every parameter at its default).
+
+    An experiment writes its notebook, figures and new artifacts there and only *reads* the
+    book's cache, so it can never overwrite the book's figures or its DVC-tracked data.
+    """
+    changed = {k: v for k, v in sorted(given.items()) if defaults.get(k) != v}
+    if not changed:
+        return None
+    slug = re.sub(r"[^A-Za-z0-9=,.+-]", "_", ",".join(f"{k}={v}" for k, v in changed.items()))
+    digest = hashlib.sha256(json.dumps(changed, default=str).encode()).hexdigest()[:8]
+    return book_root() / RUNS_DIR / chapter / f"{slug[:60]}-{digest}"
+
+
+def _library_digest() -> str:
+    src = Path(__file__).parents[1]  # the whole package, not only book/
+    h = hashlib.sha256()
+    for p in sorted(src.rglob("*")):
+        if p.suffix in (".py", ".yaml") and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(src)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def fingerprint(source: Path, parameters: dict[str, Any]) -> str:
+    """Hash of the chapter text, its parameters and the library source."""
+    h = hashlib.sha256(source.read_bytes())
+    h.update(repr(sorted(parameters.items())).encode())
+    h.update(_library_digest().encode())
+    return h.hexdigest()[:16]
+
+
+KERNEL_QUIET_ASYNCIO = (
+    "--IPKernelApp.exec_lines=__import__('logging').getLogger('asyncio').setLevel(50)"
+)
+"""A line the kernel runs before the page (out of its history, binding no name): its asyncio
+logs critical errors only."""
+
+
+@dataclass
+class ChapterRun:
+    name: str
+    output: Path
+    seconds: float
+    skipped: bool
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_chapter(
+    source: Path,
+    output: Path,
+    parameters: dict[str, Any] | None = None,
+    *,
+    force: bool = True,
+    timeout: int | None = None,
+    progress: bool = False,
+) -> ChapterRun:
+    """Execute one MyST chapter with papermill and write the executed notebook to ``output``.
+
+    Parameters are validated against the chapter's ``parameters`` cell before execution. A
+    task chapter run for another task than its default is localised first
+    (:func:`~jepa_geometry.book.toc.localise`).
+    With ``force=False`` a chapter whose existing output has the same fingerprint is skipped.
+    With ``progress``, what the kernel's build finished (one line per model, cell and stage,
+    :mod:`~jepa_geometry.book.page_log`) and the kernel's stderr stream to this process's
+    stderr while the page runs; the notebook keeps neither.
+    """
+    import nbformat
+    import papermill
+
+    source = Path(source).resolve()
+    if not source.is_file():
+        raise ChapterError(f"no chapter at {source}")
+    name = source.stem
+    nb = jupytext.read(source)
+    given = dict(parameters or {})
+    defaults = parameters_of(nb)
+    validate_parameters(name, defaults, given)
+    fp = fingerprint(source, {**defaults, **given})
+    output = Path(output)
+    if not force and output.is_file():
+        old = nbformat.read(output, as_version=4)
+        if old.metadata.get(FINGERPRINT_KEY) == fp:
+            return ChapterRun(output.stem, output, 0.0, True)
+    if "task" in defaults and given.get("task", defaults["task"]) != defaults["task"]:
+        localise(
+            nb,
+            Page(output.stem, source, given),
+            defaults["task"],
+            task_family(book_root()),
+            [p.name for p in book_pages(book_root())],
+        )
+
+    t0 = time.perf_counter()
+    fd, log = tempfile.mkstemp(prefix=f"{name}-reads-", suffix=".txt")
+    os.close(fd)
+    # the kernel inherits $JEPA_GEOMETRY_READ_LOG: every artifact it reads is noted in ``log``,
+    # and $JEPA_GEOMETRY_PAGE_LOG: what its build finished, relayed here with ``progress``;
+    # output_path=None: papermill keeps the notebook in memory; we write it once, atomically
+    try:
+        with relay(_to_stderr if progress else None) as said, environ({READ_LOG_ENV: log, **said}):
+            executed = papermill.execute_notebook(
+                nb,
+                None,
+                parameters=given,
+                cwd=str(source.parent),
+                kernel_name="python3",
+                # the kernel's own log stays quiet: its warnings were a TCP-transport note, its
+                # one error jupyter_client's SIGINT, which it sends every kernel before shutting
+                # it down ("KeyboardInterrupt caught in kernel"), and a kernel shut down while
+                # a cell ran (Ctrl-C) logged its pending asyncio tasks ("Task was destroyed but
+                # it is pending!"); a failing cell still stops the page with its traceback
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL", KERNEL_QUIET_ASYNCIO],
+                progress_bar=False,
+                execution_timeout=timeout,
+                stderr_file=sys.stderr if progress else None,
+            )
+        reads = sorted(set(Path(log).read_text().split()))
+    except papermill.PapermillExecutionError as e:
+        raise ChapterError(
+            f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}"
+        ) from e
+    finally:
+        Path(log).unlink(missing_ok=True)
+    present(executed)
+    executed.metadata[FINGERPRINT_KEY] = fp
+    executed.metadata[READS_KEY] = reads
+    executed.metadata[PROFILE_KEY] = given.get("profile", defaults["profile"])
+    with atomic_path(output) as tmp:
+        nbformat.write(executed, tmp)
+    return ChapterRun(output.stem, output, time.perf_counter() - t0, False)
+
+
+AFTER_ALL: tuple[str, ...] = ("ch08_across",)
+"""Pages that read the other pages' artifacts from the cache only: they run after every other
+page (in a wave of their own), so they never see a study half built."""
+
+SWEEP_PAGE = "ch08_across"
+"""The page that shows AnisoWM's κ sweep (:mod:`jepa_geometry.extensions.kappa_sweep`): the
+book builds the sweep (cached, resumable) after the task pages and before this page, which
+reads it from the cache only."""
+
+LADDER_CHAPTER = "ch06_gate"
+"""The chapter whose pages climb a task's ladder: more datasets and models than any other page
+at every profile (smoke: the Cube gate page took 84 s of a 6 min 44 s book)."""
+
+
+def execution_order(pages: Sequence[Page]) -> list[Page]:
+    """The order in which pages start: chapter by chapter (every page of a chapter source
+    together, in reading order), the pages of :data:`LADDER_CHAPTER` first and those of
+    :data:`AFTER_ALL` last.
+
+    Side by side (``jobs`` > 1), a page that reads another's models waits on the cache's locks
+    while that page trains them, holding a kernel idle: in reading order each task's geometry
+    page started beside its planning page and waited for it. Chapter by chapter, a task's
+    geometry page starts only after every planning page has started, and the ladder, the
+    longest page, runs beside the short theory pages instead of alone at the end. The order
+    changes no number (every artifact is the same whoever builds it, :mod:`jepa_geometry.jobs`).
+    """
+    rest = [p for p in pages if p.name not in AFTER_ALL]
+    chapters = list(dict.fromkeys(p.source.stem for p in rest))  # first appearance
+    chapters.sort(key=lambda stem: stem != LADDER_CHAPTER)  # stable: the ladder first
+    grouped = [p for stem in chapters for p in rest if p.source.stem == stem]
+    return grouped + [p for p in pages if p.name in AFTER_ALL]
+
+
+def _run_page(page: Page, out: Path, profile: str, force: bool, progress: bool) -> ChapterRun:
+    return run_chapter(
+        page.source, out, {**page.parameters, "profile": profile}, force=force, progress=progress
+    )
+
+
+def _share_cores(workers: str) -> None:
+    """Pool initializer of side-by-side pages: the build jobs each page's kernel may run at
+    once (``$JEPA_GEOMETRY_WORKERS``, :func:`~jepa_geometry.jobs.default_workers`) and the
+    OpenMP threads of the kernel's own PyTorch work (``$OMP_NUM_THREADS``), unless the caller
+    set them. Kernels with one thread per core each would oversubscribe the cores, and OpenMP
+    threads that spin waiting for a core the other kernel holds ran a small MLP 15 times
+    slower (two 2-thread processes on the 2-core machine)."""
+    os.environ.setdefault(WORKERS_ENV, workers)
+    os.environ.setdefault("OMP_NUM_THREADS", workers)
+
+
+def check_writable(folder: Path, what: str) -> None:
+    """Stop in one line, before any work, unless this user may write ``folder`` (or create it:
+    its nearest existing parent). A read-only checkout used to run a page to its end, minutes
+    or hours, then fail writing it."""
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not os.access(existing, os.W_OK):
+        raise ChapterError(
+            f"{what} go to {folder}, but {existing} is not writable by this user (uid "
+            f"{os.getuid()}): a read-only checkout? Build in a clone you may write"
+        )
+
+
+def build_book(
+    profile: str,
+    *,
+    force: bool = False,
+    only: Iterable[str] | None = None,
+    out_dir: Path | None = None,
+    stream=sys.stdout,
+    progress: bool = True,
+    jobs: int = 1,
+    kappa_sweep: bool = True,
+) -> list[ChapterRun]:
+    """Run every chapter of the toc with ``profile`` into ``book/chapters/`` (one line each).
+
+    With ``jobs`` > 1 that many pages execute side by side, each in its own kernel: two pages
+    that need the same dataset or model share it through the cache's per-artifact locks (the
+    second waits for the first), so every number is the same as in a serial build (every model
+    and planning cell is built on one thread, :mod:`jepa_geometry.jobs`). The pages of
+    :data:`AFTER_ALL` run after all the others, once AnisoWM's κ sweep is built
+    (:data:`SWEEP_PAGE`; ``kappa_sweep=False`` skips it, for a toc whose page does not read
+    it). Side-by-side pages share the cores: each
+    builds with ``cores // jobs`` jobs at once (:func:`_share_cores`). The kernels' progress
+    bars stream to stderr only when pages run one at a time.
+    """
+    if profile not in PROFILES:
+        raise ProfileError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
+    jobs = check_workers(jobs)
+    root = book_root()
+    out_dir = out_dir or root / EXECUTED_DIR
+    pages = book_pages(root)
+    if only:
+        wanted = set(only)
+        unknown = wanted - {p.name for p in pages}
+        if unknown:
+            raise ChapterError(
+                f"unknown page(s) {sorted(unknown)}; valid: {', '.join(p.name for p in pages)}"
+            )
+        pages = [p for p in pages if p.name in wanted]
+    check_writable(out_dir, "the executed pages")
+    n = len(pages)
+    index = {p.name: i for i, p in enumerate(pages, 1)}
+    runs: dict[str, ChapterRun] = {}
+
+    def done(run: ChapterRun) -> None:
+        status = "cached" if run.skipped else f"{run.seconds:7.1f} s"
+        print(f"[{index[run.name]}/{n}] {run.name}: {status}", file=stream, flush=True)
+        runs[run.name] = run
+
+    total = time.perf_counter()
+    ordered = execution_order(pages)
+    last = [p for p in ordered if p.name in AFTER_ALL]
+    for wave in ([p for p in ordered if p not in last], last):
+        if kappa_sweep and any(p.name == SWEEP_PAGE for p in wave):  # after the task studies
+            print(f"κ sweep (profile={profile}) ...", file=stream, flush=True)
+            t0 = time.perf_counter()
+            kappa_build.build_sweep(
+                load_profile(profile),
+                KAPPA_SWEEP,
+                default_workers(),
+                progress,
+                say=lambda line: print(line, file=stream, flush=True),
+            )
+            print(f"κ sweep: {time.perf_counter() - t0:7.1f} s", file=stream, flush=True)
+        if jobs == 1 or len(wave) < 2:
+            for page in wave:
+                print(
+                    f"[{index[page.name]}/{n}] {page.name} (profile={profile}) ...",
+                    file=stream,
+                    flush=True,
+                )
+                done(_run_page(page, out_dir / f"{page.name}.ipynb", profile, force, progress))
+            continue
+        print(  # of the n pages the lines count to: the others run before or after the wave
+            f"{len(wave)} of {n} pages, {jobs} at a time (profile={profile}) ...",
+            file=stream,
+            flush=True,
+        )
+        share = str(max(default_workers() // jobs, 1))  # each page's build jobs (jobs module)
+        with ProcessPoolExecutor(
+            jobs, mp_context=mp.get_context("spawn"), initializer=_share_cores, initargs=(share,)
+        ) as pool:
+            futures = [
+                pool.submit(_run_page, page, out_dir / f"{page.name}.ipynb", profile, force, False)
+                for page in wave
+            ]
+            try:
+                for fut in as_completed(futures):
+                    done(fut.result())
+            except BaseException as e:  # no queued page starts; an interruption ends the
+                # running ones (their kernels end with their page's process, ipykernel)
+                stop_pool(pool, futures, isinstance(e, KeyboardInterrupt))
+                raise
+    print(f"all chapters: {time.perf_counter() - total:.1f} s", file=stream, flush=True)
+    return [runs[p.name] for p in pages]
+
+
+def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
+    """What building the study a task page reads would cost, stated before its kernel starts,
+    or None when the page reads no study or the cache holds all of it.
+
+    A task page at laptop from an empty cache trains and plans for hours; the kernel's own
+    bars do not reach a log or a notebook, so without this line the page said nothing for
+    that long, where ``study``, ``book`` and ``scaling`` state their cost first. The estimate
+    is the grid's (:func:`~jepa_geometry.cluster.dry_run`, ``grid --dry-run``); for the
+    page of a reader's own objective (a chapter with an ``objective`` parameter), of the page's
+    own units (:func:`~jepa_geometry.extensions.own.cost_statement`).
+    """
+    defaults = parameters_of(jupytext.read(page.source))
+    name = parameters.get("profile", defaults["profile"])
+    if "objective" in defaults:  # chapter 10: its own units, not the task's whole study
+        given = {**defaults, **parameters}
+        spec = own.own_spec(given["task"], given["objective"])
+        cfg = own.with_seeds(spec.profile(load_profile(name)), given["seeds"])
+        todo = own.cost_statement(spec, cfg)
+        return None if todo is None else f"{page.name} (profile={name}): {todo}"
+    task = parameters.get("task", page.task)
+    if task not in available_studies():
+        return None
+    spec = load_study(task)
+    units = cluster.dry_run([spec], spec.profile(load_profile(name)))
+    todo = units[~units["cached"]]
+    if todo.empty:
+        return None
+    return (
+        f"{page.name} (profile={name}) reads the {task} study: {len(todo)} of its {len(units)} "
+        f"units are not in the cache, about {todo['hours'].sum():.1f} h of work to build them "
+        f"first (estimated as `jepa-geometry grid --tasks {task} --dry-run --profile {name}`)"
+    )
+
+
+def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRun:
+    """Run one chapter the way a reader re-runs it (``make chapter``, ``jepa-geometry chapter``).
+
+    With every parameter at its default this is the book's own run: the notebook goes to
+    ``book/chapters/`` and artifacts to the book's cache. Otherwise everything goes to the run
+    folder of :func:`run_folder` (notebook, figures, new artifacts under ``data/`` there), and
+    the cache of the run's profile (:func:`~jepa_geometry.artifacts.profile_cache`, unless
+    ``$JEPA_GEOMETRY_DATA`` names one) is only read (``$JEPA_GEOMETRY_READ_ONLY``), so cached
+    models are reused.
+    """
+    page = resolve_page(chapter)
+    source = page.source
+    defaults = {**parameters_of(jupytext.read(source)), **page.parameters}
+    parameters = {**page.parameters, **parameters}
+    validate_parameters(source.stem, defaults, parameters)
+    folder = run_folder(page.name, defaults, parameters)
+    profile = str(parameters.get("profile", defaults["profile"]))
+    cache = os.environ.get(DATA_ENV) or str(profile_cache(profile))  # the run's profile's cache
+    if folder is None:
+        with environ({DATA_ENV: cache}):
+            return run_chapter(
+                source, book_root() / EXECUTED_DIR / f"{page.name}.ipynb", parameters, progress=True
+            )
+    read_only = os.pathsep.join(p for p in (cache, os.environ.get(READ_ONLY_ENV)) if p)
+    with environ({READ_ONLY_ENV: read_only, DATA_ENV: str(folder / "data")}):
+        return run_chapter(source, folder / f"{page.name}.ipynb", parameters, progress=True)

@@ -1,0 +1,227 @@
+"""Running pages: one chapter with papermill (its failures named, its own run folder), the
+whole book (side by side, the κ sweep and the cross-task page last), a reader's run."""
+
+import io
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import yaml
+
+from jepa_geometry.book.parameters import ChapterError
+from jepa_geometry.book.run import (
+    RUNS_DIR,
+    build_book,
+    execution_order,
+    run_chapter,
+    run_experiment,
+    run_folder,
+)
+from jepa_geometry.book.toc import book_pages
+from jepa_geometry.jobs import default_workers
+from tests.conftest import REPO
+
+FIRST = REPO / "chapters" / "ch01_metric_leverage.md"
+
+
+def test_an_unknown_parameter_stops_a_chapter_before_it_executes(tmp_path):
+    with pytest.raises(ChapterError, match="unknown parameter 'nosuch'"):
+        run_chapter(FIRST, tmp_path / "out.ipynb", {"nosuch": 1})
+    assert not (tmp_path / "out.ipynb").exists()
+
+
+def test_a_reader_s_run_with_a_value_of_the_wrong_type_stops_in_one_line(tmp_path):
+    res = subprocess.run(
+        [
+            Path(sys.executable).parent / "jepa-geometry",
+            "chapter",
+            str(FIRST),
+            str(tmp_path / "o.ipynb"),
+            "-p",
+            "seed=abc",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 2
+    assert "'seed' must be int" in res.stderr
+
+
+def test_failing_chapter_names_itself(tmp_path):
+    bad = tmp_path / "chapters" / "ch99_broken.md"
+    bad.parent.mkdir()
+    bad.write_text(
+        FIRST.read_text()
+        .replace("ch01_metric_leverage", "ch99_broken")
+        .replace("rng = np.random.default_rng(seed)", "raise ValueError('boom')")
+    )
+    (tmp_path / "data.dvc").write_text("outs: [{path: data}]\n")
+    with pytest.raises(ChapterError, match=r"chapter ch99_broken failed in cell \d+: .*boom"):
+        run_chapter(bad, tmp_path / "out.ipynb", {"profile": "smoke"})
+    assert not (tmp_path / "out.ipynb").exists()
+
+
+def test_a_run_with_its_own_parameters_gets_its_own_folder():
+    defaults = {"profile": "laptop", "seed": 0}
+    assert run_folder("ch01", defaults, {}) is None
+    assert run_folder("ch01", defaults, {"profile": "laptop", "seed": 0}) is None  # the book's
+    a = run_folder("ch01", defaults, {"seed": 3, "profile": "smoke"})
+    assert a.parent == REPO / RUNS_DIR / "ch01" and a.name.startswith("profile=smoke,seed=3-")
+    assert a == run_folder("ch01", defaults, {"profile": "smoke", "seed": 3})  # order-free
+    assert a != run_folder("ch01", defaults, {"seed": 4, "profile": "smoke"})
+
+
+def test_make_book_at_smoke_never_touches_the_book_s_data():
+    out = subprocess.run(
+        ["make", "-n", "book", "PROFILE=smoke"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    assert "jepa-geometry book --profile smoke" in out
+    assert "dvc add" not in out and "data-push" not in out and "data-pull" not in out
+    laptop = subprocess.run(
+        ["make", "-n", "book"], cwd=REPO, capture_output=True, text=True, timeout=60
+    ).stdout
+    assert "data-push" in laptop and "data-pull" in laptop
+
+
+_TINY_CHAPTER = """---
+jupytext:
+  text_representation: {{extension: .md, format_name: myst}}
+kernelspec: {{display_name: Python 3, language: python, name: python3}}
+---
+
+# {name}
+
+```{{code-cell}} python
+:tags: [parameters]
+profile = "laptop"
+```
+
+```{{code-cell}} python
+import pathlib, time
+{body}
+```
+"""
+
+
+def tiny_book(root: Path, bodies: dict[str, str], toc: Sequence[str]) -> None:
+    """A book in ``root``: a chapter per name of ``bodies`` running that code (after
+    ``import pathlib, time``), its ``_toc.yml`` listing the pages ``toc`` in that order, and the
+    ``data.dvc`` that marks the repository's root."""
+    (root / "chapters").mkdir()
+    for name, body in bodies.items():
+        (root / "chapters" / f"{name}.md").write_text(_TINY_CHAPTER.format(name=name, body=body))
+    chapters = [{"file": f"book/chapters/{p}"} for p in toc]
+    (root / "_toc.yml").write_text(
+        yaml.safe_dump({"format": "jb-book", "root": "book/intro", "chapters": chapters})
+    )
+    (root / "data.dvc").write_text("outs: [{path: data}]\n")
+
+
+@pytest.mark.slow
+def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, monkeypatch):
+    """``jobs=2``: the two pages of the first wave each wait for the other to have started
+    (a serial build would time out), each kernel on its share of the cores (OpenMP threads
+    and build jobs alike); ``ch08_across`` starts only after both have ended."""
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    share = str(max(default_workers() // 2, 1))
+    bodies = {}
+    for me, other in (("ch01_a", "ch02_b"), ("ch02_b", "ch01_a")):
+        body = (
+            f"import os\n"
+            f"assert os.environ['OMP_NUM_THREADS'] == {share!r}\n"
+            f"assert os.environ['JEPA_GEOMETRY_WORKERS'] == {share!r}\n"
+            f"pathlib.Path({str(stamps / me)!r}).touch()\n"
+            f"deadline = time.time() + 120\n"
+            f"while not pathlib.Path({str(stamps / other)!r}).exists():\n"
+            f"    assert time.time() < deadline, 'the other page never started'\n"
+            f"    time.sleep(0.1)\n"
+            f"time.sleep(1)\n"
+            f"pathlib.Path({str(stamps / (me + '.done'))!r}).touch()"
+        )
+        bodies[me] = body
+    done = [str(stamps / f"{p}.done") for p in ("ch01_a", "ch02_b")]
+    last = f"assert all(pathlib.Path(p).exists() for p in {done!r})"
+    names = ("ch08_across", "ch01_a", "ch02_b")  # the cross-task page listed first, run last
+    tiny_book(tmp_path, {"ch08_across": last, **bodies}, names)
+    monkeypatch.chdir(tmp_path)
+    log = io.StringIO()
+    runs = build_book(  # these pages read no κ sweep: no need to build it
+        "smoke", out_dir=tmp_path / "out", stream=log, progress=False, jobs=2, kappa_sweep=False
+    )
+    assert [r.name for r in runs] == list(names)  # reported in the toc's order
+    assert all((tmp_path / "out" / f"{r.name}.ipynb").is_file() for r in runs)
+    assert "2 of 3 pages, 2 at a time" in log.getvalue()  # counted as the lines count: [1/3]
+    with pytest.raises(ValueError, match="workers must be an integer >= 1, got 0"):
+        build_book("smoke", out_dir=tmp_path / "out", jobs=0)
+
+
+def test_the_kappa_sweep_is_built_after_the_task_pages_and_before_the_cross_task_page(
+    tmp_path, monkeypatch
+):
+    """``build_book`` builds AnisoWM's κ sweep (``kappa_build.build_sweep``, here recorded
+    instead of run) once, between the first wave of pages and the cross-task page."""
+    tiny_book(tmp_path, {"ch01_a": "pass", "ch08_across": "pass"}, ("ch08_across", "ch01_a"))
+    monkeypatch.chdir(tmp_path)
+    log = io.StringIO()
+    calls = []
+
+    def record(base, sweep, workers, progress, say):
+        calls.append(base.name)
+        say("κ sweep cost estimate: recorded")
+
+    monkeypatch.setattr("jepa_geometry.book.run.kappa_build.build_sweep", record)
+    build_book("smoke", out_dir=tmp_path / "out", stream=log, progress=False)
+    text = log.getvalue()
+    assert calls == ["smoke"]
+    assert (
+        text.index("ch01_a: ")
+        < text.index("κ sweep cost estimate")
+        < text.index("ch08_across (profile=smoke)")
+    )
+    calls.clear()
+    build_book("smoke", out_dir=tmp_path / "out2", stream=log, progress=False, kappa_sweep=False)
+    assert calls == []
+
+
+def test_pages_start_chapter_by_chapter_the_ladder_first_the_cross_task_page_last():
+    pages = book_pages(REPO)
+    order = execution_order(pages)
+    assert sorted(p.name for p in order) == sorted(p.name for p in pages)  # nothing lost
+    names = [p.name for p in order]
+    assert names[0] == "ch06_cube_gate" and names[-1] == "ch08_across"
+    stems = [p.source.stem for p in order]
+    changes = sum(a != b for a, b in zip(stems, stems[1:], strict=False))
+    assert changes == len(set(stems)) - 1  # each chapter's pages are contiguous
+    for task in ("tworoom", "reacher", "pointmaze", "pusht"):  # every planning page before
+        assert names.index(f"ch07_{task}_geometry") > max(  # any geometry page
+            i for i, n in enumerate(names) if n.startswith("ch06_") and n.endswith("_planning")
+        )
+    within = [p for p in order if p.source.stem == "ch06_planning"]
+    assert within == [p for p in pages if p.source.stem == "ch06_planning"]  # reading order
+
+
+def test_task_pages_outside_the_book_run_in_their_own_folder(monkeypatch):
+    """The Reacher page at its own parameters is the book's run; another profile is not."""
+    seen = {}
+
+    def fake(source, output, parameters, **kw):
+        seen.update(output=output, parameters=parameters)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr("jepa_geometry.book.run.run_chapter", fake)
+    with pytest.raises(RuntimeError):
+        run_experiment("ch06_reacher_planning", {})
+    assert seen["output"].name == "ch06_reacher_planning.ipynb"
+    assert seen["output"].parent.name == "chapters" and seen["parameters"]["task"] == "reacher"
+    with pytest.raises(RuntimeError):
+        run_experiment("ch06_reacher_planning", {"profile": "smoke"})
+    assert "runs" in seen["output"].parts and seen["parameters"]["task"] == "reacher"
