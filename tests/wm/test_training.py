@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study.tables.models import diagnostics_long
+from jepa_geometry.study.diagnostics import diagnostics_long
 from jepa_geometry.wm.arms import arm_weights
 from jepa_geometry.wm.checkpoint import load_training_state
 from jepa_geometry.wm.losses import sample_pairs, scale_loss, sigreg
@@ -408,7 +408,7 @@ def test_train_world_model_on_smoke_tworoom_is_cached_and_loadable():
 def test_arm_weights_table_has_the_papers_defaults():
     import numpy as np
 
-    from jepa_geometry.study.tables.models import arm_weights_table
+    from jepa_geometry.book.tables.models import arm_weights_table
 
     t = arm_weights_table(["lewm", "scale", "aux", "anisowm", "scale+anisowm"], "reacher", 0.05)
     assert list(t.columns) == ["sigreg", "scale", "aux", "kappa"]
@@ -438,7 +438,7 @@ def _synthetic_logs():
 
 
 def test_loss_terms_long_keeps_each_logged_value_once():
-    from jepa_geometry.study.tables.models import loss_terms_long
+    from jepa_geometry.book.tables.models import loss_terms_long
 
     logs = _synthetic_logs()
     long = loss_terms_long(logs)
@@ -454,7 +454,7 @@ def test_loss_terms_long_keeps_each_logged_value_once():
 
 
 def test_lambda_target_summary_by_hand():
-    from jepa_geometry.study.tables.models import lambda_target_summary
+    from jepa_geometry.book.tables.models import lambda_target_summary
 
     s = lambda_target_summary(_synthetic_logs())
     assert list(s["arm"]) == ["b", "b"] and list(s["step"]) == [1, 2]
@@ -466,7 +466,7 @@ def test_lambda_target_summary_by_hand():
 
 def test_train_one_seed_on_smoke_tworoom():
     """Logs and summaries against the artifacts each arm's model wrote."""
-    from jepa_geometry.study.tables.models import train_one_seed
+    from jepa_geometry.book.tables.models import train_one_seed
     from jepa_geometry.wm.training import training_log
 
     prof = load_profile("smoke", {"train.steps": 6, "train.log_every": 2})

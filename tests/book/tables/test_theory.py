@@ -1,6 +1,6 @@
-"""The theory chapters' claims as verdict rows (issue 53): SCALE's metric leverage 2λ_j and
-AnisoWM's Figure 1(b) on the 2-D toy, judged by the book's rule; each test sets the claim
-against an identity that fails or an outcome that does not hold."""
+"""The theory chapters' claims as verdict rows (jepa_geometry.book.tables.theory): SCALE's
+metric leverage 2λ_j and AnisoWM's Figure 1(b) on the 2-D toy, judged by the book's rule; each
+test sets the claim against an identity that fails or an outcome that does not hold."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from jepa_geometry.study.tables import theory as T
+from jepa_geometry.book.tables import theory as T
 from jepa_geometry.verdict import rule as V
 
 
