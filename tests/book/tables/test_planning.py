@@ -110,7 +110,7 @@ def test_hard_subset_counts_each_pair_once():
     assert tables.planning.hard_subset_size(pd.DataFrame(rows), "p") == (4, 10)
 
 
-def test_rollout_ratios_against_the_profiles_tiers():
+def test_rollout_ratios_are_the_paper_s_tier_products_over_the_profile_s():
     laptop, paper = load_profile("laptop"), load_profile("paper")
     ratios = tables.planning.rollout_ratios(laptop, paper)
     for tier, (s, i) in budget_tiers(laptop).items():
@@ -137,7 +137,7 @@ def test_previous_build_sentence_counts_the_quantities_inside_and_names_the_othe
     assert "nothing to compare" in tables.planning.previous_build_sentence(check.iloc[0:0])
 
 
-def test_small_read_outs_of_the_planning_pages():
+def test_the_sweep_counts_its_ties_and_a_missing_paired_cell_is_an_error():
     sweep = pd.DataFrame(
         {
             "temperature": [1.0, 1.0, 2.0, 2.0, 4.0, 4.0],
@@ -215,7 +215,7 @@ def test_half_q_table_pairs_each_contrast_and_sets_scale_beside():
     )
 
 
-def test_plan_cost_and_the_dinowm_table_against_direct_sums():
+def test_plan_cost_and_the_dinowm_table_match_direct_sums():
     """Seconds per plan are pooled sums (not means of per-episode ratios), the ratio is taken
     cell by cell, and the DINO-WM table reports them beside SCALE's reference numbers."""
     rng = np.random.default_rng(5)

@@ -65,7 +65,7 @@ def _toy(error_ratio: float, regret: float, seeds: int = 10) -> pd.DataFrame:
         (0.1, 0.0, ("reproduced", "not detected at this scale")),
     ],
 )
-def test_figure_1b_claims(ratio, regret, expected):
+def test_figure_1b_is_two_claims_each_judged_on_the_sigreg_runs(ratio, regret, expected):
     """Prediction improving and regret staying positive are two claims, each judged on the
     SIGReg runs; the intervals are recomputed here as t-intervals over the seeds."""
     runs = _toy(ratio, regret)

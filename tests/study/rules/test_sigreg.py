@@ -7,7 +7,7 @@ from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import rules
 
 
-def test_sigreg_strength_ratios(monkeypatch):
+def test_the_strength_reads_the_last_steps_against_the_gaussian_floor_and_isotropy(monkeypatch):
     from jepa_geometry.wm.losses import sigreg_gaussian_floor
 
     logs = {
