@@ -567,6 +567,7 @@ def train_world_model(
                 device=profile.cluster.device,
             )
         model.to("cpu")  # the model file is read anywhere (load_model_file maps to the CPU)
+        # "method" names the arm: model.pt and the manifest's summary hold the key as written
         meta = {"task": task, "method": arm_name(arm), "weights": w.as_dict(), "seed": seed}
         meta.update(q_dim=len(q_cols), action_dim=int(ds.action.shape[1]))
         meta["q"] = [q_names(task)[i] for i in q_cols]
