@@ -75,7 +75,7 @@ def test_changed_content_same_size_is_detected(data_root):
         load(art)
 
 
-def test_missing_artifact_and_bad_names(data_root):
+def test_a_missing_artifact_an_unknown_kind_and_a_path_name_are_refused(data_root):
     with pytest.raises(ArtifactError, match="does not exist"):
         load(Artifact("results", "nothing", {}))
     with pytest.raises(ValueError, match="unknown artifact kind 'weights'"):

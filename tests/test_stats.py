@@ -32,7 +32,7 @@ def test_wilson_closed_form_at_zero_successes(n: int) -> None:
     assert hi == 1.0 and lo == pytest.approx(n / (n + z * z), rel=1e-12)
 
 
-def test_wilson_bad_input() -> None:
+def test_wilson_refuses_more_successes_than_trials_and_a_bad_level() -> None:
     with pytest.raises(ValueError, match="k <= n"):
         stats.wilson_interval(5, 3)
     with pytest.raises(ValueError, match="level"):
@@ -48,7 +48,7 @@ def test_mcnemar_matches_scipy_binomtest(a_only: int, b_only: int) -> None:
     assert stats.paired_difference(a, b).p_mcnemar == pytest.approx(ref, rel=1e-12)
 
 
-def test_mcnemar_closed_form() -> None:
+def test_mcnemar_p_equals_its_closed_form() -> None:
     # 0 vs 6 discordant pairs: p = 2 * 0.5^6.
     a = np.array([0] * 6 + [1] * 10)
     b = np.array([1] * 6 + [1] * 10)
@@ -76,7 +76,7 @@ def test_bootstrap_same_seed_same_interval_and_rate_wraps() -> None:
     assert "30.0%" in str(w)
 
 
-def test_paired_difference_identical_methods_is_exactly_zero() -> None:
+def test_paired_difference_of_identical_arms_is_exactly_zero() -> None:
     x = np.random.default_rng(0).random(100) < 0.5
     d = stats.paired_difference(x, x, n_boot=1000)
     assert (d.diff, d.low, d.high, d.a_only, d.b_only, d.p_mcnemar) == (0, 0, 0, 0, 0, 1.0)
@@ -128,23 +128,21 @@ def test_pooling_over_seeds_widens_with_seed_variance() -> None:
     assert r_same.high == pytest.approx(one[1], abs=0.01)
 
 
-def test_rate_table_pools_tidy_rows() -> None:
+def test_rate_table_pools_seeds_per_arm_and_the_success_matrix_needs_equal_episodes() -> None:
     rows = []
-    for method, p in (("lewm", [1, 0, 1, 1]), ("scale", [1, 1, 1, 1])):
+    for arm, p in (("lewm", [1, 0, 1, 1]), ("scale", [1, 1, 1, 1])):
         for seed in (0, 1):
             for ep, s in enumerate(p):
-                rows.append({"method": method, "train_seed": seed, "episode": ep, "success": s})
+                rows.append({"arm": arm, "train_seed": seed, "episode": ep, "success": s})
     df = pd.DataFrame(rows)
-    tab = stats.rate_table(df, by=["method"], n_boot=500)
-    assert list(tab["method"]) == ["lewm", "scale"]
+    tab = stats.rate_table(df, by=["arm"], n_boot=500)
+    assert list(tab["arm"]) == ["lewm", "scale"]
     assert list(tab["rate"]) == [0.75, 1.0]
     assert list(tab["seeds"]) == [2, 2]
-    m = stats.success_matrix(df[df.method == "lewm"])
+    m = stats.success_matrix(df[df.arm == "lewm"])
     assert m.shape == (2, 4)
     with pytest.raises(ValueError, match="different episodes"):
-        stats.success_matrix(
-            df[(df.method == "lewm") & ~((df.train_seed == 1) & (df.episode == 0))]
-        )
+        stats.success_matrix(df[(df.arm == "lewm") & ~((df.train_seed == 1) & (df.episode == 0))])
 
 
 def test_power_matches_a_simulated_two_proportion_test():

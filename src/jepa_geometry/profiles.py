@@ -257,7 +257,8 @@ class ClusterSettings:
     Each of ``collect``, ``train``, ``plan`` and ``measure`` maps ``gpus``, ``cpus``,
     ``mem_gb`` and ``hours`` (the job's time limit) to numbers. The estimates give device-hours
     per unit: a model trains ``train.steps / train_steps_per_s`` seconds, a plan at tier T1
-    takes ``plan_seconds`` (other tiers in proportion to their rollouts), a dataset is
+    takes ``plan_seconds`` (other tiers in proportion to their rollouts; DINO-WM's arm
+    ``dinowm_plan_factor`` times as long: its predictor runs on patch tokens), a dataset is
     collected at ``collect_frames_per_s[task]`` (the simulators differ tenfold), a model is
     measured in ``measure_hours``, DINO-WM's stand-in encoder pretrains
     ``dinowm.standin_steps / pretrain_steps_per_s`` seconds (a ``train`` unit), and the
@@ -277,6 +278,7 @@ class ClusterSettings:
     measure: Resources
     train_steps_per_s: Positive
     plan_seconds: Positive
+    dinowm_plan_factor: Positive
     collect_frames_per_s: dict[StrictStr, Positive]
     measure_hours: Positive
     pretrain_steps_per_s: Positive

@@ -48,7 +48,7 @@ def test_grid_spans_interior_and_drops_wall_cells(task, grid) -> None:
         np.testing.assert_allclose(centroid * 7 + 3, grid.positions[m], atol=2.0)
 
 
-def test_unknown_task_raises() -> None:
+def test_an_unknown_task_has_no_grid_and_the_error_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match="'nosuch'.*tworoom"):
         ls.position_grid(types.SimpleNamespace(name="nosuch"), N)
 

@@ -9,10 +9,13 @@ from jepa_geometry.analysis.probes import (
     distance_ratio_dispersion,
     geometry_probe,
     lambda_spectrum,
+    pca,
     pca_spectrum,
+    ridge_probe_r2,
     ridge_r2_per_dim,
     ridge_weights,
 )
+from jepa_geometry.theory import leverage
 
 
 def _rotation(d: int, rng: np.random.Generator) -> np.ndarray:
@@ -188,7 +191,7 @@ def test_lambda_spectrum_reads_the_logged_targets():
     assert lambda_spectrum(log[:1])["above_mean"] == 0
 
 
-def test_lambda_spectrum_names_the_methods_with_lambda_reg():
+def test_lambda_spectrum_names_the_arms_with_lambda_reg():
     with pytest.raises(ValueError, match=r"anisowm, scale\+anisowm"):
         lambda_spectrum([{"step": 1, "loss": 0.5}])
     with pytest.raises(ValueError, match="different lengths"):
@@ -212,3 +215,43 @@ def test_bad_inputs_fail_early_naming_the_value():
         distance_ratio_dispersion(z, q, n_pairs=0)
     with pytest.raises(ValueError, match="z has 100 frames but q has 50"):
         distance_ratio_dispersion(z, q[:50])
+
+
+def test_pca_rejects_bad_shapes():
+    with pytest.raises(ValueError, match=r"shape \(N >= 2, D\)"):
+        pca(np.zeros(5))
+
+
+def test_ridge_probe_r2_matches_noise_level():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((40_000, 6))
+    w = rng.standard_normal((6, 2))
+    signal = x @ w
+    y = signal + rng.standard_normal((40_000, 2)) * 0.5
+    expected = 1 - 2 * 0.25 / y.var(0).sum()  # 1 - noise variance / total variance
+    r2 = ridge_probe_r2(x[:20_000], y[:20_000], x[20_000:], y[20_000:], alpha=1e-6)
+    assert r2 == pytest.approx(expected, abs=0.01)
+    assert (
+        ridge_probe_r2(
+            x[:100], rng.standard_normal((100, 1)), x[100:200], rng.standard_normal((100, 1))
+        )
+        < 0.1
+    )
+
+
+def test_ridge_probe_rejects_mismatched_shapes():
+    with pytest.raises(ValueError, match="must be"):
+        ridge_probe_r2(np.zeros((5, 3)), np.zeros(5), np.zeros((5, 4)), np.zeros(5))
+
+
+def test_geometry_probe_finds_state_in_the_tail():
+    """SCALE's probe on an embedding whose state sits in its two smallest PCs (ch01's case)."""
+    rng = np.random.default_rng(4)
+    z, q = leverage.synthetic_embedding(6000, 12, 0.05, rng)  # state in the two smallest PCs
+    out = geometry_probe(z, q, seed=0, ks=(2, 4), mlp=False)
+    assert out["r2_full_ridge"] > 0.99  # decodable from the full embedding
+    assert out["r2_top2"] < 0.05  # but not from the leading PCs
+    # Independent check of the share: top-2 variances of the fit half over the total.
+    fit = np.random.default_rng(0).permutation(len(z))[: len(z) // 2]
+    lam = np.sort(np.linalg.eigvalsh(np.cov(z[fit], rowvar=False)))[::-1]
+    assert out["var_top2"] == pytest.approx(lam[:2].sum() / lam.sum())

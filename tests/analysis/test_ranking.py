@@ -127,7 +127,7 @@ def test_unknown_source_and_bad_sizes_raise(setup) -> None:
         rk.simulate_candidates(task, data, episodes, 99, 4)
 
 
-def test_perfect_predictor_and_xy_encoder(setup) -> None:
+def test_a_perfect_predictor_keeps_the_encoder_s_order_with_zero_rollout_error(setup) -> None:
     task, _, _, out = setup
     model = AgentXY(out, out.blocks.shape[-1])
     df = rk.ranking_metrics(model, out)

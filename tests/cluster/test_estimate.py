@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 
 from jepa_geometry import cluster
+from jepa_geometry.planning.evaluator import PlanningCell
+from jepa_geometry.planning.protocol import make_protocol
+from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import load_profile, with_overrides
 
 
@@ -20,3 +23,19 @@ def test_a_dataset_costs_its_own_simulators_rate():
     partial = with_overrides(laptop, {"cluster.collect_frames_per_s": {"tworoom": 300.0}})
     with pytest.raises(cluster.ClusterError, match="collect_frames_per_s has no entry for 'cube'"):
         cluster.collect_hours("cube", partial)
+
+
+def test_a_planning_cell_costs_pairs_times_plans_times_its_tiers_rollouts():
+    """``pairs x plans x plan_seconds x rollouts / T1's rollouts``, DINO-WM's arm
+    ``dinowm_plan_factor`` times that: computed here from the profile's own numbers."""
+    laptop = load_profile("laptop")
+    samples, iterations = budget_tiers(laptop)["T1"]
+    plans = make_protocol(laptop, "profile").plans
+    for budget in ("T1", "T3"):
+        lewm = PlanningCell("tworoom", "lewm", 0, laptop, budget=budget, episodes=40)
+        s, i = budget_tiers(laptop)[budget]
+        want = 40 * plans * laptop.cluster.plan_seconds * (s * i) / (samples * iterations) / 3600
+        assert cluster.cell_hours(lewm) == pytest.approx(want)
+        dino = PlanningCell("tworoom", "dinowm", 0, laptop, budget=budget, episodes=40)
+        assert cluster.cell_hours(dino) == pytest.approx(want * laptop.cluster.dinowm_plan_factor)
+    assert laptop.cluster.dinowm_plan_factor > 1  # measured: tokens cost more than one latent

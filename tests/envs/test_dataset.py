@@ -107,7 +107,7 @@ def test_parallel_collection_equals_serial(tiny, tmp_path):
     np.testing.assert_array_equal(a.state, b.state)
 
 
-def test_clip_sampler_layout(datasets):
+def test_clips_are_frames_frameskip_apart_with_their_action_blocks_and_q(datasets):
     """Frames frameskip apart, action block k = the k-th frameskip actions after the clip
     start (z-scored), standardized q, episode ids; built here by explicit indexing."""
     d = datasets["cube"]
@@ -155,7 +155,7 @@ def test_action_zscore_round_trip_on_blocks(datasets):
         d.zscore_action(np.zeros(3))
 
 
-def test_clip_sampler_bad_input(datasets):
+def test_clip_sampler_refuses_short_episodes_unknown_splits_and_q_variants(datasets):
     d = datasets["reacher"]
     with pytest.raises(ValueError, match="no episode has the 40 steps"):
         clips.ClipSampler(d, history=3, frameskip=10)
@@ -170,7 +170,7 @@ def _copy(src: Path, dst: Path) -> Path:
     return dst
 
 
-def test_corrupt_truncated_and_wrong_schema_files(datasets, tmp_path):
+def test_corrupt_truncated_and_wrong_schema_files_are_refused_naming_the_fault(datasets, tmp_path):
     good = datasets["pointmaze"].path
     junk = tmp_path / "junk.h5"
     junk.write_bytes(b"not an hdf5 file at all" * 100)
@@ -215,7 +215,7 @@ def test_damaged_cache_is_reported_not_overwritten(tiny, data_root):
     assert d.path.read_bytes() == damaged
 
 
-def test_per_task_episode_counts():
+def test_per_task_episode_counts_override_the_profile_and_name_known_tasks():
     laptop = load_profile("laptop")
     assert collect.episode_counts("cube", laptop) == laptop.data.task_episodes["cube"]
     smoke = load_profile("smoke", {"data.task_episodes": {}})

@@ -174,7 +174,7 @@ def test_behaviour_is_deterministic_per_seed(tasks, name):
     assert not np.array_equal(np.array(a), np.array(c))
 
 
-def test_q_closed_forms(tasks):
+def test_q_equals_its_closed_form_per_task(tasks):
     """q from the raw state, recomputed independently of the task code."""
     s = np.array([100.0, 200.0, 300.0, 250.0, 2.0, 5.0, -3.0])
     np.testing.assert_allclose(
@@ -211,7 +211,7 @@ def test_cube_q_matches_the_simulator(tasks):
     )
 
 
-def test_success_thresholds(tasks):
+def test_success_is_decided_by_the_papers_thresholds(tasks):
     """The papers' thresholds, checked just inside and just outside."""
     tr = tasks["tworoom"]
     assert tr.is_success(np.array([50.0, 50.0]), np.array([50.0, 65.9]))

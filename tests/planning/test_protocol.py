@@ -191,7 +191,7 @@ def test_planner_solves_toy_task_far_above_random(toy, solver) -> None:
     assert ((res.final_distance < RADIUS) == res.success).all()
 
 
-def test_methods_are_paired_and_deterministic(toy) -> None:
+def test_arms_are_paired_and_deterministic(toy) -> None:
     task, data, eps = toy
     good = evaluator.evaluate_planner(
         task, ExactModel(), data, eps, _spec(), seed=0, progress=False
@@ -232,7 +232,7 @@ def test_chunks_are_seeded_independently(toy) -> None:
     assert not full.success.all()  # some chunks still planning in round 2
 
 
-def test_protocols_and_bad_input(toy) -> None:
+def test_protocols_are_the_profile_s_and_bad_input_stops_naming_the_fault(toy) -> None:
     task, data, eps = toy
     laptop = load_profile("laptop")
     assert ev.make_protocol(laptop) == ev.Protocol("profile", 25, 50, 5, 5)
@@ -259,7 +259,9 @@ def test_protocols_and_bad_input(toy) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def test_smoke_end_to_end_two_methods_paired(capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_arms_planned_end_to_end_at_smoke_are_paired(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from jepa_geometry.cli import main
 
     smoke = load_profile("smoke")

@@ -1,9 +1,8 @@
-"""Metric leverage (SCALE) and the ridge probe, against closed forms."""
+"""Metric leverage (SCALE), against closed forms."""
 
 import numpy as np
 import pytest
 
-from jepa_geometry.analysis.probes import pca, ridge_probe_r2
 from jepa_geometry.theory import leverage
 
 
@@ -34,11 +33,6 @@ def test_state_leverage_share_matches_construction():
     assert leverage.state_leverage_share(z, q) == pytest.approx(expected, rel=0.03)
 
 
-def test_pca_rejects_bad_shapes():
-    with pytest.raises(ValueError, match=r"shape \(N >= 2, D\)"):
-        pca(np.zeros(5))
-
-
 def test_leverage_sweep_decodable_but_not_influential():
     rng = np.random.default_rng(2)
     sweep = leverage.leverage_sweep([2.0, 0.02], 4000, 16, rng)
@@ -46,40 +40,3 @@ def test_leverage_sweep_decodable_but_not_influential():
     assert small.probe_r2 > 0.99 and big.probe_r2 > 0.99
     assert small.state_leverage_share < 5e-3 < 0.3 < big.state_leverage_share
     assert abs(small.cost_state_spearman) < 0.1 < big.cost_state_spearman
-
-
-def test_ridge_probe_r2_matches_noise_level():
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((40_000, 6))
-    w = rng.standard_normal((6, 2))
-    signal = x @ w
-    y = signal + rng.standard_normal((40_000, 2)) * 0.5
-    expected = 1 - 2 * 0.25 / y.var(0).sum()  # 1 - noise variance / total variance
-    r2 = ridge_probe_r2(x[:20_000], y[:20_000], x[20_000:], y[20_000:], alpha=1e-6)
-    assert r2 == pytest.approx(expected, abs=0.01)
-    assert (
-        ridge_probe_r2(
-            x[:100], rng.standard_normal((100, 1)), x[100:200], rng.standard_normal((100, 1))
-        )
-        < 0.1
-    )
-
-
-def test_ridge_probe_rejects_mismatched_shapes():
-    with pytest.raises(ValueError, match="must be"):
-        ridge_probe_r2(np.zeros((5, 3)), np.zeros(5), np.zeros((5, 4)), np.zeros(5))
-
-
-def test_geometry_probe_finds_state_in_the_tail():
-    """SCALE's probe on an embedding whose state sits in its two smallest PCs (ch01's case)."""
-    from jepa_geometry.analysis.probes import geometry_probe
-
-    rng = np.random.default_rng(4)
-    z, q = leverage.synthetic_embedding(6000, 12, 0.05, rng)  # state in the two smallest PCs
-    out = geometry_probe(z, q, seed=0, ks=(2, 4), mlp=False)
-    assert out["r2_full_ridge"] > 0.99  # decodable from the full embedding
-    assert out["r2_top2"] < 0.05  # but not from the leading PCs
-    # Independent check of the share: top-2 variances of the fit half over the total.
-    fit = np.random.default_rng(0).permutation(len(z))[: len(z) // 2]
-    lam = np.sort(np.linalg.eigvalsh(np.cov(z[fit], rowvar=False)))[::-1]
-    assert out["var_top2"] == pytest.approx(lam[:2].sum() / lam.sum())

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from jepa_geometry.verdict import across as verdicts
+from jepa_geometry.verdict import rule as V
 from jepa_geometry.verdict.claims import INTERACTION_ARM, interaction_table
 from jepa_geometry.verdict.rule import (
     NOT_TESTED,
@@ -111,3 +112,12 @@ def test_lens_questions_on_an_unselected_lambda_are_not_tested():
     assert list(t["reading"]) == [NOT_TESTED, "reproduced", "reproduced"]
     assert np.isnan(t["p (Holm)"].iloc[0]) and "family" not in t
     assert list(verdicts.lens_table(q)["reading"]) == ["reproduced"] * 3  # nothing failed
+
+
+def test_one_trained_model_reads_no_interaction_either():
+    """The cross-lens interaction reading follows the same rule: an interval above zero from
+    one model per arm is 'unclear', from three it 'reinforces'."""
+    one = V.Evidence(0.2, 0.1, 0.3, "1 seed x 50 pairs", 1)
+    three = V.Evidence(0.2, 0.1, 0.3, "3 seeds x 50 pairs", 3)
+    assert verdicts.additivity(one, 0.03, 1) == "unclear"
+    assert verdicts.additivity(three, 0.03, 1) == "reinforce"

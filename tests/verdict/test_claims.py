@@ -19,8 +19,10 @@ import pytest
 import torch
 
 from jepa_geometry import stats
+from jepa_geometry.study.grid import MPPI_SWM, PAPER_SOLVER
 from jepa_geometry.verdict import rule as V
-from jepa_geometry.verdict.records import paper_claims
+from jepa_geometry.verdict.claims import EVERY, Measurements, evaluate_across
+from jepa_geometry.verdict.records import ACROSS_CLAIMS, paper_claims
 from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.wm.losses import sample_pairs
 
@@ -83,6 +85,7 @@ def test_paired_unit_evidence_uses_the_same_two_stage_interval(seeds_that_differ
 
 ARMS = ("lewm", "scale", "aux", "anisowm")
 SEEDS = (0, 1, 2)
+CODE = "goal25_budget50"  # SCALE's protocol
 # every measure where "better" means larger, except the two where the claim is "smaller"
 BETTER = {
     "var_top2": 1,
@@ -456,3 +459,100 @@ def test_planning_time_claim_is_a_tolerance_on_the_log_wall_time(slower, expecte
     assert ev.effect == pytest.approx(np.log(slower), abs=0.02)
     assert V.verdict(claim, ev) == expected
     assert not [c for c, _ in paper_claims("tworoom", episodes, geo) if "overhead" in c.statement]
+
+
+def _two_cells() -> dict[str, Measurements]:
+    """One task, SCALE's protocol, T1: CEM with a narrow 20-point gain (3 seeds x 2000 pairs, the
+    same on every seed), iCEM with a wide 25-point one (3 seeds x 20 pairs, seeds disagreeing:
+    +60, +25, -10 points)."""
+    rows = []
+
+    def add(solver: str, s: int, e: int, scale: float) -> None:
+        for arm, ok in (("scale", scale), ("lewm", 0.0)):
+            rows.append(
+                {
+                    "protocol": CODE,
+                    "solver": solver,
+                    "budget": "T1",
+                    "arm": arm,
+                    "train_seed": s,
+                    "episode": e,
+                    "success": ok,
+                }
+            )
+
+    for s in range(3):
+        for e in range(2000):
+            add("cem", s, e, float(e < 400))
+    icem = {0: (12, 0), 1: (5, 0), 2: (0, 2)}  # (pairs scale wins, pairs lewm wins) per seed
+    for s, (win, lose) in icem.items():
+        for e in range(20):
+            if e < win:
+                add("icem", s, e, 1.0)
+            elif e >= 20 - lose:
+                rows += [
+                    {
+                        "protocol": CODE,
+                        "solver": "icem",
+                        "budget": "T1",
+                        "arm": arm,
+                        "train_seed": s,
+                        "episode": e,
+                        "success": float(arm == "lewm"),
+                    }
+                    for arm in ("scale", "lewm")
+                ]
+            else:
+                add("icem", s, e, 0.0)
+    eps = pd.DataFrame(rows)
+    return {"tworoom": Measurements("tworoom", eps, None, CODE, CODE)}
+
+
+def test_every_cell_is_judged_on_its_own_evidence():
+    """The earlier rule joined the wide cell's low bound to the narrow cell's high bound into an
+    interval narrower than the wide cell's own, and read 'reproduced'. Intersection-union: the
+    weakest cell decides, with its own interval and p-value."""
+    studies = _two_cells()
+    spec = next(s for s in ACROSS_CLAIMS if s.combine == EVERY)
+    claim, ev = evaluate_across(spec, studies)
+    eps = studies["tworoom"].episodes
+    cell = V.paired_unit_evidence(eps[eps.solver == "icem"], "scale", "lewm", "success", "episode")
+    assert V.verdict(claim, cell) != "reproduced"  # the weak cell, alone
+    assert V.verdict(claim, ev) != "reproduced"  # so not every cell
+    assert ev.effect == pytest.approx(0.25) and (ev.low, ev.high) == (cell.low, cell.high)
+    cem = V.paired_unit_evidence(eps[eps.solver == "cem"], "scale", "lewm", "success", "episode")
+    p = max(V.one_sided_p(claim, cell), V.one_sided_p(claim, cem))
+    assert V.one_sided_p(claim, ev) == pytest.approx(p)
+    assert V.verdict(claim, ev) == "inconclusive" and "iCEM" in ev.units
+
+
+def test_the_every_cell_claim_names_the_cells_it_tests():
+    """SCALE reports 15 task x solver cells; a book that plans one task tests three of them, and
+    its statement says so (counted here from the reference file)."""
+    rng = np.random.default_rng(0)
+    rows = [
+        {
+            "protocol": CODE,
+            "solver": solver,
+            "budget": "T1",
+            "arm": arm,
+            "train_seed": s,
+            "episode": e,
+            "success": float(rng.random() < (0.9 if arm == "scale" else 0.2)),
+        }
+        for solver in ("cem", "icem", MPPI_SWM)
+        for arm in ("scale", "lewm")
+        for s in range(3)
+        for e in range(60)
+    ]
+    studies = {"tworoom": Measurements("tworoom", pd.DataFrame(rows), None, CODE, CODE)}
+    spec = next(s for s in ACROSS_CLAIMS if s.combine == EVERY)
+    claim, _ = evaluate_across(spec, studies)
+    ref = reference_numbers(table="scale_success_per_solver")
+    ref = ref[ref.solver.isin([PAPER_SOLVER[s] for s in spec.solvers])]
+    both = ref.pivot_table(index=["task", "solver"], columns="arm", values="value")
+    paper_cells = both[["scale", "lewm"]].dropna()
+    assert f"3 of SCALE's {len(paper_cells)} cells tested" in claim.statement
+    others = paper_cells.reset_index().query("task != 'tworoom'").groupby("task").size()
+    assert len(others) and all(f"({n})" in claim.statement for n in others)
+    assert "15 of 15" not in claim.statement

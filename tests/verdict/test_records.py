@@ -31,11 +31,12 @@ from jepa_geometry.verdict.claims import (
     evaluate_every,
     on_task,
 )
-from jepa_geometry.verdict.records import ACROSS_CLAIMS, EVERY_CLAIMS, paper_claims
+from jepa_geometry.verdict.records import ACROSS_CLAIMS, EVERY_CLAIMS, across_claims, paper_claims
 from jepa_geometry.verdict.reference import paper_tasks, reference_numbers
 from tests.verdict.test_claims import SEEDS, plan_timing, synthetic_study
 
 CODE = "goal25_budget50"
+MAIN = "goal100_budget150"
 
 
 def _with_dinowm(gap: float, noise: float = 0.005) -> tuple[pd.DataFrame, object]:
@@ -111,12 +112,19 @@ def _measured(rates: dict[str, float], seeds=SEEDS) -> dict[str, Measurements]:
     for task, rate in rates.items():
         main = "goal100_budget150" if task == "tworoom" else CODE
         rows = [
-            {"protocol": main, "solver": "cem", "budget": "T1", "arm": arm, "train_seed": s,
-             "episode": e, "success": float(rng.random() < (rate if arm == "anisowm" else 0.3))}
+            {
+                "protocol": main,
+                "solver": "cem",
+                "budget": "T1",
+                "arm": arm,
+                "train_seed": s,
+                "episode": e,
+                "success": float(rng.random() < (rate if arm == "anisowm" else 0.3)),
+            }
             for arm in ("lewm", "anisowm")
             for s in seeds
             for e in range(150)
-        ]  # fmt: skip
+        ]
         geo = types.SimpleNamespace(probes=pd.DataFrame({"arm": ["lewm", "anisowm"]}))
         out[task] = Measurements(task, pd.DataFrame(rows), geo, main, CODE)
     return out
@@ -167,14 +175,21 @@ def test_the_budget_claim_covers_every_solver_of_the_per_tier_table():
     }
     rng = np.random.default_rng(2)
     rows = [
-        {"protocol": CODE, "solver": solver, "budget": t, "arm": arm, "train_seed": s,
-         "episode": e, "success": float(rng.random() < (0.8 if arm == "scale" else 0.3))}
+        {
+            "protocol": CODE,
+            "solver": solver,
+            "budget": t,
+            "arm": arm,
+            "train_seed": s,
+            "episode": e,
+            "success": float(rng.random() < (0.8 if arm == "scale" else 0.3)),
+        }
         for solver in ("cem", "icem", MPPI_SWM)
         for t in ("T1", "T4")
         for arm in ("scale", "lewm")
         for s in SEEDS
         for e in range(40)
-    ]  # fmt: skip
+    ]
     studies = {
         task: Measurements(task, pd.DataFrame(rows), None, CODE, CODE)
         for task in ("tworoom", "reacher")
@@ -192,3 +207,51 @@ def test_the_budget_claim_covers_every_solver_of_the_per_tier_table():
         assert f"{(wide.scale - wide.lewm).mean():+.2f} pp" in claim.paper_note
         assert claim.measure.startswith(f"success, SCALE's protocol, {SOLVER_NAMES[solver]} (T4)")
         assert V.verdict(claim, ev) == "reproduced"
+
+
+def _across_study(
+    rates: dict[str, tuple[float, ...]], seeds: int, pairs: int = 200
+) -> pd.DataFrame:
+    """SCALE's protocol, CEM at T1 and T2: scale succeeds on the first ``rate`` of the pairs on
+    each seed, lewm and aux on none."""
+    rows = []
+    for solver, budgets in (("cem", ("T1", "T2")),):
+        for b in budgets:
+            for arm, per_seed in rates.items():
+                for s in range(seeds):
+                    n = int(round(per_seed[s % len(per_seed)] * pairs))
+                    rows += [
+                        {
+                            "protocol": CODE,
+                            "solver": solver,
+                            "budget": b,
+                            "arm": arm,
+                            "train_seed": s,
+                            "episode": e,
+                            "success": float(e < n),
+                        }
+                        for e in range(pairs)
+                    ]
+    return pd.DataFrame(rows)
+
+
+def test_a_mean_over_tasks_of_one_model_each_judges_no_arm():
+    """SCALE beats Aux by 40 points on both tasks, each with one trained model: the pooled
+    interval over pairs excludes zero, the verdict is inconclusive; with three models each it
+    is reproduced."""
+    for seeds, want in ((1, "inconclusive"), (3, "reproduced")):
+        eps = _across_study({"scale": (0.4,), "aux": (0.0,), "lewm": (0.0,)}, seeds)
+        studies = {t: Measurements(t, eps, None, CODE, CODE) for t in ("tworoom", "pusht")}
+        items = {c.statement: (c, e) for c, e in across_claims(studies)}
+        claim, ev = items["Aux does not plan as well as SCALE, across the tasks (CEM)"]
+        assert ev.low > 0.3 and V.verdict(claim, ev) == want
+
+
+@pytest.mark.parametrize(("main", "want"), [(MAIN, MAIN), (CODE, CODE)])
+def test_one_claim_one_protocol(main, want):
+    """Where the study's main protocol is not SCALE's, SCALE's CEM claim is tested under the
+    main one only (fixed in the study spec before any result), not under both."""
+    episodes, geo = synthetic_study("scale")
+    items = paper_claims("tworoom", episodes, geo, main, CODE)
+    cem = [c for c, _ in items if c.statement == "SCALE plans better than LeWM (CEM)"]
+    assert len(cem) == 1 and want in cem[0].measure

@@ -11,7 +11,7 @@ def test_reference_table_is_tidy_and_cited():
     assert set(df["paper"]) == {"SCALE", "AnisoWM", "LeWM"}
 
 
-def test_spot_values_from_the_papers():
+def test_spot_values_equal_the_papers_tables():
     icem = reference_numbers(table="scale_success_per_solver", task="tworoom", solver="icem")
     assert dict(zip(icem.arm, icem.value, strict=True))["scale"] == 92.87
     ani = reference_numbers(table="aniso_success", task="tworoom")
@@ -27,7 +27,7 @@ def test_per_solver_means_are_consistent_with_per_tier_rows():
         assert mean[arm] == pytest.approx(value, abs=0.1)
 
 
-def test_bad_filters_fail_loudly():
+def test_an_unknown_column_or_a_filter_matching_nothing_stops_naming_it():
     with pytest.raises(ValueError, match="unknown reference column 'tsk'"):
         reference_numbers(tsk="tworoom")
     with pytest.raises(ValueError, match="no reference numbers match"):

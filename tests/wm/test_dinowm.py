@@ -32,7 +32,7 @@ def tiny_model(seed: int = 0) -> PatchWorldModel:
     return PatchWorldModel(DinoViT(TINY_VIT), cfg, image_size=32, token_grid=4).eval()
 
 
-def test_block_causal_mask_closed_form():
+def test_block_causal_mask_equals_its_closed_form():
     m = block_causal_mask(frames=3, patches=2).int()
     expect = torch.tensor(
         [
@@ -93,7 +93,7 @@ def test_rollout_is_repeated_one_step_prediction():
     torch.testing.assert_close(got, zs[:, 1:])
 
 
-def test_paper_size_predictor_parameters():
+def test_paper_size_predictor_has_the_counted_parameters_and_98304_dimensions():
     cfg = PatchPredictorConfig(patches=256, features=384, action_block_dim=10)  # DINO-WM's
     model = PatchWorldModel(DinoViT(DINOV2_VITS14), cfg, image_size=224, token_grid=16)
     w, inner = 384 + 10, 16 * 64

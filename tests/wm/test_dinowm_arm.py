@@ -14,9 +14,7 @@ from jepa_geometry.planning.evaluator import evaluate_arm
 from jepa_geometry.profiles import load_profile, with_overrides
 from jepa_geometry.study.grid import arm_temperature
 from jepa_geometry.wm import dinowm, selfdistill
-from jepa_geometry.wm.arms import arm_weights, check_arms, parse_arm
 from jepa_geometry.wm.dino import DinoWeightsError
-from jepa_geometry.wm.objective import embedding_diagnostics
 from jepa_geometry.wm.training import (
     clip_batches,
     frozen_token_table,
@@ -26,27 +24,6 @@ from jepa_geometry.wm.training import (
 )
 
 SMOKE = load_profile("smoke")
-
-
-def test_dinowm_is_an_arm_of_its_own():
-    assert parse_arm("dinowm") == ("dinowm",) and check_arms(["lewm", "dinowm"])
-    assert arm_weights("dinowm", "pusht").as_dict() == {"sigreg": 0.0}
-    with pytest.raises(ValueError, match="sums with no arm"):
-        parse_arm("scale+dinowm")
-    with pytest.raises(ValueError, match="no weights to override"):
-        arm_weights("dinowm", "tworoom", overrides={"scale": 1.0})
-
-
-def test_wide_embedding_diagnostics_use_the_gram_matrix():
-    """Zc^T Zc and Zc Zc^T share their non-zero eigenvalues: the top shares of a 40 x 300
-    embedding equal those computed from the full 300 x 300 covariance."""
-    z = torch.randn(10, 4, 300, generator=torch.Generator().manual_seed(0))
-    got = embedding_diagnostics(z, z[:, 1:])
-    zf = z.reshape(-1, 300).double()
-    zf = zf - zf.mean(0)
-    eig = torch.linalg.eigvalsh(zf.T @ zf).flip(0).clamp_min(0)
-    for k in (2, 8):
-        assert got[f"top{k}_share"] == pytest.approx(float(eig[:k].sum() / eig.sum()), rel=1e-9)
 
 
 def test_a_dinowm_model_trains_around_a_frozen_encoder_reloads_and_plans():

@@ -1,4 +1,4 @@
-"""SIGReg, ΛReg, SCALE's loss and pair sampler, Aux, and arm weights -- against closed forms."""
+"""SIGReg, ΛReg, SCALE's loss and pair sampler, Aux -- against closed forms."""
 
 import math
 
@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 
-from jepa_geometry.wm.arms import arm_name, arm_weights, parse_arm
 from jepa_geometry.wm.losses import AuxHead, LambdaReg, sample_pairs, scale_loss, sigreg
 
 SQ2PI = math.sqrt(2 * math.pi)
@@ -124,7 +123,7 @@ def test_lambdareg_matches_sigreg_of_whitened_z():
 
 
 @pytest.mark.parametrize("kappa", [0.5, float("nan"), float("inf")])
-def test_lambdareg_rejects_bad_kappa(kappa):
+def test_lambdareg_refuses_a_kappa_below_one_or_not_finite(kappa):
     with pytest.raises(ValueError, match="kappa must be"):
         LambdaReg(4, kappa)
 
@@ -165,7 +164,7 @@ def test_scale_loss_degenerate_batch_is_connected_zero():
         scale_loss(zi, zi, q[:5], q[:5])
 
 
-def test_sample_pairs_within_and_across():
+def test_half_the_pairs_are_ordered_within_a_clip_and_half_across_episodes():
     episode = torch.tensor([0, 0, 1, 2, 3, 3, 4, 5])
     frames = 4
     i, j = sample_pairs(episode, frames, 512, generator=torch.Generator().manual_seed(0))
@@ -183,37 +182,13 @@ def test_sample_pairs_can_come_up_short_without_episode_diversity():
     assert len(i) == 50  # only the within-clip half exists
 
 
-def test_aux_head_loss_and_shape_check():
+def test_aux_head_loss_is_the_mean_squared_error_and_refuses_a_wrong_q_shape():
     head = AuxHead(8, 3)
     z, q = torch.randn(5, 4, 8), torch.randn(5, 4, 3)
     loss = head.loss(z, q)
     assert loss.item() == pytest.approx(((head(z) - q) ** 2).mean().item())
     with pytest.raises(ValueError, match=r"q must have shape \(5, 4, 3\)"):
         head.loss(z, torch.randn(5, 4, 2))
-
-
-def test_methods_and_weights():
-    assert parse_arm("anisowm+scale") == ("scale", "anisowm")
-    assert parse_arm("lewm") == ("lewm",) and arm_name("lewm+aux") == "aux"
-    with pytest.raises(ValueError, match=r"unknown arm component\(s\) \['scal'\].*valid: lewm"):
-        parse_arm("scal+anisowm")
-    w = arm_weights("scale", "reacher")
-    assert (w.sigreg, w.scale, w.aux, w.kappa) == (0.09, 0.15, None, None)
-    assert arm_weights("aux", "pusht").aux == 0.3
-    assert arm_weights("scale+anisowm", "tworoom").as_dict() == {
-        "sigreg": 0.09,
-        "scale": 0.1,
-        "kappa": 2.0,
-    }
-    assert arm_weights("anisowm", "cube", overrides={"kappa": 4}).kappa == 4.0
-    with pytest.raises(ValueError, match="has no 'aux' term"):
-        arm_weights("scale", "pusht", overrides={"aux": 0.1})
-    with pytest.raises(ValueError, match="unknown weight 'lam'"):
-        arm_weights("scale", "pusht", overrides={"lam": 0.1})
-    with pytest.raises(ValueError, match="kappa must be >= 1"):
-        arm_weights("anisowm", "pusht", overrides={"kappa": 0.5})
-    with pytest.raises(ValueError, match="unknown task 'maze'"):
-        arm_weights("lewm", "maze")
 
 
 # ------------------------------------------------------------------ the book's small checks
@@ -256,7 +231,7 @@ def test_collapsed_batch_scores_the_closed_form_at_zero_variance():
     assert collapsed_sigreg(n, 16, gen) == pytest.approx(exact, rel=0.02)  # jitter 0.01
 
 
-def test_lambda_reg_check_constraints_and_identities():
+def test_lambda_reg_check_keeps_trace_and_condition_and_equals_sigreg_of_whitened_z():
     from jepa_geometry.wm.losses import lambda_reg_check
 
     dim, kappa = 32, 2.0
@@ -343,24 +318,6 @@ def test_projection_recentres_without_changing_v_inside_the_box():
     assert reg.alpha.abs().max().item() == pytest.approx(0.5 * math.log(4.0))
     with pytest.raises(ValueError, match="bound must be one of clamp, tanh, project"):
         LambdaReg(4, 2.0, "soft")
-
-
-def test_lambdareg_variants_are_validated_weights_of_lambdareg_arms_only():
-    w = arm_weights(
-        "anisowm", "tworoom", 0.09, {"bound": "tanh", "alpha_lr": 30, "alpha_warmup": 100}
-    )
-    assert (w.bound, w.alpha_lr, w.alpha_warmup, w.kappa) == ("tanh", 30.0, 100.0, 2.0)
-    published = arm_weights("scale+anisowm", "tworoom", 0.09)
-    assert (published.bound, published.alpha_lr, published.alpha_warmup) == (None, None, None)
-    assert "bound" not in published.as_dict()  # unset variants leave the artifact key alone
-    with pytest.raises(ValueError, match="arm 'lewm' has no 'bound' term"):
-        arm_weights("lewm", "tworoom", 0.09, {"bound": "tanh"})
-    with pytest.raises(ValueError, match="bound must be one of clamp, tanh, project, got 'soft'"):
-        arm_weights("anisowm", "tworoom", 0.09, {"bound": "soft"})
-    with pytest.raises(ValueError, match="alpha_lr must be a number > 0"):
-        arm_weights("anisowm", "tworoom", 0.09, {"alpha_lr": 0})
-    with pytest.raises(ValueError, match="whole number of steps"):
-        arm_weights("anisowm", "tworoom", 0.09, {"alpha_warmup": 2.5})
 
 
 def test_sigreg_gaussian_floor_is_the_expected_statistic_of_gaussian_samples():

@@ -99,7 +99,7 @@ def test_rollout_matches_step_by_step_predictions():
             model.rollout(zc, blocks)
 
 
-def test_encode_shapes_dtype_and_eval_mode():
+def test_encoding_agrees_across_input_layouts_and_refuses_bad_shapes():
     model = WorldModel(small_config()).eval()
     s = model.cfg.image_size
     px = torch.randint(0, 256, (2, 4, 3, s, s), dtype=torch.uint8)

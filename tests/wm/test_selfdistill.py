@@ -35,7 +35,7 @@ def test_dino_loss_is_the_cross_entropy_across_views():
     assert float(got) == pytest.approx(expect, rel=1e-5)
 
 
-def test_teacher_ema_and_momentum_schedule():
+def test_teacher_is_an_ema_of_the_student_with_momentum_rising_to_one():
     a, b = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
     before = [p.detach().clone() for p in a.parameters()]
     sd.ema_(a, b, 0.9)

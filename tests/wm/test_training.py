@@ -1,5 +1,5 @@
-"""The trainer: loss composition against independent computations, the LR schedule, determinism,
-resume after a killed process, bad input, the paper model on CPU, the cache and the CLI."""
+"""The trainer (jepa_geometry.wm.training): the LR schedule, determinism, resume after a killed
+process, bad input, the paper model on CPU, the cache and the CLI."""
 
 import dataclasses
 import math
@@ -17,12 +17,10 @@ import pytest
 import torch
 
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study.diagnostics import diagnostics_long
 from jepa_geometry.wm.arms import arm_weights
 from jepa_geometry.wm.checkpoint import load_training_state
-from jepa_geometry.wm.losses import sample_pairs, scale_loss, sigreg
 from jepa_geometry.wm.model import WorldModel, WorldModelConfig, build_world_model
-from jepa_geometry.wm.objective import DIAGNOSTICS, Objective, check_batch, embedding_diagnostics
+from jepa_geometry.wm.objective import DIAGNOSTICS, Objective, check_batch
 from jepa_geometry.wm.training import lr_factor, on_device, train, world_model_artifact
 from tests.conftest import REPO
 
@@ -85,46 +83,6 @@ def flat_state(*modules) -> torch.Tensor:
 
 
 # ------------------------------------------------------------------ loss composition
-
-
-@pytest.mark.parametrize("arm", ["lewm", "scale", "aux", "anisowm", "scale+aux+anisowm"])
-def test_loss_is_the_weighted_sum_of_independently_computed_terms(arm):
-    prof, model, obj, src = make_run(arm)
-    if obj.lambda_reg is not None:
-        obj.lambda_reg.alpha.data = torch.linspace(-1, 1, model.embed_dim)  # anisotropic v
-    batch = next(src(0))
-    gen = torch.Generator().manual_seed(5)
-    model.train()
-    terms = obj(model, batch, gen)
-
-    gen2 = torch.Generator().manual_seed(5)  # replay the same directions and pairs
-    z = model.encode(batch["pixels"])
-    z_hat = model.predict(z[:, :3], batch["actions"][:, :3])
-    pred = F_mse = ((z_hat - z[:, 1:]) ** 2).sum() / z_hat.numel()
-    w = obj.weights
-    zt = z.transpose(0, 1)
-    if "anisowm" in arm:
-        v = obj.lambda_reg.variances
-        reg = sigreg(zt / v.sqrt(), prof.train.sigreg_projections, generator=gen2)
-        assert terms["lambda_reg"].item() == pytest.approx(reg.item(), rel=1e-5)
-        assert "sigreg" not in terms  # ΛReg replaces SIGReg
-    else:
-        reg = sigreg(zt, prof.train.sigreg_projections, generator=gen2)
-        assert terms["sigreg"].item() == pytest.approx(reg.item(), rel=1e-5)
-    expected = pred + w.sigreg * reg
-    assert terms["pred"].item() == pytest.approx(F_mse.item(), rel=1e-5)
-    if "scale" in arm:
-        i, j = sample_pairs(batch["episode"], 4, prof.train.pairs_per_batch, gen2)
-        zf, qf = z.reshape(-1, z.shape[-1]), batch["q"].reshape(-1, Q_DIM)
-        x, y = ((zf[i] - zf[j]) ** 2).sum(-1), ((qf[i] - qf[j]) ** 2).sum(-1)
-        r = torch.corrcoef(torch.stack([x, y]))[0, 1]
-        assert terms["scale"].item() == pytest.approx(1 - r.item(), abs=1e-4)
-        expected = expected + w.scale * scale_loss(zf[i], zf[j], qf[i], qf[j])
-    if "aux" in arm:
-        aux = ((obj.aux_head(z) - batch["q"]) ** 2).mean()
-        assert terms["aux"].item() == pytest.approx(aux.item(), rel=1e-5)
-        expected = expected + w.aux * aux
-    assert terms["loss"].item() == pytest.approx(expected.item(), rel=1e-5)
 
 
 def test_lambda_reg_alpha_gets_gradient_only_from_its_term_and_no_weight_decay():
@@ -242,7 +200,7 @@ def test_run_killed_at_an_arbitrary_moment_resumes_to_identical_weights(tmp_path
 # ------------------------------------------------------------------ bad input
 
 
-def test_unknown_method_weight_and_bad_kappa_fail_before_training():
+def test_an_unknown_arm_weight_or_task_a_bad_kappa_or_seed_fails_before_training():
     prof = load_profile("smoke")
     with pytest.raises(ValueError, match=r"unknown arm component.*valid: lewm, scale"):
         world_model_artifact("tworoom", "scal", 0, prof)
@@ -351,7 +309,7 @@ def test_paper_model_takes_one_training_step_on_cpu(capsys):
 # ------------------------------------------------------------------ artifact keys and CLI
 
 
-def test_artifact_key_depends_on_task_method_weights_seed_and_profile():
+def test_artifact_key_depends_on_task_arm_weights_seed_and_profile():
     prof = load_profile("smoke")
     base = world_model_artifact("tworoom", "scale+anisowm", 0, prof)
     assert base.key == world_model_artifact("tworoom", "anisowm+scale", 0, prof).key
@@ -369,7 +327,7 @@ def test_artifact_key_depends_on_task_method_weights_seed_and_profile():
     assert len({base.key, *(o.key for o in others)}) == 1 + len(others)
 
 
-def test_cli_train_rejects_bad_method_with_valid_choices(capsys):
+def test_cli_train_rejects_an_unknown_arm_naming_the_valid_ones(capsys):
     from jepa_geometry.cli import main
 
     rc = main(["train", "--task", "tworoom", "--arm", "nosuch", "--profile", "smoke"])
@@ -381,7 +339,7 @@ def test_cli_train_rejects_bad_method_with_valid_choices(capsys):
 # ------------------------------------------------------------------ end to end on real data
 
 
-def test_train_world_model_on_smoke_tworoom_is_cached_and_loadable():
+def test_a_trained_model_is_cached_and_loaded_without_retraining():
     """Collect (smoke) -> train -> cache -> load; a second call is a cache hit, not a retrain."""
     from jepa_geometry.analysis.probes import latent_probe_r2
     from jepa_geometry.envs.dataset import load_dataset
@@ -406,7 +364,6 @@ def test_train_world_model_on_smoke_tworoom_is_cached_and_loadable():
 
 
 def test_arm_weights_table_has_the_papers_defaults():
-    import numpy as np
 
     from jepa_geometry.book.tables.models import arm_weights_table
 
@@ -422,7 +379,6 @@ def test_arm_weights_table_has_the_papers_defaults():
 
 
 def _synthetic_logs():
-    import pandas as pd
 
     a = pd.DataFrame({"step": [1, 2], "pred": [1.0, 0.5], "sigreg": [3.0, 2.0], "arm": "a"})
     b = pd.DataFrame(
@@ -453,7 +409,7 @@ def test_loss_terms_long_keeps_each_logged_value_once():
     assert list(dict.fromkeys(long["term"])) == ["pred", "sigreg", "lambda_reg"]
 
 
-def test_lambda_target_summary_by_hand():
+def test_lambda_target_summary_equals_a_hand_count():
     from jepa_geometry.book.tables.models import lambda_target_summary
 
     s = lambda_target_summary(_synthetic_logs())
@@ -464,7 +420,7 @@ def test_lambda_target_summary_by_hand():
     assert empty.empty and list(empty.columns) == list(s.columns)
 
 
-def test_train_one_seed_on_smoke_tworoom():
+def test_train_one_seed_reports_the_logs_each_arm_s_model_wrote():
     """Logs and summaries against the artifacts each arm's model wrote."""
     from jepa_geometry.book.tables.models import train_one_seed
     from jepa_geometry.wm.training import training_log
@@ -481,45 +437,6 @@ def test_train_one_seed_on_smoke_tworoom():
 
 
 # ------------------------------------------------------------------ precision and diagnostics
-
-
-def test_bf16_precision_autocasts_the_model_but_not_the_loss_terms():
-    prof, model, obj, src = make_run("scale+aux+anisowm")
-    batch = next(src(0))
-    model.train()
-    fp32 = obj(model, batch, torch.Generator().manual_seed(5), "fp32")
-    z32 = obj.last_embeddings[0]
-    bf16 = obj(model, batch, torch.Generator().manual_seed(5), "bf16")
-    z16 = obj.last_embeddings[0]
-    assert z16.dtype == torch.float32 and all(t.dtype == torch.float32 for t in bf16.values())
-    assert not torch.equal(z16, z32)  # the model really ran in bf16 ...
-    assert torch.allclose(z16, z32, atol=0.1)  # ... at bf16's precision (8 mantissa bits)
-    for k in fp32:
-        assert bf16[k].item() == pytest.approx(fp32[k].item(), rel=0.05, abs=1e-3), k
-    bf16["loss"].backward()
-    assert all(p.grad is None or p.grad.dtype == torch.float32 for p in model.parameters())
-
-
-def test_embedding_diagnostics_against_closed_forms():
-    g = torch.Generator().manual_seed(0)
-    d = 16
-    scales = torch.ones(d)
-    scales[:2] = 3.0  # two coordinates with 9x the variance
-    z = torch.randn(4000, 2, d, generator=g) * scales
-    iso = embedding_diagnostics(torch.randn(4000, 2, d, generator=g), torch.zeros(4000, 1, d))
-    # population shares: isotropic k/D; here (9+9)/(18+14) for the top 2
-    assert iso["top2_share"] == pytest.approx(2 / d, rel=0.15)
-    assert iso["top8_share"] == pytest.approx(8 / d, rel=0.05)
-    assert set(iso) == {"top2_share", "top8_share"}  # no ΛReg entries without v
-    aniso = embedding_diagnostics(z, z[:, 1:] + 0.1 * torch.randn(4000, 1, d, generator=g), None)
-    assert aniso["top2_share"] == pytest.approx(18 / 32, rel=0.05)
-    # v proportional to Var z: corr +1; relative error 0.01 / Var z: corr(v, rel err) < 0
-    v = scales**2 * d / (scales**2).sum()
-    z_hat = z[:, 1:] + 0.1 * torch.randn(4000, 1, d, generator=g)
-    diag = embedding_diagnostics(z, z_hat, v)
-    assert diag["cond_lambda"] == pytest.approx(9.0)
-    assert diag["corr_v_var_z"] == pytest.approx(1.0, abs=0.01)
-    assert diag["corr_v_rel_err"] < -0.9
 
 
 def test_training_log_rows_carry_the_diagnostics():
@@ -556,39 +473,6 @@ def test_projected_alpha_never_leaves_the_box():
     assert obj.lambda_reg.alpha.abs().max().item() <= half + 1e-6
     assert abs(obj.lambda_reg.alpha.mean().item()) < 1e-6
     assert res.log[-1]["cond_lambda"] > 1.0
-
-
-def test_diagnostics_long_keeps_each_logged_diagnostic_once():
-    logs = pd.DataFrame(
-        {
-            "step": [50, 100, 50, 100],
-            "arm": ["lewm", "lewm", "anisowm", "anisowm"],
-            "top8_share": [0.2, 0.3, 0.25, 0.35],
-            "cond_lambda": [np.nan, np.nan, 1.1, 1.3],
-            "pred": [1.0, 0.5, 1.0, 0.5],
-        }
-    )
-    out = diagnostics_long(logs, seed=4)
-    assert len(out) == 4 + 2 and (out.train_seed == 4).all()
-    assert set(out.diagnostic) == {"top8_share", "cond_lambda"}  # no loss terms
-    assert out[(out.arm == "anisowm") & (out.diagnostic == "cond_lambda")].value.tolist() == [
-        1.1,
-        1.3,
-    ]
-
-
-def test_isotropic_top_share_is_k_over_d_for_many_frames_and_more_for_a_batch():
-    from jepa_geometry.wm.objective import batch_isotropic_share, isotropic_top_share
-
-    # many frames: k/D, up to the Marchenko-Pastur edge (1 + sqrt(D/n))² of the top eigenvalues
-    many = isotropic_top_share(8, 20000, 16, draws=5)
-    assert 8 / 16 < many < 8 / 16 * (1 + (16 / 20000) ** 0.5) ** 2
-    batch = isotropic_top_share(8, 256, 64, draws=50)
-    # Marchenko-Pastur: at D/n = 1/4 the top eigenvalues are inflated up to (1 + 1/2)² = 2.25x
-    assert 8 / 64 * 1.5 < batch < 8 / 64 * 2.25
-    assert isotropic_top_share(64, 256, 64, draws=3) == pytest.approx(1.0)
-    laptop = load_profile("laptop")  # one training batch: 64 clips x 4 frames in D = 64
-    assert batch_isotropic_share(laptop, 8) == isotropic_top_share(8, 256, 64)
 
 
 def _numbered_batches(n: int, fail_at: int | None = None):

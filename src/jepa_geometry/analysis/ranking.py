@@ -43,6 +43,7 @@ section rec-cost-ordering (``book/reconstructions.md``), explains these choices)
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,6 +134,64 @@ def _dataset_candidates(
     return np.stack([np.asarray(data.action[r : r + length]) for r in pick])
 
 
+def _check_candidate_request(
+    source: str, n_starts: int, n_candidates: int, frameskip: int, horizon: int, n_episodes: int
+) -> None:
+    """Stop on a request :func:`simulate_candidates` cannot honour: an unknown source, a size
+    below 1, fewer than the 2 candidates an order needs, or more starts than episodes."""
+    if source not in SOURCES:
+        raise ValueError(f"unknown candidate source {source!r}; valid: {', '.join(SOURCES)}")
+    for name, v in (
+        ("n_starts", n_starts),
+        ("n_candidates", n_candidates),
+        ("frameskip", frameskip),
+        ("horizon", horizon),
+    ):
+        if v < 1:
+            raise ValueError(f"{name} must be >= 1, got {v}")
+    if n_candidates < 2:
+        raise ValueError(f"ranking needs at least 2 candidates, got {n_candidates}")
+    if n_starts > n_episodes:
+        raise ValueError(f"n_starts={n_starts} but the episode set has {n_episodes} episodes")
+
+
+def _candidate_draws(
+    data: EpisodeData, source: str, k: int, horizon: int, frameskip: int, action_dim: int, seed: int
+) -> Callable[[], np.ndarray]:
+    """The raw candidates (K, H·frameskip, A) of the next start, one call per start in order:
+    SCALE's K shared Gaussian sequences every time, or K recorded windows drawn afresh from
+    ``default_rng(seed)`` (AnisoWM's dataset source)."""
+    steps = horizon * frameskip
+    rng = np.random.default_rng(seed)
+    if source == "gaussian":
+        shared = _gaussian_candidates(data, k, horizon, frameskip, action_dim, seed)
+        return lambda: shared
+    windows = _window_starts(data, steps)
+    if len(windows) == 0:
+        raise ValueError(
+            f"no training episode of {data.task} has {steps} recorded consecutive actions"
+        )
+    return lambda: _dataset_candidates(data, rng, k, steps, windows)
+
+
+def _execute_from(
+    task: Task, start: np.ndarray, raw: np.ndarray, goal: np.ndarray, bar: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each candidate of ``raw`` executed from the restored ``start`` state: the terminal
+    states (K, S), frames (K, H_img, W_img, 3) and c_phys = ``goal_distance`` to ``goal`` (K,)."""
+    states, frames, costs = [], [], []
+    for acts in raw:
+        task.set_state(start)
+        for a in acts:
+            task.step(a)
+        s = task.get_state()
+        states.append(s)
+        frames.append(task.render())
+        costs.append(task.goal_distance(s, goal))
+        bar.update(1)
+    return np.stack(states), np.stack(frames), np.asarray(costs, dtype=np.float64)
+
+
 def simulate_candidates(
     task: Task,
     data: EpisodeData,
@@ -153,31 +212,10 @@ def simulate_candidates(
     Each candidate runs ``horizon·frameskip`` env steps from the restored start state; the terminal
     frame, state and c_phys are recorded. Deterministic in ``seed``.
     """
-    if source not in SOURCES:
-        raise ValueError(f"unknown candidate source {source!r}; valid: {', '.join(SOURCES)}")
-    for name, v in (
-        ("n_starts", n_starts),
-        ("n_candidates", n_candidates),
-        ("frameskip", frameskip),
-        ("horizon", horizon),
-    ):
-        if v < 1:
-            raise ValueError(f"{name} must be >= 1, got {v}")
-    if n_candidates < 2:
-        raise ValueError(f"ranking needs at least 2 candidates, got {n_candidates}")
-    if n_starts > len(episodes):
-        raise ValueError(f"n_starts={n_starts} but the episode set has {len(episodes)} episodes")
-    a_dim, steps = task.action_dim, horizon * frameskip
+    _check_candidate_request(source, n_starts, n_candidates, frameskip, horizon, len(episodes))
+    a_dim = task.action_dim
     low, high = np.asarray(task.action_low), np.asarray(task.action_high)
-    rng = np.random.default_rng(seed)
-    if source == "gaussian":
-        shared = _gaussian_candidates(data, n_candidates, horizon, frameskip, a_dim, seed)
-    else:
-        windows = _window_starts(data, steps)
-        if len(windows) == 0:
-            raise ValueError(
-                f"no training episode of {data.task} has {steps} recorded consecutive actions"
-            )
+    draw = _candidate_draws(data, source, n_candidates, horizon, frameskip, a_dim, seed)
     task.reset(seed=seed)
     set_goal = getattr(task, "set_goal_state", None)  # env-side target, if any
     idx = np.arange(n_starts)
@@ -188,29 +226,16 @@ def simulate_candidates(
     try:
         for i in idx:
             start, goal = episodes.start_states[i], episodes.goal_states[i]
-            if source == "gaussian":
-                raw = shared
-            else:
-                raw = _dataset_candidates(data, rng, n_candidates, steps, windows)
-            raw = np.clip(raw, low, high).astype(np.float32)
+            raw = np.clip(draw(), low, high).astype(np.float32)
             task.set_state(start)
             if set_goal is not None:
                 set_goal(goal)
             start_frames.append(task.render())
-            states, frames, costs = [], [], []
-            for acts in raw:
-                task.set_state(start)
-                for a in acts:
-                    task.step(a)
-                s = task.get_state()
-                states.append(s)
-                frames.append(task.render())
-                costs.append(task.goal_distance(s, goal))
-                bar.update(1)
+            states, frames, costs = _execute_from(task, start, raw, goal, bar)
             raw_all.append(raw)
-            term_states.append(np.stack(states))
-            term_frames.append(np.stack(frames))
-            c_phys.append(np.asarray(costs, dtype=np.float64))
+            term_states.append(states)
+            term_frames.append(frames)
+            c_phys.append(costs)
     finally:
         bar.close()
     raw_arr = np.stack(raw_all)

@@ -20,6 +20,7 @@ from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.protocol import make_protocol
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import Profile
+from jepa_geometry.wm.arms import DINOWM
 
 
 class ClusterError(ValueError):
@@ -58,13 +59,16 @@ def train_hours(profile: Profile) -> float:
 def cell_hours(cell: PlanningCell) -> float:
     """Estimated hours of one planning cell: pairs x plans per pair x seconds per plan, the
     profile's ``plan_seconds`` (at tier T1) scaled by the tier's rollouts (samples x
-    iterations) relative to T1; for the ceiling, its rollouts x the simulator's seconds per
-    rollout (``ceiling_rollout_ms``), on its subset of pairs."""
+    iterations) relative to T1, times ``dinowm_plan_factor`` for DINO-WM's arm (a predictor on
+    patch tokens, measured 4.6 times as slow per plan at laptop); for the ceiling, its rollouts
+    x the simulator's seconds per rollout (``ceiling_rollout_ms``), on its subset of pairs."""
     p = cell.profile
     samples, iterations = budget_tiers(p)["T1"]
     if cell.arm == CEILING:
         per_plan = cell.rollouts() * p.cluster.ceiling_rollout_ms[cell.task] / 1e3
     else:
         per_plan = p.cluster.plan_seconds * cell.rollouts() / (samples * iterations)
+        if cell.arm == DINOWM:
+            per_plan *= p.cluster.dinowm_plan_factor
     pairs = cell.pairs or cell.episodes or p.eval.episodes
     return pairs * make_protocol(p, cell.protocol).plans * per_plan / 3600

@@ -173,6 +173,145 @@ def on_device(batches: Iterator[Batch], device: str, prefetch: bool) -> Iterator
         worker.join(timeout=5)
 
 
+class _Run:
+    """One training run's state: the model and objective, their optimizer and schedule, the
+    generators, the log, and the logging window (the terms summed since the last logged row).
+
+    A checkpoint (:meth:`save`) holds all of it, so a run resumed from one (:meth:`resume`)
+    goes on with the same sums, random draws and learning rates as one never interrupted.
+    """
+
+    def __init__(
+        self,
+        model: WorldModel,
+        objective: Objective,
+        settings: TrainSettings,
+        seed: int,
+        device: str,
+    ) -> None:
+        """Moves ``model`` and ``objective`` to ``device`` and sets up AdamW and the schedule.
+
+        Two parameter groups: everything decayed, and ΛReg's α without weight decay (decay
+        would pull Λ back to the identity) at ``alpha_lr`` times the LR. All parameters are
+        clipped together, as in LeWM. The objective's generator and the dropout seed derive
+        from ``seed``."""
+        self.model, self.objective, self.settings, self.device = model, objective, settings, device
+        model.to(device)
+        objective.to(device)
+        decayed = list(model.parameters()) + [
+            p for n, p in objective.named_parameters() if not n.startswith("lambda_reg.")
+        ]
+        groups = [{"params": decayed, "weight_decay": settings.weight_decay}]
+        w = objective.weights
+        self.alpha_warmup = int(w.alpha_warmup or 0)
+        if objective.lambda_reg is not None:
+            groups.append(
+                {
+                    "params": list(objective.lambda_reg.parameters()),
+                    "weight_decay": 0.0,
+                    "lr": settings.lr * (w.alpha_lr or 1.0),
+                }
+            )
+        self.params = [p for g in groups for p in g["params"]]  # all clipped together
+        self.opt = torch.optim.AdamW(groups, lr=settings.lr)
+        self.sched = torch.optim.lr_scheduler.LambdaLR(
+            self.opt, lambda s: lr_factor(s, settings.warmup_steps, settings.steps)
+        )
+        self.gen = torch.Generator().manual_seed(derive_seed(seed, "objective"))
+        torch.manual_seed(derive_seed(seed, "dropout"))
+        self.fingerprint = run_fingerprint(model, objective, settings, seed)
+        self.log: list[dict[str, Any]] = []
+        self.window: dict[str, float] = {}
+        self.window_n = 0
+        self.pending: list[dict[str, torch.Tensor]] = []  # steps not yet added to the window
+        self.start = 0
+
+    def resume(self, checkpoint: Path) -> None:
+        """Restores the state saved in ``checkpoint``, if there is one, after checking it
+        belongs to the same model, arm, weights, q dimension, settings and seed."""
+        state = read_resume(checkpoint)
+        if state is None:
+            return
+        check_config(state["fingerprint"], self.fingerprint, f"checkpoint {checkpoint}")
+        self.model.load_state_dict(state["model"])
+        self.objective.load_state_dict(state["objective"])
+        self.opt.load_state_dict(state["optimizer"])
+        self.sched.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["torch_rng"])
+        if state.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        self.gen.set_state(state["generator"])
+        self.log, self.window, self.window_n = state["log"], state["window"], state["window_n"]
+        self.start = state["step"]
+
+    def save(self, checkpoint: Path, step: int) -> None:
+        """Writes the full state after ``step`` steps to ``checkpoint``, atomically. The
+        pending steps must be in the window first (:meth:`flush`)."""
+        state = {
+            "fingerprint": self.fingerprint,
+            "step": step,
+            "model": self.model.state_dict(),
+            "objective": self.objective.state_dict(),
+            "optimizer": self.opt.state_dict(),
+            "scheduler": self.sched.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if self.device != "cpu" else None,
+            "generator": self.gen.get_state(),
+            "log": self.log,
+            "window": self.window,
+            "window_n": self.window_n,
+        }
+        buf = io.BytesIO()
+        torch.save(state, buf)
+        write_verified(checkpoint, buf.getvalue())
+
+    def flush(self) -> None:
+        """Adds the pending steps' terms to the logging window, in step order: the same
+        float sums as reading each step's values at once, with one synchronisation per log
+        or checkpoint instead of one per step (which on a GPU stalls the loop)."""
+        for entry in self.pending:
+            for k, v in entry.items():
+                self.window[k] = self.window.get(k, 0.0) + float(v)
+        self.pending = []
+
+    def step(self, step: int, batch: Batch, first: bool) -> float:
+        """One optimizer step on ``batch`` (``first``: the first of this process); the LR it
+        used. α gets no gradient before ``alpha_warmup`` steps (Adam's moments stay zero, so
+        α stays 0 and Λ = I until the global scale of z has settled), and ΛReg's bound is
+        applied after the step."""
+        objective, settings = self.objective, self.settings
+        terms = objective(self.model, batch, self.gen, settings.precision, step, first)
+        self.opt.zero_grad(set_to_none=True)
+        terms["loss"].backward()
+        if step < self.alpha_warmup:
+            objective.lambda_reg.alpha.grad = None
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, settings.grad_clip)
+        lr = self.opt.param_groups[0]["lr"]
+        self.opt.step()
+        self.sched.step()
+        if objective.lambda_reg is not None:
+            objective.lambda_reg.project_()
+        self.pending.append({**{k: v.detach() for k, v in terms.items()}, "grad_norm": grad_norm})
+        self.window_n += 1
+        return lr
+
+    def log_row(self, done: int, lr: float) -> dict[str, Any]:
+        """Logs the window ending after ``done`` steps and starts a new one: the terms'
+        means over the window, the LR, :func:`embedding_diagnostics` of the last batch and,
+        for ΛReg, the target variances v."""
+        self.flush()
+        row = {"step": done, "lr": lr, **{k: v / self.window_n for k, v in self.window.items()}}
+        _check_user_terms(self.objective, row, done - self.window_n, done)
+        v = None
+        if self.objective.lambda_reg is not None:
+            v = self.objective.lambda_reg.variances.detach()
+            row["lambda_v"] = v.tolist()
+        row.update(embedding_diagnostics(*self.objective.last_embeddings, v))
+        self.log.append(row)
+        self.window, self.window_n = {}, 0
+        return row
+
+
 def train(
     model: WorldModel,
     objective: Objective,
@@ -198,127 +337,37 @@ def train(
     :func:`embedding_diagnostics` of the logging step's batch and, for ΛReg, the target
     variances v.
     """
-    model.to(device)
-    objective.to(device)
-    decayed = list(model.parameters()) + [
-        p for n, p in objective.named_parameters() if not n.startswith("lambda_reg.")
-    ]
-    groups = [{"params": decayed, "weight_decay": settings.weight_decay}]
-    w = objective.weights
-    alpha_warmup = int(w.alpha_warmup or 0)
-    if objective.lambda_reg is not None:
-        groups.append(
-            {
-                "params": list(objective.lambda_reg.parameters()),
-                "weight_decay": 0.0,
-                "lr": settings.lr * (w.alpha_lr or 1.0),
-            }
-        )
-    params = [p for g in groups for p in g["params"]]  # all clipped together, as in LeWM
-    opt = torch.optim.AdamW(groups, lr=settings.lr)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: lr_factor(s, settings.warmup_steps, settings.steps)
-    )
-    gen = torch.Generator().manual_seed(derive_seed(seed, "objective"))
-    torch.manual_seed(derive_seed(seed, "dropout"))
-    fingerprint = run_fingerprint(model, objective, settings, seed)
-    log: list[dict[str, Any]] = []
-    window: dict[str, float] = {}
-    window_n = 0
-    start = 0
-    state = read_resume(Path(checkpoint)) if checkpoint is not None else None
-    if state is not None:
-        check_config(state["fingerprint"], fingerprint, f"checkpoint {checkpoint}")
-        model.load_state_dict(state["model"])
-        objective.load_state_dict(state["objective"])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["torch_rng"])
-        if state.get("cuda_rng") is not None:
-            torch.cuda.set_rng_state_all(state["cuda_rng"])
-        gen.set_state(state["generator"])
-        log, window, window_n = state["log"], state["window"], state["window_n"]
-        start = state["step"]
-
-    def save(step: int) -> None:
-        state = {
-            "fingerprint": fingerprint,
-            "step": step,
-            "model": model.state_dict(),
-            "objective": objective.state_dict(),
-            "optimizer": opt.state_dict(),
-            "scheduler": sched.state_dict(),
-            "torch_rng": torch.get_rng_state(),
-            "cuda_rng": torch.cuda.get_rng_state_all() if device != "cpu" else None,
-            "generator": gen.get_state(),
-            "log": log,
-            "window": window,
-            "window_n": window_n,
-        }
-        buf = io.BytesIO()
-        torch.save(state, buf)
-        write_verified(Path(checkpoint), buf.getvalue())
-        if on_checkpoint is not None:
-            on_checkpoint(step)
-
-    def flush() -> None:
-        """Adds the pending steps' terms to the logging window, in step order: the same
-        float sums as reading each step's values at once, with one synchronisation per log
-        or checkpoint instead of one per step (which on a GPU stalls the loop)."""
-        nonlocal pending
-        for entry in pending:
-            for k, v in entry.items():
-                window[k] = window.get(k, 0.0) + float(v)
-        pending = []
-
-    pending: list[dict[str, torch.Tensor]] = []
+    run = _Run(model, objective, settings, seed, device)
+    if checkpoint is not None:
+        run.resume(Path(checkpoint))
     model.train()
     objective.train()
-    it = on_device(batches(start), device, prefetch=device != "cpu")
+    it = on_device(batches(run.start), device, prefetch=device != "cpu")
     t0 = time.perf_counter()
-    bar = _progress(settings.steps, start, objective.arm, progress)
+    bar = _progress(settings.steps, run.start, objective.arm, progress)
     try:
-        for step in range(start, settings.steps):
+        for step in range(run.start, settings.steps):
             batch = next(it)
-            if step == start:
+            if step == run.start:
                 check_batch(batch, model, objective.q_dim)
-            terms = objective(model, batch, gen, settings.precision, step, step == start)
-            opt.zero_grad(set_to_none=True)
-            terms["loss"].backward()
-            if step < alpha_warmup:  # Λ = I until the global scale of z has settled
-                objective.lambda_reg.alpha.grad = None
-            grad_norm = torch.nn.utils.clip_grad_norm_(params, settings.grad_clip)
-            lr = opt.param_groups[0]["lr"]
-            opt.step()
-            sched.step()
-            if objective.lambda_reg is not None:
-                objective.lambda_reg.project_()
-            pending.append({**{k: v.detach() for k, v in terms.items()}, "grad_norm": grad_norm})
-            window_n += 1
+            lr = run.step(step, batch, first=step == run.start)
             done = step + 1
             if done % settings.log_every == 0 or done == settings.steps:
-                flush()
-                row = {"step": done, "lr": lr, **{k: v / window_n for k, v in window.items()}}
-                _check_user_terms(objective, row, done - window_n, done)
-                v = None
-                if objective.lambda_reg is not None:
-                    v = objective.lambda_reg.variances.detach()
-                    row["lambda_v"] = v.tolist()
-                row.update(embedding_diagnostics(*objective.last_embeddings, v))
-                log.append(row)
-                window, window_n = {}, 0
+                row = run.log_row(done, lr)
                 bar.set_postfix(loss=f"{row['loss']:.4f}", pred=f"{row['pred']:.4f}")
             bar.update(1)
             if checkpoint is not None and (
                 done % settings.checkpoint_every == 0 or done == settings.steps
             ):
-                flush()
-                save(done)
+                run.flush()
+                run.save(Path(checkpoint), done)
+                if on_checkpoint is not None:
+                    on_checkpoint(done)
     finally:
         it.close()
         bar.close()
     model.eval()
-    return TrainResult(log, settings.steps, time.perf_counter() - t0, start)
+    return TrainResult(run.log, settings.steps, time.perf_counter() - t0, run.start)
 
 
 def _check_user_terms(objective: Objective, row: dict[str, Any], first: int, done: int) -> None:
@@ -518,6 +567,7 @@ def train_world_model(
                 device=profile.cluster.device,
             )
         model.to("cpu")  # the model file is read anywhere (load_model_file maps to the CPU)
+        # "method" names the arm: model.pt and the manifest's summary hold the key as written
         meta = {"task": task, "method": arm_name(arm), "weights": w.as_dict(), "seed": seed}
         meta.update(q_dim=len(q_cols), action_dim=int(ds.action.shape[1]))
         meta["q"] = [q_names(task)[i] for i in q_cols]
