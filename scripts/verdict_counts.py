@@ -22,10 +22,10 @@ import sys
 
 import pandas as pd
 
-from jepa_geometry.extensions import kappa_tables
+from jepa_geometry.book import tables
 from jepa_geometry.planning import protocol
 from jepa_geometry.profiles import Profile, load_profile
-from jepa_geometry.study import across, tables
+from jepa_geometry.study import load
 from jepa_geometry.theory import toy2d
 from jepa_geometry.verdict import across as verdicts
 from jepa_geometry.verdict import claims, records, rule
@@ -41,7 +41,7 @@ def _rows(section: str, table: pd.DataFrame, label: str = "verdict") -> pd.DataF
     return t[COLUMNS]
 
 
-def book_rows(studies: across.Studies) -> pd.DataFrame:
+def book_rows(studies: load.Studies) -> pd.DataFrame:
     """Chapter 8's verdict for the whole book, each task page's (chapter 7), and the lens."""
     failed = verdicts.failed_preconditions(studies)
     board = tables.geometry.dashboard(verdicts.book_items(studies), failed)
@@ -65,7 +65,7 @@ def book_rows(studies: across.Studies) -> pd.DataFrame:
 
 
 def kappa_rows(base: Profile) -> pd.DataFrame:
-    view = kappa_tables.chapter_view(base)
+    view = tables.kappa.chapter_view(base)
     if not view.built:
         print(f"κ sweep: {view.missing}", file=sys.stderr)
         return pd.DataFrame(columns=COLUMNS)
@@ -122,8 +122,8 @@ def main() -> None:
         print(f"--- changed\n{compare(before, after).to_string(index=False)}")
         return
     base = load_profile(args.profile)
-    studies = across.load_studies(base)
-    print(f"tasks without a study: {across.missing_sentence(studies)}", file=sys.stderr)
+    studies = load.load_studies(base)
+    print(f"tasks without a study: {load.missing_sentence(studies)}", file=sys.stderr)
     rows = pd.concat([book_rows(studies), kappa_rows(base), theory_rows(base)], ignore_index=True)
     if args.out:
         rows.to_csv(args.out, index=False)

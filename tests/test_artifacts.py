@@ -361,3 +361,20 @@ def test_each_profile_has_its_own_cache_unless_one_is_named(monkeypatch):
     monkeypatch.setenv(DATA_ENV, "/somewhere/else")
     use_profile_cache("paper")  # a cache named by the user wins
     assert os.environ[DATA_ENV] == "/somewhere/else"
+
+
+def test_inside_cache_only_a_missing_artifact_is_reported_not_built(data_root):
+    art = Artifact("results", "probe", {"x": 1})
+    calls = []
+
+    def build(tmp):
+        calls.append(tmp)
+        (tmp / "v.txt").write_text("1")
+
+    with cache_only(), pytest.raises(NotCached, match="results/probe/.* is not in the cache"):
+        get_or_build(art, build)
+    assert calls == [] and not art.exists()
+    get_or_build(art, build)  # outside the block it builds, once
+    with cache_only():
+        assert get_or_build(art, build) == art.path  # and a cached artifact is read
+    assert len(calls) == 1

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 import jepa_geometry
+import jepa_geometry.layers
 from jepa_geometry.layers import LAYERS, import_violations, layer_of
 
 PACKAGE = Path(jepa_geometry.__file__).parent
@@ -137,6 +138,26 @@ def test_the_package_root_exports_the_papers_names():
         assert getattr(obj, "__name__", name) == name or not callable(obj)
 
 
-def test_the_longest_name_decides_a_module_s_layer():
-    assert layer_of("jepa_geometry.study.grid") < layer_of("jepa_geometry.verdict.rule")
-    assert layer_of("jepa_geometry.study.tables.shared") > layer_of("jepa_geometry.verdict.rule")
+def test_the_layers_follow_the_data_flow():
+    assert [layer[0] for layer in LAYERS] == [
+        "profiles",
+        "envs",
+        "wm",
+        "planning",
+        "analysis",
+        "theory",
+        "study",
+        "cluster",
+        "verdict",
+        "extensions",
+        "book",
+        "cli",
+    ]
+    assert layer_of("jepa_geometry.study.load") < layer_of("jepa_geometry.verdict.across")
+    assert layer_of("jepa_geometry.verdict.rule") < layer_of("jepa_geometry.book.tables.shared")
+
+
+def test_the_longest_name_decides_a_module_s_layer(monkeypatch):
+    monkeypatch.setattr(jepa_geometry.layers, "LAYERS", (("study",), ("verdict",), ("study.x",)))
+    assert layer_of("jepa_geometry.study.grid") == 0
+    assert layer_of("jepa_geometry.study.x.y") == 2

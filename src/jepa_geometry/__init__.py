@@ -3,8 +3,10 @@
 The subpackages follow the data flow (the README's module map, and :data:`LAYERS` in
 :mod:`jepa_geometry.layers`): ``envs`` (tasks, datasets) -> ``wm`` (model, losses, training)
 -> ``planning`` (cost, solvers, goal-reaching protocol) -> ``analysis`` (probes, rank channels,
-cost landscapes) -> ``theory`` (closed forms, the 2-D toy) -> ``study`` (a task's grid, tables,
-verdicts, the papers' numbers) -> ``book`` (chapter pipeline, plots) -> ``cli``.
+cost landscapes) -> ``theory`` (closed forms, the 2-D toy) -> ``study`` (a task's study and
+its grid) -> ``cluster`` (the grid on a job engine) -> ``verdict`` (the rule, the papers'
+numbers, every claim) -> ``extensions`` (the κ sweep, the scaling study, your objective) ->
+``book`` (chapter pipeline, page tables, plots) -> ``cli``.
 
 The names a reader of the papers looks for are importable from here, e.g.
 ``from jepa_geometry import sigreg, LambdaReg, scale_loss, metric_leverage``. They are

@@ -22,11 +22,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("study",),  # a task's study: spec, levers, grid, build, job calls, rules, regression
     ("cluster",),  # units, estimates, submission and the run loop of the grid on submitit
     ("verdict",),  # the verdict rule, the papers' numbers, every claim record, their evaluation
-    # on their way out of study/ (the page tables read the verdict): a layer of their own
-    # above it until they move to book/; verdict.across reads the studies study.across loads
-    ("study.across", "study.tables", "verdict.across"),
     ("extensions",),  # beyond one task's study: the κ sweep, the scaling study, your objective
-    ("book",),  # chapter pipeline, papermill I/O, plots
+    ("book",),  # chapter pipeline, papermill I/O, page tables and plots
     ("cli",),  # the command line
 )
 
@@ -34,8 +31,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 def layer_of(module: str) -> int:
     """The layer index of ``jepa_geometry.<module>`` (dotted); ValueError if it has none.
 
-    The longest name that holds the module decides, so a module can sit in another layer than
-    its package (``study.tables`` above ``study``)."""
+    The longest name that holds the module decides, so a module could sit in another layer
+    than its package (none does: every entry of :data:`LAYERS` is a top-level name)."""
     rel = module.removeprefix("jepa_geometry.")
     found = [
         (len(n), i)

@@ -10,7 +10,7 @@ import torch
 
 import jepa_geometry as jg
 from jepa_geometry.analysis import landscape, measurements, probes
-from jepa_geometry.study import tables
+from jepa_geometry.book import tables
 from jepa_geometry.verdict.reference import reference_numbers
 
 SMALL = measurements.GeometrySettings(

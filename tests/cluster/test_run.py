@@ -16,7 +16,7 @@ from filelock import FileLock
 from jepa_geometry import cluster
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, Artifact, environ
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import across
+from jepa_geometry.study import load
 from jepa_geometry.study.rules.gate import study_choice
 from jepa_geometry.study.spec import load_study
 
@@ -88,7 +88,7 @@ def test_a_smoke_study_through_the_local_executor_then_read_from_cache(
     # the cross-task page's reader finds the whole study in the grid's cache alone (the page
     # itself renders from such a cache in test_chapters' evidence test)
     with environ({CACHE_ONLY_ENV: "1"}):
-        studies = across.load_studies(SMOKE, ["tworoom"], require_planned=True)
+        studies = load.load_studies(SMOKE, ["tworoom"], require_planned=True)
         chosen, _, gates = study_choice("tworoom", SMOKE)  # the gate the pages show first
     assert list(studies.studies) == ["tworoom"] and studies.missing == {}
     assert chosen and len(gates) >= 1

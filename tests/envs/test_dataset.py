@@ -9,10 +9,10 @@ import h5py
 import numpy as np
 import pytest
 
+from jepa_geometry.book import tables
 from jepa_geometry.envs import TASKS, clips, collect, make_task
 from jepa_geometry.envs import dataset as D
 from jepa_geometry.profiles import ProfileError, load_profile
-from jepa_geometry.study import tables
 
 Q_DIMS = {"tworoom": 2, "pusht": 6, "reacher": 4, "cube": 9, "pointmaze": 2}
 STEPS = 24

@@ -269,7 +269,7 @@ def test_render_without_opengl_says_set_mujoco_gl():
 
 def test_task_table_lists_each_tasks_definitions():
     """Against the q definitions in the module docstring, written out by hand."""
-    from jepa_geometry.study.tables.models import task_table
+    from jepa_geometry.book.tables.models import task_table
 
     table = task_table()
     assert list(table.index) == list(TASKS)

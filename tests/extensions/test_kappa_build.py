@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jepa_geometry.extensions import kappa_build, kappa_sweep, kappa_tables
+from jepa_geometry.book import tables
+from jepa_geometry.extensions import kappa_build, kappa_sweep
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.verdict.kappa_claims import kappa_verdicts
 from jepa_geometry.verdict.rule import BY_CONSTRUCTION, LABELS
@@ -22,7 +23,7 @@ def test_the_smoke_sweep_builds_reads_back_and_judges_the_same_twice():
     assert kappa_build.missing(kappa_sweep.KAPPA_SWEEP, base) == []
     res = kappa_build.load_results(base)
     assert len(res.models) == 10
-    table = kappa_tables.kappa_sweep_table(res)
+    table = tables.kappa.kappa_sweep_table(res)
     assert list(table["κ"][:5]) == [1.0, 1.5, 2.0, 4.0, 8.0]
     rows = kappa_verdicts(res)
     assert set(rows["verdict"]) <= {*LABELS, BY_CONSTRUCTION} and len(rows) == 6

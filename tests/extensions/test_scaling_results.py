@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from jepa_geometry.analysis.measurements import Geometry
-from jepa_geometry.extensions import scaling, scaling_results, scaling_tables
+from jepa_geometry.book import tables
+from jepa_geometry.extensions import scaling, scaling_results
 from jepa_geometry.extensions.scaling import Point
 from jepa_geometry.profiles import load_profile
 
@@ -53,7 +54,7 @@ def test_success_by_point_is_the_tier_mean_beside_the_task_s_ceiling():
         assert (out.loc[arm, "seeds"], out.loc[arm, "pairs"]) == (2, 6)
     assert out.loc["ceiling", "rate"] == pytest.approx(top.success.mean())
     assert (out.loc["ceiling", "pairs"], out.loc["ceiling", "point"]) == (3, "any")
-    shown = scaling_tables.success_display(out.reset_index())
+    shown = tables.scaling.success_display(out.reset_index())
     assert list(shown.columns) == [
         "task", "point", "steps", "lewm (%)", "scale (%)", "ceiling, 3 pairs (%)"
     ]  # fmt: skip

@@ -8,9 +8,9 @@ import pytest
 from scipy import stats as sps
 
 import jepa_geometry as jg
+from jepa_geometry.book import tables
 from jepa_geometry.stats import format_rate
 from jepa_geometry.study import grid as study
-from jepa_geometry.study import tables
 from jepa_geometry.verdict.reference import reference_numbers
 
 
@@ -137,7 +137,7 @@ def test_beside_papers_pairs_each_paper_value_with_our_cell():
 
 def test_lambda_table_and_figure_read_every_lambdareg_model():
     from jepa_geometry.book.plots import plot_lambda_spectra
-    from jepa_geometry.study.tables.geometry import lambda_table
+    from jepa_geometry.book.tables.geometry import lambda_table
 
     v = np.array([[1.0, 1.0, 1.0], [1.6, 1.0, 0.4]])  # two logged steps, D = 3
     sp = {
@@ -249,8 +249,8 @@ def test_build_study_fills_the_cache_the_serial_grid_reads(data_root):
 
 
 def test_variant_planning_sentence_states_each_interval():
+    from jepa_geometry.book.tables.geometry import variant_planning_sentence
     from jepa_geometry.study.rules.lambdareg import choose_variant
-    from jepa_geometry.study.tables.geometry import variant_planning_sentence
 
     t = pd.DataFrame(
         [{"comparison": "v - lewm", "diff": 0.043, "low": -0.04, "high": 0.115, "p_mcnemar": 0.005}]

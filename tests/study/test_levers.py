@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from jepa_geometry.book import tables
 from jepa_geometry.envs import make_task, q_names
 from jepa_geometry.envs.collect import episode_counts
 from jepa_geometry.envs.dataset import load_dataset
@@ -17,7 +18,6 @@ from jepa_geometry.planning.protocol import (
     make_protocol,
 )
 from jepa_geometry.profiles import ProfileError, load_profile, with_overrides
-from jepa_geometry.study import tables
 from jepa_geometry.study.levers import LADDERS, Lever, ladder_lever
 from jepa_geometry.study.rules import gate
 from jepa_geometry.study.spec import SpecError, load_study
@@ -227,7 +227,7 @@ def test_best_rung_is_the_largest_paired_gap_and_the_cheaper_on_a_tie():
 
 
 def test_paper_gap_counts_what_the_paper_profile_spends():
-    from jepa_geometry.study import tables
+    from jepa_geometry.book import tables
 
     laptop, paper = load_profile("laptop"), load_profile("paper")
     gap = tables.planning.paper_gap(laptop, paper, "cube", 5).set_index("quantity")

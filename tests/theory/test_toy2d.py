@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from jepa_geometry.book import plots
-from jepa_geometry.study import tables
+from jepa_geometry.book import plots, tables
 from jepa_geometry.theory import linear_gaussian, toy2d
 
 SIGMA30 = linear_gaussian.covariance_2d([4.0, 1.0], 30.0)

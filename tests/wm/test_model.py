@@ -136,7 +136,7 @@ def test_small_vit_encoder_builds_and_encodes():
 
 def test_parameter_table_parts_sum_to_every_parameter():
     """The total row against an independent count over ``parameters()``, per model."""
-    from jepa_geometry.study.tables.models import parameter_table
+    from jepa_geometry.book.tables.models import parameter_table
 
     a = WorldModel(small_config())
     b = WorldModel(small_config(embed_dim=16, projector_hidden=24))

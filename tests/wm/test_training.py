@@ -365,7 +365,7 @@ def test_a_trained_model_is_cached_and_loaded_without_retraining():
 
 def test_arm_weights_table_has_the_papers_defaults():
 
-    from jepa_geometry.study.tables.models import arm_weights_table
+    from jepa_geometry.book.tables.models import arm_weights_table
 
     t = arm_weights_table(["lewm", "scale", "aux", "anisowm", "scale+anisowm"], "reacher", 0.05)
     assert list(t.columns) == ["sigreg", "scale", "aux", "kappa"]
@@ -394,7 +394,7 @@ def _synthetic_logs():
 
 
 def test_loss_terms_long_keeps_each_logged_value_once():
-    from jepa_geometry.study.tables.models import loss_terms_long
+    from jepa_geometry.book.tables.models import loss_terms_long
 
     logs = _synthetic_logs()
     long = loss_terms_long(logs)
@@ -410,7 +410,7 @@ def test_loss_terms_long_keeps_each_logged_value_once():
 
 
 def test_lambda_target_summary_equals_a_hand_count():
-    from jepa_geometry.study.tables.models import lambda_target_summary
+    from jepa_geometry.book.tables.models import lambda_target_summary
 
     s = lambda_target_summary(_synthetic_logs())
     assert list(s["arm"]) == ["b", "b"] and list(s["step"]) == [1, 2]
@@ -422,7 +422,7 @@ def test_lambda_target_summary_equals_a_hand_count():
 
 def test_train_one_seed_reports_the_logs_each_arm_s_model_wrote():
     """Logs and summaries against the artifacts each arm's model wrote."""
-    from jepa_geometry.study.tables.models import train_one_seed
+    from jepa_geometry.book.tables.models import train_one_seed
     from jepa_geometry.wm.training import training_log
 
     prof = load_profile("smoke", {"train.steps": 6, "train.log_every": 2})

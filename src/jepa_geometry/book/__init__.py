@@ -9,5 +9,6 @@
 - :mod:`.papermill_io`: papermill reading MyST chapters by any path;
 - :mod:`.html`: Jupyter Book's HTML build with the profile banner;
 - :mod:`.evidence`: the glued values of the executed pages, kept and compared;
+- :mod:`.tables`: the tables and sentences the pages show, one module per family of chapters;
 - :mod:`.plots`: the figures, one module per family of chapters.
 """

@@ -10,7 +10,7 @@ AnisoWM's κ sweep on trained models (chapter 8):
 * :mod:`~jepa_geometry.extensions.kappa_rules`: its rules on a training log (when Λ reaches
   its bound, how far the allocation moves after that); its claims are records of the one
   registry, judged by :mod:`jepa_geometry.verdict.kappa_claims`;
-* :mod:`~jepa_geometry.extensions.kappa_tables`: what chapter 8 shows of it.
+* what chapter 8 shows of it is a page table, :mod:`jepa_geometry.book.tables.kappa`.
 
 The scaling study, the papers' effects as training compute grows (chapter 9):
 
@@ -24,7 +24,7 @@ The scaling study, the papers' effects as training compute grows (chapter 9):
   claim's effect there, success beside the ceiling, the premises, LeWM's own budget;
 * :mod:`~jepa_geometry.extensions.scaling_trend`: each effect's trend against training FLOPs
   and where it would cross the verdict's minimum effect;
-* :mod:`~jepa_geometry.extensions.scaling_tables`: chapter 9's tables and sentences.
+* chapter 9's tables and sentences are page tables, :mod:`jepa_geometry.book.tables.scaling`.
 
 A loss term of the reader's own (chapter 10):
 

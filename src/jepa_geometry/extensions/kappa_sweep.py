@@ -25,8 +25,9 @@ of the study's own cell per pair (else :func:`~jepa_geometry.cluster.cell_hours`
 first statement is kept so the book shows what was stated before anything trained.
 
 The sweep in modules: this one (the sweep and its cost); :mod:`.kappa_build` (building and
-reading it); :mod:`.kappa_rules` (the rules on numbers); :mod:`.kappa` (its claims and their
-evaluators); :mod:`.kappa_tables` (what chapter 8 shows).
+reading it); :mod:`.kappa_rules` (the rules on numbers);
+:mod:`jepa_geometry.verdict.kappa_claims` (its claims judged);
+:mod:`jepa_geometry.book.tables.kappa` (what chapter 8 shows).
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ The study in modules, one concept each: this one (the spec, a point's profile an
 training FLOPs); :mod:`.scaling_rule` (the cost of a unit and the rule that chooses the units
 within the budget); :mod:`.scaling_build` (building the chosen units, and their units of the
 study grid); :mod:`.scaling_results` (what each built point measured, every claim's effect
-there); :mod:`.scaling_trend` (each effect's trend against compute); :mod:`.scaling_tables`
-(chapter 9's tables and sentences).
+there); :mod:`.scaling_trend` (each effect's trend against compute);
+:mod:`jepa_geometry.book.tables.scaling` (chapter 9's tables and sentences).
 
 A point's factors are not ladder rungs: they are applied with
 :func:`~jepa_geometry.profiles.with_overrides`, never capped by ``profile.ladder.max_factor``

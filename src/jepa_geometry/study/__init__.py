@@ -1,4 +1,23 @@
-"""One task's study: the grid of arms x seeds x planning cells (:mod:`.grid`), the tables the
-chapters show (:mod:`.tables`), the claims and their verdicts (:mod:`.verdict`), and the papers'
-reported numbers (:mod:`.reference`); across the tasks, both papers' headline tables and the
-book's verdict read from the cached studies (:mod:`.across`)."""
+"""One task's study: which arms, protocols and seeds it runs, the rules that decide how, the grid
+of arms x seeds x planning cells, and building it; across the tasks, the studies read back from
+the cache. One module each:
+
+* :mod:`.spec` with ``specs/<task>.yaml``: one study specification per task, the one the task's
+  chapters share (arms, protocols, seeds, the rung of its ladder);
+* :mod:`.levers`: the levers of a task's gate and the manipulation tasks' ladders of them;
+* :mod:`.rules`: the decisions written down before their results were seen (SIGReg's strength,
+  the ΛReg variant, the protocol gate and its ladder);
+* :mod:`.grid`: the grid of a study (train every arm, plan every solver cell, the MPPI
+  temperature, success and paired tables with their intervals);
+* :mod:`.build`: a study built into the cache many jobs at once;
+* :mod:`.job_calls`: what a job runs, the calls a process pool or submitit hands to another
+  process;
+* :mod:`.diagnostics`: the models' logged embedding diagnostics, read from their training logs;
+* :mod:`.regression` with ``previous_builds.yaml``: a new build against the results of the last
+  one, after a change of protocol;
+* :mod:`.load`: every task's study read from the cache (never built), for the cross-task
+  verdict and page.
+
+The verdict on a study's claims is in :mod:`jepa_geometry.verdict`, what its pages show in
+:mod:`jepa_geometry.book.tables`.
+"""

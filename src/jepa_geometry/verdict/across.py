@@ -2,7 +2,7 @@
 questions, and the preconditions of every task.
 
 Nothing here trains, plans or reads the cache: it takes the task studies that
-:func:`~jepa_geometry.study.across.load_studies` found and evaluates the claim records of
+:func:`~jepa_geometry.study.load.load_studies` found and evaluates the claim records of
 :mod:`~jepa_geometry.verdict.records` on them.
 
 * **The book's verdict** (:func:`book_items`): every claim of both papers on every task with a
@@ -28,7 +28,7 @@ import pandas as pd
 
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
-from jepa_geometry.study.across import Studies, TaskStudy
+from jepa_geometry.study.load import Studies, TaskStudy
 from jepa_geometry.verdict.claims import (
     ALL_TASKS,
     INTERACTION_ARM,
@@ -254,7 +254,7 @@ def preconditions_by_task(studies: Studies) -> pd.DataFrame:
 
 def failed_preconditions(studies: Studies) -> dict[str, set[str]]:
     """Per task (its code), the preconditions that do not hold on it: the claims requiring
-    them are not tested there (:func:`~jepa_geometry.study.tables.geometry.dashboard`). Under
+    them are not tested there (:func:`~jepa_geometry.book.tables.geometry.dashboard`). Under
     :data:`~jepa_geometry.verdict.records.ALL_TASKS`, each of them named with its task
     (:func:`~jepa_geometry.study.on_task`), as a claim about several tasks requires
     them."""

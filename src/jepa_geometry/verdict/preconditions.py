@@ -85,7 +85,7 @@ def preconditions(
       ΛReg cannot differ much from SIGReg, and the claims about that arm do not test what the
       paper means. cond Λ does not decide: two coordinates at the clamp reach κ.
     * "Λ follows the prediction error" (with ``diagnostics``, the long table of
-      :func:`~jepa_geometry.study.tables.geometry.training_diagnostics`): the ΛReg models' mean
+      :func:`~jepa_geometry.study.diagnostics.training_diagnostics`): the ΛReg models' mean
       ``corr_v_rel_err`` over their last three logged steps is negative, i.e. Λ gives more
       target variance where the model predicts relatively well, as AnisoWM's theory wants.
       Informative only: no claim requires it (it was added after the claims were fixed).

@@ -657,7 +657,7 @@ ClaimRecord = ClaimSpec | AcrossSpec | EverySpec | KappaClaimSpec
 def claim_records() -> dict[str, tuple[ClaimRecord, ...]]:
     """Every claim record the book tests, by group, in the order the pages show them: the
     answer to "which claims does the book test?" (the theory chapters' identities are checked
-    beside the page that derives them, :mod:`jepa_geometry.study.tables.theory`)."""
+    beside the page that derives them, :mod:`jepa_geometry.book.tables.theory`)."""
     return {
         "papers": PAPER_CLAIMS,
         "lens": LENS_CLAIMS,

@@ -617,7 +617,7 @@ def training_log(task: str, arm: str, seed: int, profile: Profile, weights=None)
 
 def last_logged(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     """The rows of each model's (arm, train_seed, diagnostic) ``last`` logged steps, from the
-    long table of :func:`~jepa_geometry.study.tables.models.diagnostics_long`: what "at the end of
+    long table of :func:`~jepa_geometry.study.diagnostics.diagnostics_long`: what "at the end of
     training" means for every diagnostic the book reports."""
     order = diagnostics.groupby(["arm", "train_seed", "diagnostic"])["step"]
     return diagnostics[order.rank(method="first", ascending=False) <= last]

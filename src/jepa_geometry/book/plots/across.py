@@ -18,7 +18,7 @@ def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
     tier-mean success with its 95 % interval (dots and bars) and SCALE's value (open
     diamonds, same colour); the random policy as a grey band.
 
-    ``grid`` is :func:`jepa_geometry.study.across.scale_grid` output.
+    ``grid`` is :func:`jepa_geometry.book.tables.across.scale_grid` output.
     """
     tasks = list(dict.fromkeys(grid["task"]))
     solvers = [s for s in GRID_SOLVERS if s in set(grid["solver"])]
@@ -79,7 +79,7 @@ def plot_contrast_forest(contrasts: pd.DataFrame) -> plt.Figure:
     """Forest plot of each arm minus LeWM per task x solver (tier-mean success, paired 95 %
     intervals), one panel per arm; SCALE's difference as an open diamond where it reports it.
 
-    ``contrasts`` is :func:`jepa_geometry.study.across.scale_contrasts` output.
+    ``contrasts`` is :func:`jepa_geometry.book.tables.across.scale_contrasts` output.
     """
     arms = list(dict.fromkeys(contrasts["arm"]))
     rows = list(dict.fromkeys(zip(contrasts.task, contrasts.solver, strict=True)))
@@ -131,7 +131,7 @@ def plot_geometry_heatmap(geometry: pd.DataFrame, measures: list[str]) -> plt.Fi
     of each measure is scaled over both panels together (its min to its max), so a colour
     means the same value left and right.
 
-    ``geometry`` is :func:`jepa_geometry.study.across.geometry_table` output.
+    ``geometry`` is :func:`jepa_geometry.book.tables.across.geometry_table` output.
     """
     g = geometry[geometry.measure.isin(measures)].copy()
     g["row"] = [f"{task_title(t)} · {a}" for t, a in zip(g.task, g.arm, strict=True)]
@@ -176,7 +176,7 @@ def plot_lambda_by_task(spectra: pd.DataFrame) -> plt.Figure:
     """The learned ΛReg target variances, sorted, one line per task (mean over seeds): how
     far from the isotropic 1 each task's Λ moved.
 
-    ``spectra`` is :func:`jepa_geometry.study.across.lambda_spectra_by_task` output.
+    ``spectra`` is :func:`jepa_geometry.book.tables.across.lambda_spectra_by_task` output.
     """
     fig, ax = plt.subplots(figsize=(5.6, 3.4))
     for task, g in spectra.groupby("task", sort=False):
@@ -194,8 +194,8 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
     pairs with Wilson 95 % intervals, validation pairs dashed), and per task the final learned
     target variances, sorted, one line per κ.
 
-    ``success`` is :func:`jepa_geometry.extensions.kappa_tables.success_by_kappa` output,
-    ``spectra`` is :func:`jepa_geometry.extensions.kappa_tables.sorted_spectra` output; empty
+    ``success`` is :func:`jepa_geometry.book.tables.kappa.success_by_kappa` output,
+    ``spectra`` is :func:`jepa_geometry.book.tables.kappa.sorted_spectra` output; empty
     frames (a sweep not built)
     give a one-line figure that says so.
     """

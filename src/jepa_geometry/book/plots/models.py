@@ -39,7 +39,7 @@ def plot_task_strip(task: str, strip: dict[str, np.ndarray], stride: int) -> plt
 def plot_loss_terms(long: pd.DataFrame, title: str) -> plt.Figure:
     """One log-scale panel per loss term over training steps, one line per arm.
 
-    ``long`` is :func:`jepa_geometry.study.tables.models.loss_terms_long` output (columns step, arm,
+    ``long`` is :func:`jepa_geometry.book.tables.models.loss_terms_long` output (columns step, arm,
     term, value); panels do not share a y axis, since the terms differ by orders of magnitude.
     """
     grid = sns.relplot(
@@ -62,7 +62,7 @@ def plot_lambda_target_spectrum(summary: pd.DataFrame) -> plt.Figure:
     """ΛReg's target spectrum during training: largest and smallest target variance and the
     share of coordinates with ``v > 1``, per arm.
 
-    ``summary`` is :func:`jepa_geometry.study.tables.models.lambda_target_summary` output.
+    ``summary`` is :func:`jepa_geometry.book.tables.models.lambda_target_summary` output.
     """
     fig, ax = plt.subplots()
     for m, g in summary.groupby("arm", sort=False):
@@ -86,7 +86,7 @@ def plot_training_diagnostics(
     diagnostics: pd.DataFrame, kappa: float, isotropic_top8: float
 ) -> plt.Figure:
     """Was Λ selected, and is the embedding isotropic? The diagnostics of every model over
-    training (:func:`jepa_geometry.study.tables.geometry.training_diagnostics`), one line per
+    training (:func:`jepa_geometry.study.diagnostics.training_diagnostics`), one line per
     (arm, seed), one colour per arm; reference lines: κ, 0 for the correlations, and the
     top-8 share of an isotropic Gaussian on one training batch (``isotropic_top8``,
     :func:`jepa_geometry.wm.objective.isotropic_top_share`)."""

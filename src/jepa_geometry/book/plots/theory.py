@@ -191,7 +191,7 @@ def plot_prediction_vs_regret(
     """AnisoWM Figure 1(b)'s analogue: held-out prediction error and normalized planning
     regret against the process noise, one panel each, per regularizer with 95 % intervals
     over seeds (bootstrap drawn with ``seed``, so the figure is the same on every run).
-    ``long`` is :func:`~jepa_geometry.study.tables.theory.long_table` output with the measures
+    ``long`` is :func:`~jepa_geometry.book.tables.theory.long_table` output with the measures
     ``heldout_error`` and ``normalized_regret``; ``reference`` is the Σ⁻¹ regret."""
     g = sns.relplot(
         data=long,

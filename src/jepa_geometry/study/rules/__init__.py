@@ -9,7 +9,7 @@
   (book: rec-protocol-gate, rec-manipulation-gate).
 
 A rule returns its evidence (a table) with its decision; how a page shows them is in
-:mod:`jepa_geometry.study.tables`.
+:mod:`jepa_geometry.book.tables`.
 """
 
 from jepa_geometry.study.rules import gate, lambdareg, sigreg

@@ -1,6 +1,6 @@
-"""The theory chapters' claims as verdict rows (issue 53): SCALE's metric leverage 2λ_j and
-AnisoWM's Figure 1(b) on the 2-D toy, judged by the book's rule; each test sets the claim
-against an identity that fails or an outcome that does not hold."""
+"""The theory chapters' claims as verdict rows (jepa_geometry.book.tables.theory): SCALE's
+metric leverage 2λ_j and AnisoWM's Figure 1(b) on the 2-D toy, judged by the book's rule; each
+test sets the claim against an identity that fails or an outcome that does not hold."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from jepa_geometry.study.tables import theory as T
+from jepa_geometry.book.tables import theory as T
 from jepa_geometry.verdict import rule as V
 
 
@@ -65,7 +65,7 @@ def _toy(error_ratio: float, regret: float, seeds: int = 10) -> pd.DataFrame:
         (0.1, 0.0, ("reproduced", "not detected at this scale")),
     ],
 )
-def test_figure_1b_claims(ratio, regret, expected):
+def test_figure_1b_is_two_claims_each_judged_on_the_sigreg_runs(ratio, regret, expected):
     """Prediction improving and regret staying positive are two claims, each judged on the
     SIGReg runs; the intervals are recomputed here as t-intervals over the seeds."""
     runs = _toy(ratio, regret)

@@ -1,11 +1,7 @@
-"""Across the five tasks: the task studies read from the cache, both papers' headline tables,
-the geometry per task and SCALE's other tables.
-
-Nothing here trains or plans. :func:`load_studies` reads every task study's planning grid,
-geometry and training logs from the artifact cache inside
-:func:`~jepa_geometry.artifacts.cache_only`, so a study that was never built is reported as
-missing (with the artifact it lacks) instead of being built for hours; the cross-task chapter
-then shows whatever tasks have studies and says which do not.
+"""Chapter 8's tables across the five tasks: both papers' headline tables, the ceiling on every
+task, the geometry per task and SCALE's other tables, each read from the task studies
+:func:`~jepa_geometry.study.load.load_studies` found in the cache (nothing here trains or
+plans).
 
 The papers' numbers come from the reference-data file only
 (:mod:`jepa_geometry.verdict.reference`); each table
@@ -31,7 +27,6 @@ preconditions per task) are evaluated on these studies in :mod:`jepa_geometry.ve
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,23 +34,23 @@ import pandas as pd
 from scipy import stats as sps
 
 from jepa_geometry import stats
-from jepa_geometry.analysis.measurements import Geometry, measure_arms
-from jepa_geometry.artifacts import NotCached, cache_only
+from jepa_geometry.analysis.measurements import Geometry
+from jepa_geometry.book.tables.geometry import lambda_table
+from jepa_geometry.book.tables.planning import ceiling_columns, lewm_paper_protocol
+from jepa_geometry.book.tables.shared import arm_order
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import format_rate
-from jepa_geometry.study import tables
 from jepa_geometry.study.grid import (
     GRID_SOLVERS,
     PAPER_SOLVER,
     SOLVER_NAMES,
-    PlanningGrid,
     paired_table,
-    planning_grid,
     success_table,
 )
-from jepa_geometry.study.spec import BASELINE, StudySpec, available_studies, load_study
+from jepa_geometry.study.load import Studies
+from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.verdict.rule import paired_unit_evidence
 
@@ -69,114 +64,6 @@ CONTRAST_ARMS: tuple[str, ...] = (
 )
 SCALE_GRID_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "dinowm")
 """The arms of SCALE's 4-arm grid (its tables' columns), in its order."""
-
-
-# --------------------------------------------------------------------------------------------
-# Reading the task studies from the cache
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TaskStudy:
-    """One task's cached study: its spec, the profile it ran at (the spec's rung of ``base``),
-    the planning grid, the geometry of every arm and the training diagnostics."""
-
-    task: str
-    spec: StudySpec
-    profile: Profile
-    grid: PlanningGrid
-    geometry: Geometry
-    diagnostics: pd.DataFrame
-
-    @property
-    def episodes(self) -> pd.DataFrame:
-        return self.grid.episodes
-
-
-@dataclass(frozen=True)
-class Studies:
-    """The task studies found in the cache, in the book's task order, and why the others are
-    missing (``{task: reason}``)."""
-
-    profile: str
-    studies: dict[str, TaskStudy]
-    missing: dict[str, str]
-
-    @property
-    def planned(self) -> list[str]:
-        """Tasks whose study planned (a failed gate trains and measures only)."""
-        return [t for t, s in self.studies.items() if s.spec.plans]
-
-    def coverage(self) -> pd.DataFrame:
-        """One row per task: whether its study is in this book at this profile, whether it
-        plans, its protocols and arms, or why it is missing."""
-        rows = []
-        for task in TASKS:
-            s = self.studies.get(task)
-            rows.append(
-                {
-                    "task": task_title(task),
-                    "study": s is not None,
-                    "plans": bool(s and s.spec.plans),
-                    "protocols": ", ".join(s.spec.protocols) if s else "",
-                    "arms": ", ".join(s.spec.arms) if s else "",
-                    "training seeds": len(s.profile.seeds.train) if s else 0,
-                    "note": self.missing.get(
-                        task,
-                        ""
-                        if s is None or s.spec.plans
-                        else "gate failed at every rung: measured, not planned",
-                    ),
-                }
-            )
-        return pd.DataFrame(rows)
-
-
-def load_task_study(task: str, base: Profile) -> TaskStudy:
-    """``task``'s study at ``base`` read from the cache; :class:`NotCached` names the first
-    artifact it lacks."""
-    spec = load_study(task)
-    profile = spec.profile(base)
-    with cache_only():
-        grid = planning_grid(spec, profile, progress=False)
-        geo = measure_arms(task, list(spec.arms), profile, progress=False)
-        diag = tables.geometry.training_diagnostics(task, list(spec.arms), profile)
-    return TaskStudy(task, spec, profile, grid, geo, diag)
-
-
-def load_studies(
-    base: Profile, tasks: Sequence[str] = TASKS, require_planned: bool = False
-) -> Studies:
-    """Every task study of ``tasks`` that the cache holds at ``base``; the others in
-    ``missing`` with the reason (no study file, or the artifact that is not built). With
-    ``require_planned``, a cache without any study that plans is a one-line error naming the
-    missing tasks (the success tables would be empty)."""
-    bad = [t for t in tasks if t not in TASKS]
-    if bad or not tasks:
-        raise ValueError(f"tasks must be a non-empty list of {', '.join(TASKS)}; got {list(tasks)}")
-    have = set(available_studies())
-    studies, missing = {}, {}
-    for task in [t for t in TASKS if t in tasks]:
-        if task not in have:
-            missing[task] = "no study file"
-            continue
-        try:
-            studies[task] = load_task_study(task, base)
-        except NotCached as e:
-            missing[task] = f"not built at this profile ({e}); `jepa-geometry study {task}`"
-    out = Studies(base.name, studies, missing)
-    if require_planned and not out.planned:
-        raise NotCached(
-            f"no task study that plans is cached at profile {base.name!r}: {missing_sentence(out)}"
-        )
-    return out
-
-
-def missing_sentence(studies: Studies) -> str:
-    """The tasks without a study at this profile and why, in one line ("none" if none)."""
-    if not studies.missing:
-        return "none"
-    return "; ".join(f"{task_title(t)}: {why}" for t, why in studies.missing.items())
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,7 +113,7 @@ def scale_grid(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame
     """
     rows = []
     for task, solver, tm in _tier_means(studies, protocol):
-        for arm in tables.shared.arm_order(list(set(tm["arm"]))):
+        for arm in arm_order(list(set(tm["arm"]))):
             m = stats.success_matrix(tm[tm["arm"] == arm])
             paper = _scale_solver_value(task, arm, solver)
             rows.append(
@@ -413,7 +300,7 @@ def ceiling_grid_display(grid: pd.DataFrame) -> pd.DataFrame:
             "protocol": g["protocol"].iloc[0],
             "pairs": int(g["pairs"].max()),
         }
-        out.append({**row, **tables.planning.ceiling_columns(g)})
+        out.append({**row, **ceiling_columns(g)})
     return pd.DataFrame(out)
 
 
@@ -458,7 +345,7 @@ def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
             "LeWM, AnisoWM (%)": _paper_value("aniso_success", task, BASELINE),
             "AnisoWM, AnisoWM (%)": _paper_value("aniso_success", task, arm),
         }
-        protocol = tables.planning.lewm_paper_protocol(task)
+        protocol = lewm_paper_protocol(task)
         st = studies.studies.get(task)
         if st is None or not st.spec.plans or protocol not in st.spec.protocols:
             row["note"] = (
@@ -557,7 +444,7 @@ def geometry_table(studies: Studies) -> pd.DataFrame:
         per_model = model_geometry(st.geometry)
         means = per_model.groupby("arm").mean(numeric_only=True)
         n = per_model.groupby("arm").size()
-        for arm in tables.shared.arm_order(list(means.index)):
+        for arm in arm_order(list(means.index)):
             for measure in (*GEOMETRY_MEASURES, "cond_lambda"):
                 value = float(means.loc[arm, measure])
                 if np.isnan(value):
@@ -598,9 +485,7 @@ def geometry_display(geometry: pd.DataFrame) -> pd.DataFrame:
     t = geometry.assign(cell=geometry.apply(text, axis=1), task=geometry.task.map(task_title))
     wide = t.pivot(index=["task", "arm"], columns="measure", values="cell")
     cols = [m for m in (*GEOMETRY_MEASURES, "cond_lambda") if m in wide.columns]
-    order = [
-        (task_title(task), arm) for task in TASKS for arm in tables.shared.arm_order(list(t.arm))
-    ]
+    order = [(task_title(task), arm) for task in TASKS for arm in arm_order(list(t.arm))]
     return wide.reindex([i for i in order if i in wide.index])[cols].fillna("").reset_index()
 
 
@@ -611,7 +496,7 @@ def lambda_by_task(studies: Studies, paper: Profile) -> pd.DataFrame:
     gives a count (its D is the ``paper`` profile's embedding width)."""
     rows = []
     for task, st in studies.studies.items():
-        lam = tables.geometry.lambda_table(st.geometry.lambda_spectra)
+        lam = lambda_table(st.geometry.lambda_spectra)
         count = _paper_value("aniso_lambda_above_mean", task, "anisowm")
         for arm, g in lam.groupby("arm", sort=False):
             rows.append(

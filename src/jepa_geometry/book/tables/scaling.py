@@ -1,7 +1,9 @@
 """Chapter 9's tables and sentences: the scaling study's units, its training compute beside
 the papers', its gates, its effects per compute point and the trend readings, shaped for the
-page (the computations are in :mod:`.scaling_rule`, :mod:`.scaling_results` and
-:mod:`.scaling_trend`; these functions take their tables and results)."""
+page (the computations are in :mod:`jepa_geometry.extensions.scaling_rule`,
+:mod:`jepa_geometry.extensions.scaling_results` and
+:mod:`jepa_geometry.extensions.scaling_trend`; these functions take their tables and
+results)."""
 
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ UNIT_COLUMNS: tuple[str, ...] = ("point", "task", "arm", "minutes", "status", "w
 
 
 def units_display(units: pd.DataFrame) -> pd.DataFrame:
-    """The rule's units (:func:`~.scaling_rule.choose_units`) as the page shows
-    them: one row per (point, task, arm) with its estimated machine minutes and status."""
+    """The rule's units (:func:`~jepa_geometry.extensions.scaling_rule.choose_units`) as the
+    page shows them: one row per (point, task, arm) with its estimated machine minutes and
+    status."""
     out = units.assign(task=units["task"].map(task_title), minutes=units["seconds"] / 60)
     return out[list(UNIT_COLUMNS)]
 
@@ -70,15 +73,15 @@ PREMISE_COLUMNS: tuple[str, ...] = (
 
 
 def premises_display(premises: pd.DataFrame) -> pd.DataFrame:
-    """The premise table (:func:`~.scaling_results.premise_table`) as the page
-    shows it: per task, measure and arm, the points in order of compute."""
+    """The premise table (:func:`~jepa_geometry.extensions.scaling_results.premise_table`) as
+    the page shows it: per task, measure and arm, the points in order of compute."""
     out = premises.sort_values(["task", "measure", "arm", "image", "flops"], kind="stable")
     return out.assign(task=out["task"].map(task_title))[list(PREMISE_COLUMNS)]
 
 
 def trends_display(trends: pd.DataFrame) -> pd.DataFrame:
-    """The trend table (:func:`~.scaling_trend.trend_table`) as the page shows
-    it: the crossing in words, not its three numbers."""
+    """The trend table (:func:`~jepa_geometry.extensions.scaling_trend.trend_table`) as the
+    page shows it: the crossing in words, not its three numbers."""
     out = trends.drop(columns=["crossing (FLOPs)", "crossing low", "crossing high"])
     return out.assign(task=out["task"].map(task_title))
 
@@ -100,9 +103,9 @@ def trend_sentence(trends: pd.DataFrame) -> str:
 
 
 def success_display(success: pd.DataFrame) -> pd.DataFrame:
-    """:func:`~.scaling_results.success_by_point` as the page shows it: one row per
-    (task, point) in compute order, per arm its tier-mean success (%) with its interval, and
-    the task's ceiling (the same on every row of the task: it does not train)."""
+    """:func:`~jepa_geometry.extensions.scaling_results.success_by_point` as the page shows
+    it: one row per (task, point) in compute order, per arm its tier-mean success (%) with its
+    interval, and the task's ceiling (the same on every row of the task: it does not train)."""
     order = {t: i for i, t in enumerate(dict.fromkeys(success["task"]))}  # the study's order
     points = success[success["arm"] != "ceiling"].sort_values(
         ["task", "image", "flops"], key=lambda c: c.map(order) if c.name == "task" else c

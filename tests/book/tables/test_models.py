@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.study.tables.models import (
+from jepa_geometry.book.tables.models import (
     lambda_spectrum_end,
     lambda_target_summary,
     prediction_loss_trend,

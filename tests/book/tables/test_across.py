@@ -1,5 +1,5 @@
-"""The cross-task chapter's library: cache-only reading, SCALE's grid and count, the
-interaction contrast, the readings and the book-wide verdict matrix, checked against direct
+"""Chapter 8's tables (jepa_geometry.book.tables.across): SCALE's grid and count, its overall
+contrasts, PCs and training seeds, the ceiling on every task, checked against direct
 computations on synthetic studies."""
 
 from __future__ import annotations
@@ -11,51 +11,17 @@ import pandas as pd
 import pytest
 
 from jepa_geometry.analysis.measurements import Geometry
-from jepa_geometry.artifacts import Artifact, NotCached, cache_only, get_or_build
+from jepa_geometry.book.tables import across
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import across
 from jepa_geometry.study.grid import PlanningGrid
+from jepa_geometry.study.load import Studies, TaskStudy
 from jepa_geometry.study.spec import load_study
+from jepa_geometry.verdict.reference import reference_numbers
 
 ARMS = ("lewm", "scale", "aux", "anisowm", "scale+anisowm")
 
 
-def test_cache_only_never_builds(data_root):
-    art = Artifact("results", "probe", {"x": 1})
-    calls = []
-
-    def build(tmp):
-        calls.append(tmp)
-        (tmp / "v.txt").write_text("1")
-
-    with cache_only(), pytest.raises(NotCached, match="results/probe/.* is not in the cache"):
-        get_or_build(art, build)
-    assert calls == [] and not art.exists()
-    get_or_build(art, build)  # outside the block it builds, once
-    with cache_only():
-        assert get_or_build(art, build) == art.path  # and a cached artifact is read
-    assert len(calls) == 1
-
-
-def test_missing_studies_are_reported_not_built(data_root):
-    studies = across.load_studies(load_profile("smoke"))
-    assert studies.studies == {} and set(studies.missing) == {
-        "tworoom",
-        "pusht",
-        "reacher",
-        "cube",
-        "pointmaze",
-    }
-    assert all("not built at this profile" in why for why in studies.missing.values())
-    built = [p for p in data_root.rglob("manifest.json")]
-    assert built == []  # nothing was trained, collected or planned
-    with pytest.raises(NotCached, match="no task study that plans is cached at profile 'smoke'"):
-        across.load_studies(load_profile("smoke"), require_planned=True)
-    with pytest.raises(ValueError, match="tasks must be a non-empty list"):
-        across.load_studies(load_profile("smoke"), tasks=["maze"])
-
-
-def _study(rng: np.random.Generator, seeds=(0, 1), pairs=40) -> across.TaskStudy:
+def _study(rng: np.random.Generator, seeds=(0, 1), pairs=40) -> TaskStudy:
     """A synthetic Two-Room study: random successes for every arm under SCALE's protocol (CEM
     with ``seeds``, iCEM and MPPI with seed 0; tiers T1-T3) and a random floor."""
     rows = []
@@ -79,12 +45,12 @@ def _study(rng: np.random.Generator, seeds=(0, 1), pairs=40) -> across.TaskStudy
         landscape=pd.DataFrame(),
     )
     spec = load_study("reacher")  # SCALE's protocol is its main one
-    return across.TaskStudy("reacher", spec, load_profile("smoke"), grid, geo, pd.DataFrame())
+    return TaskStudy("reacher", spec, load_profile("smoke"), grid, geo, pd.DataFrame())
 
 
 def test_scale_grid_and_contrasts_are_tier_means_of_the_same_units():
     st = _study(np.random.default_rng(0))
-    studies = across.Studies("smoke", {"reacher": st}, {})
+    studies = Studies("smoke", {"reacher": st}, {})
     grid = across.scale_grid(studies)
     eps = st.episodes
     for (solver, arm), g in grid.set_index(["solver", "arm"]).iterrows():
@@ -123,7 +89,7 @@ def test_scale_overall_contrasts_and_their_wilcoxon_across_cells():
     import scipy.stats
 
     st = _study(np.random.default_rng(2))
-    table = across.scale_overall_table(across.Studies("smoke", {"reacher": st}, {}))
+    table = across.scale_overall_table(Studies("smoke", {"reacher": st}, {}))
     # SCALE's cells: CEM, iCEM and MPPI at swm's T; the synthetic MPPI rows are at T*
     eps = st.episodes[(st.episodes.arm != "random") & st.episodes.solver.isin(["cem", "icem"])]
     assert list(table.contrast) == ["scale − lewm", "aux − lewm", "scale − aux"]  # no dinowm arm
@@ -134,14 +100,14 @@ def test_scale_overall_contrasts_and_their_wilcoxon_across_cells():
         assert r["cells"] == 6 and r["diff (pp)"] == pytest.approx(100 * d.mean())
         assert r["Wilcoxon p"] == pytest.approx(scipy.stats.wilcoxon(d[d != 0]).pvalue)
         assert r["means (%)"] == f"{100 * cell[a].mean():.1f} / {100 * cell[b].mean():.1f}"
-        overall = across.reference_numbers(table="scale_success_overall", task="reacher")
+        overall = reference_numbers(table="scale_success_overall", task="reacher")
         overall = overall.set_index("arm").value
         assert r["means, SCALE (%)"] == f"{overall[a]:.2f} / {overall[b]:.2f}"
         for col, ref_table in (
             ("diff, SCALE (pp)", "scale_success_overall_difference"),
             ("Wilcoxon p, SCALE", "scale_success_overall_wilcoxon_p"),
         ):
-            ref = across.reference_numbers(table=ref_table, task="reacher", arm=a, versus=b)
+            ref = reference_numbers(table=ref_table, task="reacher", arm=a, versus=b)
             assert r[col] == pytest.approx(ref.value.iloc[0])
 
 
@@ -159,13 +125,13 @@ def test_pcs_for_variance_is_the_first_k_reaching_each_share():
 
 def test_training_seed_table_spreads_our_seeds_beside_scale_s():
     st = _study(np.random.default_rng(3), seeds=(0, 1, 2))
-    t = across.training_seed_table(across.Studies("smoke", {"reacher": st}, {}))
+    t = across.training_seed_table(Studies("smoke", {"reacher": st}, {}))
     row = t[(t.solver == "CEM") & (t.arm == "scale")].iloc[0]
     eps = st.episodes
     per_seed = eps[(eps.solver == "cem") & (eps.arm == "scale")].groupby("train_seed").success
     assert row["seeds"] == 3
     assert row["spread (pp)"] == pytest.approx(100 * np.ptp(per_seed.mean().to_numpy()))
-    ref = across.reference_numbers(
+    ref = reference_numbers(
         table="scale_success_training_seeds", task="reacher", solver="cem", arm="scale"
     )
     assert row["spread, SCALE (pp)"] == pytest.approx(np.ptp(ref.value.to_numpy()))
@@ -188,13 +154,13 @@ def test_pcs_for_variance_table_keeps_the_book_s_task_and_arm_order():
     geo = Geometry(probes=pd.DataFrame(), spectra=spectra, ranking=pd.DataFrame(),
                    landscape=pd.DataFrame())  # fmt: skip
     st = _study(np.random.default_rng(4))
-    studies = {t: across.TaskStudy(t, st.spec, st.profile, st.grid, geo, pd.DataFrame())
+    studies = {t: TaskStudy(t, st.spec, st.profile, st.grid, geo, pd.DataFrame())
                for t in ("reacher", "tworoom")}  # fmt: skip
-    t = across.pcs_for_variance_table(across.Studies("smoke", studies, {}))
+    t = across.pcs_for_variance_table(Studies("smoke", studies, {}))
     assert list(dict.fromkeys(t.task)) == ["Two-Room", "Reacher"]
     assert list(t.arm[:3]) == ["lewm", "scale", "aux"] and set(t["k"]) == {1.0, 4.0, 8.0}
     sc = t[(t.task == "Reacher") & (t.arm == "scale") & (t["variance (%)"] == 50)].iloc[0]
-    ref = across.reference_numbers(
+    ref = reference_numbers(
         table="scale_pcs_for_variance", task="reacher", arm="scale", variance_pct="50"
     )
     assert sc["k, SCALE"] == ref.value.iloc[0] and sc["k / D"] == pytest.approx(0.5)
@@ -216,7 +182,7 @@ def test_ceiling_grid_sets_every_arm_on_the_ceiling_s_pairs():
     ).assign(protocol="goal25_budget50")
     grid = dataclasses.replace(st.grid, ceiling=top)
     st = dataclasses.replace(st, grid=grid)
-    out = across.ceiling_grid(across.Studies("smoke", {"reacher": st}, {}))
+    out = across.ceiling_grid(Studies("smoke", {"reacher": st}, {}))
     by = out.set_index("arm")
     assert list(out.arm) == ["ceiling", "lewm", "scale", "random"]
     eps = st.episodes

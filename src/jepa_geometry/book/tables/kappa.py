@@ -78,7 +78,8 @@ def success_by_kappa(res: KappaResults) -> pd.DataFrame:
 
 
 def sorted_spectra(res: KappaResults) -> pd.DataFrame:
-    """:attr:`KappaResults.spectra` with the tasks' titles, for the figure."""
+    """:attr:`~jepa_geometry.extensions.kappa_build.KappaResults.spectra` with the tasks'
+    titles, for the figure."""
     return res.spectra.assign(task=res.spectra["task"].map(task_title))
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry import stats
+from jepa_geometry.book.tables.shared import arm_order
 from jepa_geometry.envs import task_class, task_title
 from jepa_geometry.envs.collect import episode_counts
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
@@ -27,7 +28,6 @@ from jepa_geometry.study.grid import (
     paired_table,
 )
 from jepa_geometry.study.spec import BASELINE
-from jepa_geometry.study.tables.shared import arm_order
 from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.wm.model import build_world_model
 
@@ -612,8 +612,8 @@ def ceiling_display(table: pd.DataFrame) -> pd.DataFrame:
 
 def ceiling_columns(rows: pd.DataFrame) -> dict[str, str]:
     """One ceiling comparison's columns as the pages show them: per arm (``rows`` of
-    :func:`ceiling_table` or :func:`~jepa_geometry.study.across.ceiling_grid`) its success with
-    interval, then each arm's gap to the ceiling, in points."""
+    :func:`ceiling_table` or :func:`~jepa_geometry.book.tables.across.ceiling_grid`) its
+    success with interval, then each arm's gap to the ceiling, in points."""
     out = {f"{r.arm} (%)": format_rate(r.rate, r.low, r.high) for r in rows.itertuples()}
     for r in rows[rows["arm"] != "ceiling"].itertuples():
         out[f"ceiling - {r.arm} (pp)"] = format_rate(r.gap, r.gap_low, r.gap_high)

@@ -1,5 +1,5 @@
-"""Chapter 9's tables (extensions.scaling_tables): the claims the page draws and its table of
-every point."""
+"""Chapter 9's tables (jepa_geometry.book.tables.scaling): the claims the page draws and its
+table of every point."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jepa_geometry.extensions import scaling_tables
+from jepa_geometry.book import tables
 
 
 def test_the_page_draws_the_most_measured_claims_and_tabulates_every_point():
@@ -19,11 +19,11 @@ def test_the_page_draws_the_most_measured_claims_and_tabulates_every_point():
         for p, im, f in (("1x steps", 1.0, 1e12), ("3x steps", 1.0, 3e12), ("hi", 1.5, 2e12))
     ]  # fmt: skip
     effects = pd.DataFrame(rows)
-    assert scaling_tables.headline_claims(effects, 1) == ["b"]
-    assert scaling_tables.headline_claims(effects) == ["b", "a"]
+    assert tables.scaling.headline_claims(effects, 1) == ["b"]
+    assert tables.scaling.headline_claims(effects) == ["b", "a"]
     with pytest.raises(ValueError, match="n must be >= 1"):
-        scaling_tables.headline_claims(effects, 0)
-    shown = scaling_tables.effects_display(effects)
+        tables.scaling.headline_claims(effects, 0)
+    shown = tables.scaling.effects_display(effects)
     assert list(shown.columns[3:]) == ["1x steps", "3x steps", "hi", "paper's effect"]
     assert len(shown) == 3 and set(shown["task"]) == {"Push-T", "Cube"}
     assert (shown["1x steps"] == "+0.100 [+0.000, +0.200]").all()

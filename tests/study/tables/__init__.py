@@ -1,1 +1,0 @@
-"""Tests of the page tables, one file per module of :mod:`jepa_geometry.study.tables`."""
