@@ -38,9 +38,8 @@ def _outputs(units: list[cluster.Unit]) -> list[str]:
 def _planned(units: list[cluster.Unit]) -> list[str]:
     """The plan artifact of every cell the units plan, once per unit that plans it."""
     return [
-        _name(c.artifacts()[0]) for u in units if isinstance(u.call, PlanCells)
-        for c in u.args[0]
-    ]  # fmt: skip
+        _name(c.artifacts()[0]) for u in units if isinstance(u.call, PlanCells) for c in u.args[0]
+    ]
 
 
 def test_the_extensions_add_their_units_and_share_work_once(data_root):
@@ -66,8 +65,9 @@ def test_the_extensions_add_their_units_and_share_work_once(data_root):
         scaling_rule.chosen(scaling_rule.stated_units(spec, SMOKE))
     ).items():
         p = scaling.point_profile(spec, task, pt, SMOKE)
-        assert {_name(world_model_artifact(task, a, s, p)) for a in arms
-                for s in p.seeds.train} <= train  # fmt: skip
+        assert {
+            _name(world_model_artifact(task, a, s, p)) for a in arms for s in p.seeds.train
+        } <= train
         cells = scaling_build.point_cells(spec, task, pt, arms, SMOKE)
         assert {_name(c.artifacts()[0]) for c in cells} <= set(_planned(plan))
         assert _name(scaling.step_flops_artifact(task, p)) in set(_outputs(plan))

@@ -27,9 +27,14 @@ def test_kappa_two_reuses_the_study_model_and_cell():
         explicit = world_model_artifact(task, "anisowm", 0, p, {"kappa": 2.0}).key
         assert world_model_artifact(task, "anisowm", 0, p, w).key == explicit
         study_cell = PlanningCell(
-            task, "anisowm", 0, p, solver="cem", budget="T1",
+            task,
+            "anisowm",
+            0,
+            p,
+            solver="cem",
+            budget="T1",
             protocol=load_study(task).main_protocol,
-        )  # fmt: skip
+        )
         mine = kappa_sweep.KAPPA_SWEEP.cell(task, 2.0, base, "evaluation")
         assert [a.key for a in mine.artifacts()] == [a.key for a in study_cell.artifacts()]
         other = kappa_sweep.KAPPA_SWEEP.cell(task, 4.0, base, "evaluation")

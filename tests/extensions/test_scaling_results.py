@@ -56,6 +56,11 @@ def test_success_by_point_is_the_tier_mean_beside_the_task_s_ceiling():
     assert (out.loc["ceiling", "pairs"], out.loc["ceiling", "point"]) == (3, "any")
     shown = tables.scaling.success_display(out.reset_index())
     assert list(shown.columns) == [
-        "task", "point", "steps", "lewm (%)", "scale (%)", "ceiling, 3 pairs (%)"
-    ]  # fmt: skip
+        "task",
+        "point",
+        "steps",
+        "lewm (%)",
+        "scale (%)",
+        "ceiling, 3 pairs (%)",
+    ]
     assert shown.loc[0, "steps"] == smoke.train.steps

@@ -19,12 +19,17 @@ def test_the_priority_order_is_the_rules():
     order = [(p.name, t, a) for p, t, a in scaling_rule.priority(s, smoke)]
     two, res, three = "2x steps", "1x steps, 1.5x pixels", "3x steps"
     assert order == [
-        (two, "tworoom", "lewm"), (two, "pusht", "lewm"),
-        (two, "tworoom", "scale"), (two, "pusht", "scale"),
-        (res, "pusht", "lewm"), (res, "pusht", "scale"),
-        (three, "tworoom", "lewm"), (three, "pusht", "lewm"),
-        (three, "tworoom", "scale"), (three, "pusht", "scale"),
-    ]  # fmt: skip
+        (two, "tworoom", "lewm"),
+        (two, "pusht", "lewm"),
+        (two, "tworoom", "scale"),
+        (two, "pusht", "scale"),
+        (res, "pusht", "lewm"),
+        (res, "pusht", "scale"),
+        (three, "tworoom", "lewm"),
+        (three, "pusht", "lewm"),
+        (three, "tworoom", "scale"),
+        (three, "pusht", "scale"),
+    ]
 
 
 def test_the_training_cost_is_seeds_times_steps_times_seconds_times_pixels_squared():

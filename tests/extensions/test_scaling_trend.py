@@ -73,9 +73,21 @@ def test_the_trend_table_fits_step_points_only():
         (1.0, 1e14, 0.1),
         (1.5, 2e12, 0.5),
     ):
-        rows.append({"task": "pusht", "paper": "SCALE", "claim": "c", "image": image,
-                     "flops": flops, "effect": eff, "low": eff - 0.01, "high": eff + 0.01,
-                     "direction": 1, "threshold": 0.0, "min_effect": 0.03})  # fmt: skip
+        rows.append(
+            {
+                "task": "pusht",
+                "paper": "SCALE",
+                "claim": "c",
+                "image": image,
+                "flops": flops,
+                "effect": eff,
+                "low": eff - 0.01,
+                "high": eff + 0.01,
+                "direction": 1,
+                "threshold": 0.0,
+                "min_effect": 0.03,
+            }
+        )
     unbounded = {**rows[0], "claim": "d", "low": -np.inf, "high": np.inf}
     rows += [unbounded, {**unbounded, "flops": 1e13}]
     # both arms at 0 of n: a degenerate interval, inconclusive, not a very precise point

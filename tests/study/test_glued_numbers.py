@@ -42,16 +42,21 @@ def test_the_released_parameter_count_is_a_reference_number():
 def _point(share_top8: float, dim: int, profile) -> types.SimpleNamespace:
     """One scaling point whose LeWM spectrum puts ``share_top8`` in its top 8 of ``dim`` PCs."""
     shares = np.r_[np.full(8, share_top8 / 8), np.full(dim - 8, (1 - share_top8) / (dim - 8))]
-    spectra = pd.DataFrame({"arm": "lewm", "train_seed": 0, "pc": np.arange(1, dim + 1),
-                            "share": shares})  # fmt: skip
+    spectra = pd.DataFrame(
+        {"arm": "lewm", "train_seed": 0, "pc": np.arange(1, dim + 1), "share": shares}
+    )
     empty = pd.DataFrame(columns=["arm", "train_seed", "source", "spearman", "r2_top2"])
     geometry = types.SimpleNamespace(
         spectra=spectra, lambda_spectra={}, probes=empty, ranking=empty, landscape=empty
     )
     return types.SimpleNamespace(
-        task="tworoom", point=types.SimpleNamespace(name="1x", image=64), profile=profile,
-        train_flops=1.0, geometry=geometry, diagnostics=pd.DataFrame(),
-    )  # fmt: skip
+        task="tworoom",
+        point=types.SimpleNamespace(name="1x", image=64),
+        profile=profile,
+        train_flops=1.0,
+        geometry=geometry,
+        diagnostics=pd.DataFrame(),
+    )
 
 
 def test_the_premise_reads_lewm_against_the_isotropic_share_on_as_many_frames():

@@ -38,12 +38,20 @@ def _results(
         success[("tworoom", k, "evaluation")] = outcomes(ev[k])
     models = pd.DataFrame(
         [
-            {"task": "tworoom", "kappa": k, "D": 6, "cond": k, "departure": float(k > 1),
-             "saturated": k > 1,
-             "above_mean": 2, "first_saturated": 10.0, "allocation_change": 0.2}
+            {
+                "task": "tworoom",
+                "kappa": k,
+                "D": 6,
+                "cond": k,
+                "departure": float(k > 1),
+                "saturated": k > 1,
+                "above_mean": 2,
+                "first_saturated": 10.0,
+                "allocation_change": 0.2,
+            }
             for k in val
         ]
-    )  # fmt: skip
+    )
     seed_changes = {("tworoom", s): c for s, c in enumerate(changes)}
     return kappa_build.KappaResults(models, pd.DataFrame(), success, {}, seed_changes)
 

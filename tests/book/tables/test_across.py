@@ -151,11 +151,14 @@ def test_pcs_for_variance_table_keeps_the_book_s_task_and_arm_order():
             for arm in ("aux", "scale", "lewm")
         ]
     )
-    geo = Geometry(probes=pd.DataFrame(), spectra=spectra, ranking=pd.DataFrame(),
-                   landscape=pd.DataFrame())  # fmt: skip
+    geo = Geometry(
+        probes=pd.DataFrame(), spectra=spectra, ranking=pd.DataFrame(), landscape=pd.DataFrame()
+    )
     st = _study(np.random.default_rng(4))
-    studies = {t: TaskStudy(t, st.spec, st.profile, st.grid, geo, pd.DataFrame())
-               for t in ("reacher", "tworoom")}  # fmt: skip
+    studies = {
+        t: TaskStudy(t, st.spec, st.profile, st.grid, geo, pd.DataFrame())
+        for t in ("reacher", "tworoom")
+    }
     t = across.pcs_for_variance_table(Studies("smoke", studies, {}))
     assert list(dict.fromkeys(t.task)) == ["Two-Room", "Reacher"]
     assert list(t.arm[:3]) == ["lewm", "scale", "aux"] and set(t["k"]) == {1.0, 4.0, 8.0}

@@ -12,12 +12,22 @@ from jepa_geometry.book import tables
 
 def test_the_page_draws_the_most_measured_claims_and_tabulates_every_point():
     rows = [
-        {"task": t, "paper": "SCALE", "claim": c, "point": p, "image": im, "flops": f,
-         "effect": 0.1, "low": 0.0, "high": 0.2, "paper_effect": 0.05 if c == "a" else np.nan}
+        {
+            "task": t,
+            "paper": "SCALE",
+            "claim": c,
+            "point": p,
+            "image": im,
+            "flops": f,
+            "effect": 0.1,
+            "low": 0.0,
+            "high": 0.2,
+            "paper_effect": 0.05 if c == "a" else np.nan,
+        }
         for c, tasks in (("a", ["pusht"]), ("b", ["pusht", "cube"]))
         for t in tasks
         for p, im, f in (("1x steps", 1.0, 1e12), ("3x steps", 1.0, 3e12), ("hi", 1.5, 2e12))
-    ]  # fmt: skip
+    ]
     effects = pd.DataFrame(rows)
     assert tables.scaling.headline_claims(effects, 1) == ["b"]
     assert tables.scaling.headline_claims(effects) == ["b", "a"]

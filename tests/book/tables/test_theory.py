@@ -51,9 +51,14 @@ def _toy(error_ratio: float, regret: float, seeds: int = 10) -> pd.DataFrame:
                 err = 0.2 * (error_ratio if small else 1.0) * np.exp(0.02 * rng.standard_normal())
                 reg_value = (regret if small else 0.5) + 0.005 * rng.standard_normal()
                 rows.append(
-                    {"regularizer": reg, "noise": noise, "seed": s, "heldout_error": err,
-                     "normalized_regret": reg_value}
-                )  # fmt: skip
+                    {
+                        "regularizer": reg,
+                        "noise": noise,
+                        "seed": s,
+                        "heldout_error": err,
+                        "normalized_regret": reg_value,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
