@@ -308,7 +308,7 @@ def test_an_artifact_without_its_heavy_payload_serves_its_small_files(data_root)
     frames = (path / "episodes.h5").read_bytes()
     (path / "episodes.h5").unlink()
     assert is_heavy("datasets", "episodes.h5") and not is_heavy("datasets", "summary.json")
-    assert not is_heavy("results", "grid.npz")
+    assert not is_heavy("results", "grid.npz") and is_heavy("results", "z_grid.npy")
     assert get_or_build(art, _never) == path and load(art) == path
     assert art.heavy_missing() == ["episodes.h5"]
     with pytest.raises(ArtifactError, match="episodes.h5 is missing"):

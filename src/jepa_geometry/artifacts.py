@@ -75,12 +75,18 @@ class NotCached(ArtifactError):
 
 
 HEAVY_KINDS: tuple[str, ...] = ("datasets", "checkpoints")
+HEAVY_RESULTS: tuple[str, ...] = ("z_grid.npy",)
+"""Result files no page reads: a geometry measurement's embeddings of the landscape grid
+(0.5 to 3 MB per model), which pages draw from through a memo of their costs."""
 
 
 def is_heavy(kind: str, filename: str) -> bool:
     """Whether a payload file is *heavy*: a dataset's or checkpoint's file other than JSON (the
-    HDF5 frames, the weights). Heavy files live in the DVC remote only; the evidence tree in git
-    holds every manifest and every other file, which is all a rendered page reads."""
+    HDF5 frames, the weights), or a result file of :data:`HEAVY_RESULTS`. Heavy files live in
+    the DVC remote only; the evidence tree in git holds every manifest and every other file,
+    which is all a rendered page reads."""
+    if kind == "results":
+        return filename in HEAVY_RESULTS
     return kind in HEAVY_KINDS and not filename.endswith(".json")
 
 

@@ -104,7 +104,8 @@ def test_iou_of_ellipse_and_disc_matches_the_continuum() -> None:
 def test_plot_draws_one_panel_per_goal(grid) -> None:
     import matplotlib.pyplot as plt
 
-    fig = plot_landscapes(grid, grid.positions, [0, 50])
+    panels = [ls.cost_landscape(grid.positions, grid.positions, g) for g in (0, 50)]
+    fig = plot_landscapes(grid, panels)
     assert len(fig.axes) == 2 and "IoU 1.00" in fig.axes[0].get_title()
     plt.close(fig)
 

@@ -10,6 +10,7 @@ import torch
 
 import jepa_geometry as jg
 from jepa_geometry.analysis import landscape, measurements, probes
+from jepa_geometry.artifacts import cache_only
 from jepa_geometry.book import tables
 from jepa_geometry.verdict.reference import reference_numbers
 
@@ -132,3 +133,37 @@ def test_a_measurement_is_the_same_whatever_the_caller_s_threads(
         names = ("probe.json", "spectrum.npy", "ranking.parquet", "z_grid.npy")
         payloads.append({name: (art.path / name).read_bytes() for name in names})
     assert payloads[0] == payloads[1]
+
+
+def test_landscape_panels_are_the_costs_of_the_grid_s_embeddings_and_need_them_only_once(measured):
+    """Figure 4's panels recomputed here from the cached z_grid; then, with every z_grid gone
+    (the evidence tree leaves them to the DVC remote), the panels still come, from their memo,
+    bit for bit, and the geometry artifact still reads."""
+    prof, _ = measured
+    arms = ["lewm", "anisowm"]
+    ex = measurements.landscape_examples("tworoom", arms, prof, SMALL, 2)
+    assert list(ex.panels) == arms and len(ex.goals) == 2
+    for arm in arms:
+        z = measurements.load_z_grid("tworoom", arm, ex.seed, prof, SMALL)
+        for g, panel in zip(ex.goals, ex.panels[arm], strict=True):
+            want = landscape.cost_landscape(
+                z, ex.grid.positions, g, period=landscape.grid_period("tworoom")
+            )
+            assert set(panel) == set(measurements.PANEL_FIELDS)
+            for f in measurements.PANEL_FIELDS:
+                assert np.array_equal(panel[f], want[f]), f
+    removed = []
+    for arm in arms:
+        art = measurements.geometry_artifact("tworoom", arm, ex.seed, prof, SMALL)
+        (art.path / "z_grid.npy").rename(art.path / "z_grid.kept")
+        removed.append(art)
+    try:
+        with cache_only():
+            again = measurements.landscape_examples("tworoom", arms, prof, SMALL, 2)
+            measurements.measure_arms("tworoom", arms, prof, SMALL, progress=False)
+    finally:
+        for art in removed:
+            (art.path / "z_grid.kept").rename(art.path / "z_grid.npy")
+    for arm in arms:
+        for a, b in zip(again.panels[arm], ex.panels[arm], strict=True):
+            assert all(np.array_equal(a[f], b[f]) for f in measurements.PANEL_FIELDS)

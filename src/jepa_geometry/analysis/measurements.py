@@ -348,15 +348,27 @@ def load_z_grid(
         ctx.close()
 
 
+PANEL_FIELDS: tuple[str, ...] = (
+    "goal_position",
+    "cost",
+    "low_set",
+    "disc_radius",
+    "iou",
+    "spearman",
+)
+"""What a drawn landscape panel reads of :func:`.landscape.cost_landscape`'s result."""
+
+
 @dataclass(frozen=True)
 class LandscapeExamples:
-    """AnisoWM's Figure 4 on trained models: the position grid, goal cells drawn at random, and
-    the grid's embeddings under the first training seed's model of each arm shown."""
+    """AnisoWM's Figure 4 on trained models: the position grid, goal cells drawn at random, the
+    first training seed, and per arm shown one :func:`~.landscape.cost_landscape` panel per
+    goal (its :data:`PANEL_FIELDS`)."""
 
     grid: landscape.Grid
     goals: list[int]
     seed: int
-    z_grids: dict[str, np.ndarray]
+    panels: dict[str, list[dict[str, Any]]]
 
 
 LANDSCAPE_ARMS: tuple[str, ...] = ("lewm", "anisowm", "scale")
@@ -367,12 +379,44 @@ def landscape_examples(
     task: str, arms: Sequence[str], profile: Profile, settings: GeometrySettings, count: int
 ) -> LandscapeExamples:
     """``count`` goal cells drawn without replacement from the grid (seed ``landscape_seed + 1``,
-    apart from the random goals of the landscape measure) and the embeddings of the grid under
-    the first training seed's model of each of :data:`LANDSCAPE_ARMS` in ``arms``. AnisoWM
-    shows hand-picked goals; random ones cannot be chosen to flatter an arm."""
+    apart from the random goals of the landscape measure) and, under the first training seed's
+    model of each of :data:`LANDSCAPE_ARMS` in ``arms``, the cost landscape around each
+    (AnisoWM shows hand-picked goals; random ones cannot be chosen to flatter an arm).
+
+    The panels are a :func:`~jepa_geometry.artifacts.memo` of the grid's embeddings (``z_grid``,
+    a heavy file the evidence tree leaves to the DVC remote: 0.5 to 3 MB per model): a page
+    draws them from a few kilobytes."""
     grid = landscape_grid(task, profile, settings)
     rng = np.random.default_rng(settings.landscape_seed + 1)
     goals = [int(g) for g in rng.choice(len(grid.positions), size=count, replace=False)]
     seed = profile.seeds.train[0]
-    z = {m: load_z_grid(task, m, seed, profile, settings) for m in LANDSCAPE_ARMS if m in arms}
-    return LandscapeExamples(grid, goals, seed, z)
+    shown = [m for m in LANDSCAPE_ARMS if m in arms]
+    period = landscape.grid_period(task)
+    spec = {
+        "models": {m: geometry_artifact(task, m, seed, profile, settings).key for m in shown},
+        "grid": {"image_size": profile.data.image_size, "n": settings.grid},
+        "goals": goals,
+        "quantile": landscape.LOW_SET_QUANTILE,
+        "period": list(period) if period else None,
+        "fields": list(PANEL_FIELDS),
+    }
+
+    def compute() -> dict[str, np.ndarray]:
+        out = {}
+        for m in shown:
+            z = load_z_grid(task, m, seed, profile, settings)
+            for g in goals:
+                r = landscape.cost_landscape(z, grid.positions, g, period=period)
+                out |= {f"{m}|{g}|{f}": np.asarray(r[f]) for f in PANEL_FIELDS}
+        return out
+
+    value = memo(f"landscape-examples-{task}", spec, compute)
+    panels = {
+        m: [{f: _scalar(value[f"{m}|{g}|{f}"]) for f in PANEL_FIELDS} for g in goals] for m in shown
+    }
+    return LandscapeExamples(grid, goals, seed, panels)
+
+
+def _scalar(a: np.ndarray) -> Any:
+    """A 0-d array back to the Python float it was; other arrays as they are."""
+    return float(a) if a.ndim == 0 else a

@@ -131,30 +131,23 @@ def plot_ranking(ranking: pd.DataFrame, arms: list[str], seed: int) -> plt.Figur
     return fig
 
 
-def plot_landscapes(
-    grid: landscape.Grid,
-    z_grid: np.ndarray,
-    goal_indices: list[int],
-    axes: Any = None,
-    quantile: float = 0.1,
-) -> Any:
+def plot_landscapes(grid: landscape.Grid, panels: list[dict[str, Any]], axes: Any = None) -> Any:
     """One panel per goal: log cost heat map over the grid, the low set's outline (solid), the
-    disc of the same area (dashed) and the goal (star); the title gives iou and ρ.
+    disc of the same area (dashed) and the goal (star); the title gives iou and ρ. ``panels``
+    are :func:`~jepa_geometry.analysis.landscape.cost_landscape` results (at least its
+    ``goal_position``, ``cost``, ``low_set``, ``disc_radius``, ``iou`` and ``spearman``).
     Returns the figure."""
     if axes is None:
-        n = len(goal_indices)
+        n = len(panels)
         fig, axes = plt.subplots(1, n, figsize=(min(PAGE_WIDTH, 2.4 * n), min(PAGE_WIDTH / n, 2.4)))
     axes = np.atleast_1d(axes)
-    if len(axes) != len(goal_indices):
-        raise ValueError(f"{len(goal_indices)} goals but {len(axes)} axes")
+    if len(axes) != len(panels):
+        raise ValueError(f"{len(panels)} goals but {len(axes)} axes")
     step_x, step_y = grid.xs[1] - grid.xs[0], grid.ys[1] - grid.ys[0]
     x0, x1 = grid.xs[0] - step_x / 2, grid.xs[-1] + step_x / 2
     y0, y1 = grid.ys[0] - step_y / 2, grid.ys[-1] + step_y / 2
     extent = (x0, x1, y1, y0)  # image rows run down, as the frame's y
-    for ax, g in zip(axes, goal_indices, strict=True):
-        r = landscape.cost_landscape(
-            z_grid, grid.positions, g, quantile, landscape.grid_period(grid.task)
-        )
+    for ax, r in zip(axes, panels, strict=True):
         ax.imshow(np.log1p(grid.to_image(r["cost"])), extent=extent, cmap="viridis")
         ax.contour(grid.xs, grid.ys, grid.to_image(r["low_set"]), levels=[0.5], colors="white")
         ax.add_patch(Circle(r["goal_position"], r["disc_radius"], fill=False, ls="--", ec="red"))
@@ -168,15 +161,16 @@ def plot_landscapes(
 
 
 def plot_landscape_examples(
-    grid: landscape.Grid, z_grids: dict[str, np.ndarray], goals: list[int], seed: int
+    grid: landscape.Grid, panels: dict[str, list[dict[str, Any]]], seed: int
 ) -> plt.Figure:
     """AnisoWM Figure 4's panels: one row per arm (its model of training seed ``seed``), one
-    column per goal, each a :func:`plot_landscapes` panel."""
-    rows, cols = len(z_grids), len(goals)
+    column per goal, each a :func:`plot_landscapes` panel
+    (:func:`~jepa_geometry.analysis.measurements.landscape_examples`' ``panels``)."""
+    rows, cols = len(panels), len(next(iter(panels.values())))
     side = min(PAGE_WIDTH / cols, 2.6)
     fig, axes = plt.subplots(rows, cols, figsize=(side * cols, 0.97 * side * rows), squeeze=False)
-    for row, (arm, z_grid) in zip(axes, z_grids.items(), strict=True):
-        plot_landscapes(grid, z_grid, goals, axes=row)
+    for row, (arm, arm_panels) in zip(axes, panels.items(), strict=True):
+        plot_landscapes(grid, arm_panels, axes=row)
         row[0].set_ylabel(f"{arm} (seed {seed})")
     fig.tight_layout()
     return fig
