@@ -163,13 +163,17 @@ def stop_pool(pool: ProcessPoolExecutor, futures: Iterable[Future], interrupted:
     and run to their end (a page kernel, a model). A build job ignores Ctrl-C and a job that a
     SIGTERM reached only through its parent never sees it, so the parent ends them; an ended
     build leaves only a temporary folder, which the next build removes. (Python 3.11's executor
-    has no public call for it; 3.14 adds one.)
+    has no public call for it; 3.14 adds one.) An interrupted pool's jobs are not cancelled
+    first: its executor, finding a process ended, sets an error on every job not yet done, and
+    on a cancelled one that raises in its manager thread (InvalidStateError), which then dies
+    and leaves the command waiting for it; the error it sets ends those jobs as well.
     """
-    for f in futures:
-        f.cancel()
     if interrupted:
         for proc in list((pool._processes or {}).values()):
             proc.terminate()
+        return
+    for f in futures:
+        f.cancel()
 
 
 def run_parallel(
@@ -218,8 +222,10 @@ def run_parallel(
                 initializer=start_job_process,
                 initargs=(dict(os.environ),),
             ) as pool:
-                futures = {pool.submit(fn, *jobs[i]): i for i in todo}
-                try:
+                futures: dict[Future, int] = {}
+                try:  # a Ctrl-C while jobs are still being handed over stops them too
+                    for i in todo:
+                        futures[pool.submit(fn, *jobs[i])] = i
                     for fut in as_completed(futures):
                         results[futures[fut]] = fut.result()
                         finished(futures[fut])

@@ -25,7 +25,7 @@ def test_the_smoke_sweep_builds_reads_back_and_judges_the_same_twice():
     assert len(res.models) == 10
     table = tables.kappa.kappa_sweep_table(res)
     assert list(table["κ"][:5]) == [1.0, 1.5, 2.0, 4.0, 8.0]
-    rows = kappa_verdicts(res)
+    rows = kappa_verdicts(res, kappa_sweep.KAPPA_SWEEP)
     assert set(rows["verdict"]) <= {*LABELS, BY_CONSTRUCTION} and len(rows) == 6
     # a rerun is cached: nothing left to build, same numbers
     assert kappa_sweep.estimate_cost(kappa_sweep.KAPPA_SWEEP, base)["estimated seconds"].sum() == 0

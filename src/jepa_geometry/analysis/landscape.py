@@ -200,15 +200,11 @@ def position_grid(task: Task, n: int = 32, progress: bool = True) -> Grid:
     )
 
 
-LOW_SET_QUANTILE = 0.1
-"""AnisoWM's sub-level set: the 10 % lowest-cost cells, against the disc holding as many."""
-
-
 def cost_landscape(
     z_grid: np.ndarray,
     positions: np.ndarray,
     goal_index: int,
-    quantile: float = LOW_SET_QUANTILE,
+    quantile: float = 0.1,
     period: tuple[float | None, float | None] | None = None,
 ) -> dict[str, Any]:
     """The planning cost over the grid around the goal cell ``goal_index``.
