@@ -200,11 +200,15 @@ def position_grid(task: Task, n: int = 32, progress: bool = True) -> Grid:
     )
 
 
+LOW_SET_QUANTILE = 0.1
+"""AnisoWM's sub-level set: the 10 % lowest-cost cells, against the disc holding as many."""
+
+
 def cost_landscape(
     z_grid: np.ndarray,
     positions: np.ndarray,
     goal_index: int,
-    quantile: float = 0.1,
+    quantile: float = LOW_SET_QUANTILE,
     period: tuple[float | None, float | None] | None = None,
 ) -> dict[str, Any]:
     """The planning cost over the grid around the goal cell ``goal_index``.
@@ -262,7 +266,7 @@ def landscape_distribution(
     positions: np.ndarray,
     n_goals: int = 200,
     seed: int = 0,
-    quantile: float = 0.1,
+    quantile: float = LOW_SET_QUANTILE,
     period: tuple[float | None, float | None] | None = None,
 ) -> pd.DataFrame:
     """iou and spearman for ``n_goals`` goal cells drawn without replacement

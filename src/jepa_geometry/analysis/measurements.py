@@ -371,8 +371,6 @@ class LandscapeExamples:
     panels: dict[str, list[dict[str, Any]]]
 
 
-LOW_SET_QUANTILE = 0.1
-"""AnisoWM's low set: the 10 % lowest-cost cells (:func:`.landscape.cost_landscape`)."""
 LANDSCAPE_ARMS: tuple[str, ...] = ("lewm", "anisowm", "scale")
 """The arms Figure 4's examples show, in this order (those the study trained)."""
 
@@ -398,7 +396,7 @@ def landscape_examples(
         "models": {m: geometry_artifact(task, m, seed, profile, settings).key for m in shown},
         "grid": {"image_size": profile.data.image_size, "n": settings.grid},
         "goals": goals,
-        "quantile": LOW_SET_QUANTILE,
+        "quantile": landscape.LOW_SET_QUANTILE,
         "period": list(period) if period else None,
         "fields": list(PANEL_FIELDS),
     }
@@ -408,7 +406,7 @@ def landscape_examples(
         for m in shown:
             z = load_z_grid(task, m, seed, profile, settings)
             for g in goals:
-                r = landscape.cost_landscape(z, grid.positions, g, LOW_SET_QUANTILE, period)
+                r = landscape.cost_landscape(z, grid.positions, g, period=period)
                 out |= {f"{m}|{g}|{f}": np.asarray(r[f]) for f in PANEL_FIELDS}
         return out
 
