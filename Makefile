@@ -7,7 +7,7 @@ PROFILE ?= laptop
 # data.dvc. $JEPA_GEOMETRY_DATA, when set, names the cache instead.
 # pages of the book (a task chapter chNN_<rest>.md has one page chNN_<task>_<rest> per task)
 CHAPTERS := $(patsubst book/chapters/%,%,$(shell grep -o 'book/chapters/[a-z0-9_]*' _toc.yml))
-LAPTOP_REBUILD := about 10 h on 2 cores by the calibrated estimate (README, Profiles; scripts/build_laptop.sh builds it part by part)
+LAPTOP_REBUILD := about 11.5 h on 2 cores by the calibrated estimate (README, Profiles; scripts/build_laptop.sh builds it part by part)
 comma := ,
 # what `make book` does when no DVC remote answers: the pages whose evidence is committed
 # (evidence/laptop) render from it, the others rebuild what they read

@@ -42,8 +42,8 @@ for part in $PARTS; do
   esac
   pages=$(pages_of "$part")
   if [ -n "$pages" ]; then
-    # one page at a time, each with every core: a geometry page trains and plans ΛReg's
-    # variants itself (chapter 7), and two pages side by side left it one core for an hour
+    # one page at a time, each with every core (a page that finds a unit missing builds it
+    # with its own pool)
     # shellcheck disable=SC2086
     "$BIN/jepa-geometry" book --profile laptop --quiet --jobs 1 --only $pages
     # shellcheck disable=SC2086

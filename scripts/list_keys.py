@@ -6,7 +6,8 @@ The listing covers the five task studies, their gates and ladders, the κ sweep 
 study (``jepa-geometry grid --tasks all --with kappa scaling``): each unit's outputs as
 ``<kind>/<name>/<key>``. Two listings that are equal prove that a change computes the same
 artifacts (a restructuring, a cost-model edit); a changed line names what it rebuilds. Units
-that wait for a result not yet cached (a gate, the MPPI temperature) have no outputs yet and
+that wait for a result not yet cached (a gate, the MPPI temperature, the ΛReg variant's
+decision) have no outputs yet and
 are not listed. Nothing is built or stated.
 """
 

@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from jepa_geometry import cluster
 from jepa_geometry.book.parameters import ChapterError
 from jepa_geometry.book.run import (
     RUNS_DIR,
     build_book,
+    cost_statement,
     execution_order,
     run_chapter,
     run_experiment,
@@ -21,6 +23,8 @@ from jepa_geometry.book.run import (
 )
 from jepa_geometry.book.toc import book_pages
 from jepa_geometry.jobs import default_workers
+from jepa_geometry.profiles import load_profile
+from jepa_geometry.study.spec import load_study
 from tests.conftest import REPO
 
 FIRST = REPO / "chapters" / "ch01_metric_leverage.md"
@@ -225,3 +229,13 @@ def test_task_pages_outside_the_book_run_in_their_own_folder(monkeypatch):
     with pytest.raises(RuntimeError):
         run_experiment("ch06_reacher_planning", {"profile": "smoke"})
     assert "runs" in seen["output"].parts and seen["parameters"]["task"] == "reacher"
+
+
+def test_a_task_page_states_the_cost_of_its_study_at_the_study_s_own_rung(data_root):
+    """Push-T's laptop study runs at its 96 px rung: the page's statement prices the grid of
+    that study (``grid --tasks pusht --dry-run``), not the rung applied twice (144 px)."""
+    page = next(p for p in book_pages(REPO) if p.name == "ch06_pusht_planning")
+    units = cluster.dry_run([load_study("pusht")], load_profile("laptop"))
+    said = cost_statement(page, {})
+    assert f"{len(units)} of its {len(units)} units" in said, said
+    assert f"about {units['hours'].sum():.1f} h" in said, said

@@ -17,8 +17,9 @@ from jepa_geometry import cluster
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, Artifact, environ
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import load
+from jepa_geometry.study.rules import lambdareg, sigreg
 from jepa_geometry.study.rules.gate import study_choice
-from jepa_geometry.study.spec import load_study
+from jepa_geometry.study.spec import DECISION_TASK, load_study
 
 SMOKE = load_profile("smoke")
 
@@ -90,6 +91,14 @@ def test_a_smoke_study_through_the_local_executor_then_read_from_cache(
     with environ({CACHE_ONLY_ENV: "1"}):
         studies = load.load_studies(SMOKE, ["tworoom"], require_planned=True)
         chosen, _, gates = study_choice("tworoom", SMOKE)  # the gate the pages show first
+        # chapter 7's decisions and the chosen ΛReg variant's planning, all in the grid's cache
+        sigreg.sigreg_strength_decision(DECISION_TASK, SMOKE)
+        variant, _ = lambdareg.choose_variant(lambdareg.variant_table(DECISION_TASK, SMOKE))
+        vplan = lambdareg.study_variant_planning(spec, SMOKE, variant, progress=False)
+    assert variant == lambdareg.decided_variant(DECISION_TASK, SMOKE)
+    assert len(vplan) == (3 if variant != "published" else 1) * len(
+        lambdareg.lambdareg_arms(spec.arms)
+    )
     assert list(studies.studies) == ["tworoom"] and studies.missing == {}
     assert chosen and len(gates) >= 1
     jobs = sorted(p.name for p in (tmp_path / "jobs").iterdir())

@@ -381,7 +381,7 @@ def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
     if task not in available_studies():
         return None
     spec = load_study(task)
-    units = cluster.dry_run([spec], spec.profile(load_profile(name)))
+    units = cluster.dry_run([spec], load_profile(name))  # the dry run applies its rung
     todo = units[~units["cached"]]
     if todo.empty:
         return None

@@ -18,6 +18,10 @@ runs five **stages** in order (:data:`STAGES`), each waiting for the previous on
    temperature the sweep chose, and the scaling study's cells at a gated point whose gate
    passed.
 
+The book's one-off decisions, taken on one task and read by every task's geometry page, are
+units too (:func:`decision_units`): their models train in stage 3, and the ΛReg variant they
+choose trains in stage 4 and plans in stage 5, so a page renders them from the grid's cache.
+
 Beside the task studies the grid runs **extensions** (:class:`Extension`, ``jepa-geometry grid
 --with``): AnisoWM's κ sweep and the scaling study, whose units go into the same stages. Work
 that a task study and an extension share (the κ sweep's κ = 2 models, the scaling study's 1x
@@ -58,8 +62,9 @@ from jepa_geometry.study.job_calls import (
     run_pretrain,
 )
 from jepa_geometry.study.levers import LADDERS
+from jepa_geometry.study.rules import lambdareg, sigreg
 from jepa_geometry.study.rules.gate import ALTERNATIVES, gate_cell
-from jepa_geometry.study.spec import BASELINE, StudySpec
+from jepa_geometry.study.spec import BASELINE, DECISION_TASK, StudySpec, load_study
 from jepa_geometry.wm.arms import DINOWM
 from jepa_geometry.wm.dino import DINOV2_VITS14_URL, DinoWeightsError
 from jepa_geometry.wm.dinowm import encoder_identity, standin_settings
@@ -133,8 +138,12 @@ def train_unit(
 
 
 def model_label(task: str, arm: str, seed: int, weights: dict | None = None) -> str:
-    """``<task> <arm> seed <seed>``, and a weight override where there is one (``kappa=4``)."""
-    extra = "".join(f" {k}={v:g}" for k, v in sorted((weights or {}).items()))
+    """``<task> <arm> seed <seed>``, and a weight override where there is one (``kappa=4``,
+    ``bound=tanh``)."""
+    extra = "".join(
+        f" {k}={v:g}" if isinstance(v, float | int) else f" {k}={v}"
+        for k, v in sorted((weights or {}).items())
+    )
     return f"{task} {arm} seed {seed}{extra}"
 
 
@@ -161,11 +170,13 @@ def waiting_unit(
     hours: float,
     pending: str,
     inputs: tuple[Artifact, ...] = (),
+    kind: str = "plan",
 ) -> Unit:
-    """A planning unit whose cells are known only once ``pending`` is cached (the MPPI sweep,
-    a gate): it stands in the dry run with its estimated ``hours`` and is reported as blocked
-    until then."""
-    return Unit(stage, "plan", task, label, PlanCells(), ([],), (), inputs, hours, pending)
+    """A unit whose work is known only once ``pending`` is cached (the MPPI sweep, a gate, the
+    ΛReg variant's decision): it stands in the dry run with its estimated ``hours`` and is
+    reported as blocked until then. ``kind``: ``plan`` (cells to come) or ``train`` (a model)."""
+    call = TrainModel() if kind == "train" else PlanCells()
+    return Unit(stage, kind, task, label, call, ([],), (), inputs, hours, pending)
 
 
 def _plan_unit(stage: str, label: str, cells: list[PlanningCell]) -> Unit:
@@ -304,7 +315,7 @@ def stage_units(
     sweep; a task whose sweep is not cached yields one blocked placeholder per model."""
     if stage not in STAGES:
         raise ClusterError(f"unknown stage {stage!r}; valid: {', '.join(STAGES)}")
-    units = _study_units(stage, specs, base)
+    units = _study_units(stage, specs, base) + decision_units(stage, specs, base)
     for ext in extensions:
         units += ext.units(stage, base)
     units = distinct(units)
@@ -340,6 +351,69 @@ def gate_units(stage: str, task: str, base: Profile) -> list[Unit]:
             cell = gate_cell(task, cfg, lever.protocol, "validation")
             out += plan_units(stage, task, [cell], f" (gate, rung {lever.name})")
     return out
+
+
+def decision_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[Unit]:
+    """The units of the book's one-off modelling decisions and what they choose, which every
+    task's geometry page reads (:data:`~jepa_geometry.study.spec.DECISION_TASK`, chapter 7).
+
+    - ``collect``, ``train``: the decision task's dataset and the models its two rules read
+      (:func:`~jepa_geometry.study.rules.sigreg.decision_models`,
+      :func:`~jepa_geometry.study.rules.lambdareg.variant_models`), at its own profile;
+    - ``plan``: in each planning study with a ΛReg arm, the chosen variant's models
+      (:func:`~jepa_geometry.study.rules.lambdareg.study_variant_jobs`): the rule reads the
+      decision models' training logs, so they are known once stage ``train`` is done;
+    - ``chosen``: those models' cells.
+
+    Before the decision is cached each is a placeholder, priced as a non-published variant
+    would be (its cost does not depend on which); a decision that keeps the published form
+    adds nothing. No study, no decision."""
+    if not specs or stage == "pretrain":
+        return []
+    decided_at = load_study(DECISION_TASK).profile(base)
+    if stage == "collect":
+        return [collect_unit(DECISION_TASK, decided_at, " (decisions)")]
+    if stage == "train":
+        note = " (decision)"
+        models = sigreg.decision_models(DECISION_TASK, decided_at)
+        models += lambdareg.variant_models(DECISION_TASK, decided_at)
+        return [train_unit(*m, note=note) for m in models]
+    variant = lambdareg.decided_variant(DECISION_TASK, decided_at)
+    units: list[Unit] = []
+    for spec in specs:
+        p = spec.profile(base)
+        named = variant or [v for v in lambdareg.LAMBDAREG_VARIANTS if v != "published"][0]
+        models, cells = lambdareg.study_variant_jobs(spec, p, named)
+        if variant is None:
+            pending = "the ΛReg variant's decision"
+            if stage == "plan":
+                units += [
+                    waiting_unit(
+                        stage,
+                        spec.task,
+                        f"train {model_label(*m[:3])} ΛReg variant",
+                        train_hours(p),
+                        pending,
+                        kind="train",
+                    )
+                    for m in models
+                ]
+            else:
+                units += [
+                    waiting_unit(
+                        stage,
+                        spec.task,
+                        f"plan {model_label(*m[:3])} ΛReg variant",
+                        cell_hours(c),
+                        pending,
+                    )
+                    for m, c in zip(models, cells, strict=True)
+                ]
+        elif stage == "plan":
+            units += [train_unit(*m, note=" (ΛReg variant)") for m in models]
+        else:
+            units += plan_units(stage, spec.task, cells, " (ΛReg variant)")
+    return units
 
 
 def _study_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[Unit]:

@@ -33,6 +33,7 @@ from jepa_geometry.wm.arms import LAMBDAREG_ARMS, parse_arm
 from jepa_geometry.wm.training import model_untrained, training_log
 
 ARM = "anisowm"
+MAIN_CELL = ("goal100_budget150", "cem", "T1")  # (protocol, solver, tier): SCALE's CEM T1
 LAST_ROWS = 3  # log rows averaged (steps 1200-1300 of the laptop profile's 1300)
 LAMBDAREG_VARIANTS: dict[str, dict[str, Any]] = {
     "published": {},
@@ -43,6 +44,19 @@ LAMBDAREG_VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
+Model = tuple[str, str, int, Profile, dict | None]
+"""A model's training arguments: (task, arm, seed, profile, weights)."""
+
+
+def variant_models(
+    task: str, profile: Profile, variants: Mapping[str, Mapping[str, Any]] = LAMBDAREG_VARIANTS
+) -> list[Model]:
+    """The models the rule reads: every variant of ``anisowm`` with the first training seed
+    (the published form is the study's own model)."""
+    seed = profile.seeds.train[0]
+    return [(task, ARM, seed, profile, dict(w) or None) for w in variants.values()]
+
+
 def variant_table(
     task: str,
     profile: Profile,
@@ -50,11 +64,10 @@ def variant_table(
     workers: int = 1,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Train (or find cached) every variant of ``anisowm`` with the first training seed and
-    return one row per variant: its settings, the mean of each ΛReg diagnostic over the last
-    :data:`LAST_ROWS` log rows, and the final prediction loss."""
-    seed = profile.seeds.train[0]
-    jobs = [(task, ARM, seed, profile, dict(w) or None) for w in variants.values()]
+    """Train (or find cached) :func:`variant_models` and return one row per variant: its
+    settings, the mean of each ΛReg diagnostic over the last :data:`LAST_ROWS` log rows, and
+    the final prediction loss."""
+    jobs = variant_models(task, profile, variants)
     run_parallel(
         train_model,
         jobs,
@@ -65,9 +78,8 @@ def variant_table(
         preload=SIMULATOR_PRELOAD,
     )
     rows = []
-    for name, w in variants.items():
-        log = pd.DataFrame(training_log(task, ARM, seed, profile, dict(w) or None))
-        tail = log.tail(LAST_ROWS)
+    for (name, w), job in zip(variants.items(), jobs, strict=True):
+        tail = pd.DataFrame(training_log(*job)).tail(LAST_ROWS)
         rows.append(
             {
                 "variant": name,
@@ -80,6 +92,14 @@ def variant_table(
             }
         )
     return pd.DataFrame(rows)
+
+
+def decided_variant(task: str, profile: Profile) -> str | None:
+    """The variant :func:`choose_variant` picks on ``task`` at ``profile``, read from the
+    cache; ``None`` while any of :func:`variant_models` is untrained (nothing is built)."""
+    if any(model_untrained(*m) for m in variant_models(task, profile)):
+        return None
+    return choose_variant(variant_table(task, profile, progress=False))[0]
 
 
 def choose_variant(table: pd.DataFrame) -> tuple[str, str]:
@@ -106,11 +126,55 @@ def lambdareg_arms(arms: Sequence[str]) -> list[str]:
     return [a for a in arms if "anisowm" in parse_arm(a)]
 
 
+def _variant_runs(variant: str, arms: Sequence[str]) -> dict[str, tuple[str, dict | None]]:
+    """The runs :func:`variant_planning` compares, by name: ``lewm``, and each ΛReg arm of
+    ``arms`` published and (unless ``variant`` is the published form) as ``variant``."""
+    if variant not in LAMBDAREG_VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; valid: {', '.join(LAMBDAREG_VARIANTS)}")
+    runs: dict[str, tuple[str, dict | None]] = {"lewm": ("lewm", None)}
+    for arm in lambdareg_arms(arms):
+        runs[f"{arm} published"] = (arm, None)
+        if variant != "published":
+            runs[f"{arm} {variant}"] = (arm, dict(LAMBDAREG_VARIANTS[variant]))
+    return runs
+
+
+def _cells(
+    task: str,
+    profile: Profile,
+    cell: tuple[str, str, str],
+    runs: Mapping[str, tuple[str, dict | None]],
+) -> list[PlanningCell]:
+    protocol, solver, budget = cell
+    return [
+        PlanningCell(
+            task, arm, s, profile, solver=solver, budget=budget, protocol=protocol, weights=w
+        )
+        for arm, w in runs.values()
+        for s in profile.seeds.train
+    ]
+
+
+def variant_jobs(
+    task: str,
+    profile: Profile,
+    variant: str,
+    cell: tuple[str, str, str] = MAIN_CELL,
+    arms: Sequence[str] = LAMBDAREG_ARMS,
+) -> tuple[list[Model], list[PlanningCell]]:
+    """What :func:`variant_planning` adds to a study's own work: the ``variant`` model of each
+    ΛReg arm among ``arms`` and each training seed, and its planning cell (the published forms'
+    and ``lewm``'s are the study's). Empty for the published form."""
+    runs = {k: v for k, v in _variant_runs(variant, arms).items() if v[1]}
+    models = [(task, arm, s, profile, w) for arm, w in runs.values() for s in profile.seeds.train]
+    return models, _cells(task, profile, cell, runs)
+
+
 def variant_planning(
     task: str,
     profile: Profile,
     variant: str,
-    cell: tuple[str, str, str] = ("goal100_budget150", "cem", "T1"),
+    cell: tuple[str, str, str] = MAIN_CELL,
     arms: Sequence[str] = LAMBDAREG_ARMS,
     workers: int = 1,
     progress: bool = True,
@@ -125,17 +189,10 @@ def variant_planning(
     variant's models are trained first if missing. With ``variant == "published"`` only the
     published rows are returned.
     """
-    if variant not in LAMBDAREG_VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; valid: {', '.join(LAMBDAREG_VARIANTS)}")
-    arms = lambdareg_arms(arms)
+    runs = _variant_runs(variant, arms)
+    models, _ = variant_jobs(task, profile, variant, cell, arms)
     protocol, solver, budget = cell
-    runs = {"lewm": ("lewm", None)}
-    for arm in arms:
-        runs[f"{arm} published"] = (arm, None)
-        if variant != "published":
-            runs[f"{arm} {variant}"] = (arm, dict(LAMBDAREG_VARIANTS[variant]))
     seeds = list(profile.seeds.train)
-    models = [(task, arm, s, profile, w) for arm, w in runs.values() if w for s in seeds]
     run_parallel(
         train_model,
         models,
@@ -145,15 +202,7 @@ def variant_planning(
         pending=model_untrained,
         preload=SIMULATOR_PRELOAD,
     )
-    jobs = [
-        (
-            PlanningCell(
-                task, arm, s, profile, solver=solver, budget=budget, protocol=protocol, weights=w
-            ),
-        )
-        for arm, w in runs.values()
-        for s in seeds
-    ]
+    jobs = [(c,) for c in _cells(task, profile, cell, runs)]
     run_parallel(
         plan_cell,
         jobs,
@@ -181,7 +230,7 @@ def variant_planning(
         ]
         success[name] = stats.success_matrix(pd.concat(tabs, ignore_index=True))
     rows = []
-    for arm in arms:
+    for arm in lambdareg_arms(arms):
         pairs = [
             (f"{arm} {variant}", "lewm"),
             (f"{arm} published", "lewm"),
@@ -208,6 +257,20 @@ def variant_planning(
     return pd.DataFrame(rows)
 
 
+def _main_cell(spec: StudySpec) -> tuple[str, str, str]:
+    return (spec.main_protocol, MAIN_CELL[1], MAIN_CELL[2])
+
+
+def study_variant_jobs(
+    spec: StudySpec, profile: Profile, variant: str
+) -> tuple[list[Model], list[PlanningCell]]:
+    """:func:`variant_jobs` of a study's own ΛReg arms in its main cell (CEM T1 under the
+    main protocol); nothing for a study that does not plan."""
+    if not spec.plans:
+        return [], []
+    return variant_jobs(spec.task, profile, variant, _main_cell(spec), spec.arms)
+
+
 def study_variant_planning(
     spec: StudySpec, profile: Profile, variant: str, workers: int = 1, progress: bool = True
 ) -> pd.DataFrame:
@@ -218,15 +281,20 @@ def study_variant_planning(
             columns=["comparison", "rate", "baseline rate", "diff", "low", "high", "p_mcnemar"]
         )
     return variant_planning(
-        spec.task, profile, variant, (spec.main_protocol, "cem", "T1"), spec.arms, workers, progress
+        spec.task, profile, variant, _main_cell(spec), spec.arms, workers, progress
     )
 
 
 __all__ = [
     "LAMBDAREG_VARIANTS",
     "LAST_ROWS",
+    "MAIN_CELL",
     "choose_variant",
+    "decided_variant",
+    "study_variant_jobs",
     "study_variant_planning",
+    "variant_jobs",
+    "variant_models",
     "variant_planning",
     "variant_table",
 ]

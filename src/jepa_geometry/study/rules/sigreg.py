@@ -65,6 +65,15 @@ def sigreg_strength(task: str, profile: Profile, last: int = 3) -> pd.DataFrame:
 RESTORED_SIGREG = 0.18  # LeWM's λ_sig · B = 0.09 · 128 at the laptop batch of 64
 
 
+def decision_models(
+    task: str, profile: Profile, weight: float = RESTORED_SIGREG
+) -> list[tuple[str, str, int, Profile, dict | None]]:
+    """The models :func:`sigreg_strength_decision` reads, as training arguments: ``lewm`` with
+    the first training seed at the profile's λ_sig and at ``weight``."""
+    seed = profile.seeds.train[0]
+    return [(task, BASELINE, seed, profile, w) for w in (None, {"sigreg": weight})]
+
+
 def sigreg_strength_decision(
     task: str, profile: Profile, weight: float = RESTORED_SIGREG, last: int = 3
 ) -> tuple[pd.DataFrame, str]:
@@ -77,11 +86,11 @@ def sigreg_strength_decision(
     batch value (:func:`~jepa_geometry.wm.objective.isotropic_top_share`) and the prediction loss
     rises by at most 20 %; otherwise keep the profile's λ_sig.
     """
-    seed = profile.seeds.train[0]
     iso8 = batch_isotropic_share(profile, 8)
     rows = {}
-    for lam, w in ((profile.train.sigreg_weight, None), (weight, {"sigreg": weight})):
-        log = _last_rows(task, BASELINE, seed, profile, w, last)
+    lams = (profile.train.sigreg_weight, weight)
+    for lam, model in zip(lams, decision_models(task, profile, weight), strict=True):
+        log = pd.DataFrame(training_log(*model)).tail(last)
         rows[f"λ_sig = {lam:g}"] = {
             "top8_share": float(log["top8_share"].mean()),
             "SIGReg": float(log["sigreg"].mean()),
