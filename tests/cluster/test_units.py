@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from jepa_geometry import cluster
+from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import load_profile, with_overrides
+from jepa_geometry.study.rules import lambdareg
 from jepa_geometry.study.spec import load_study
+from jepa_geometry.wm.training import world_model_artifact
 
 SMOKE = load_profile("smoke")
 
@@ -34,3 +37,45 @@ def test_a_study_given_twice_stops_the_grid_before_any_work(tmp_path):
     with pytest.raises(cluster.ClusterError, match=r"study of tworoom is given more than once"):
         cluster.dry_run([spec, load_study("pusht"), spec], SMOKE)
     assert not (tmp_path / "jobs").exists()
+
+
+def test_a_decided_variant_is_trained_and_planned_where_chapter_7_reads_it(data_root, monkeypatch):
+    """Once the decision names a variant, stage ``plan`` trains it for every ΛReg arm and
+    training seed and stage ``chosen`` plans it in the study's main cell (CEM T1 under the main
+    protocol), the models and cells chapter 7 compares; a study that does not plan gets
+    none, and the published form adds nothing."""
+    variant = "tanh, alpha lr x30"
+    monkeypatch.setattr(lambdareg, "decided_variant", lambda task, profile: variant)
+    spec = load_study("tworoom")
+    w = dict(lambdareg.LAMBDAREG_VARIANTS[variant])
+    expected_models = {
+        world_model_artifact("tworoom", arm, s, SMOKE, w).key
+        for arm in ("anisowm", "scale+anisowm")
+        for s in SMOKE.seeds.train
+    }
+    train = [u for u in cluster.stage_units("plan", [spec], SMOKE) if u.kind == "train"]
+    assert {a.key for u in train for a in u.outputs} == expected_models
+    assert all(u.label.endswith("alpha_lr=30 bound=tanh (ΛReg variant)") for u in train)
+    expected_cells = {
+        a.key
+        for arm in ("anisowm", "scale+anisowm")
+        for s in SMOKE.seeds.train
+        for a in PlanningCell(
+            "tworoom",
+            arm,
+            s,
+            SMOKE,
+            solver="cem",
+            budget="T1",
+            protocol=spec.main_protocol,
+            weights=w,
+        ).artifacts()
+    }
+    chosen = [u for u in cluster.stage_units("chosen", [spec], SMOKE) if "ΛReg" in u.label]
+    assert {a.key for u in chosen for a in u.outputs} == expected_cells
+    cube = [
+        u for s in ("plan", "chosen") for u in cluster.stage_units(s, [load_study("cube")], SMOKE)
+    ]
+    assert not [u for u in cube if "ΛReg" in u.label]
+    monkeypatch.setattr(lambdareg, "decided_variant", lambda task, profile: "published")
+    assert not [u for u in cluster.stage_units("chosen", [spec], SMOKE) if "ΛReg" in u.label]

@@ -231,13 +231,15 @@ def variant_planning(
         success[name] = stats.success_matrix(pd.concat(tabs, ignore_index=True))
     rows = []
     for arm in lambdareg_arms(arms):
-        pairs = [
-            (f"{arm} {variant}", "lewm"),
-            (f"{arm} published", "lewm"),
-            (f"{arm} {variant}", f"{arm} published"),
-        ]
+        pairs = dict.fromkeys(  # one row each: the published form's are the variant's
+            [
+                (f"{arm} {variant}", "lewm"),
+                (f"{arm} published", "lewm"),
+                (f"{arm} {variant}", f"{arm} published"),
+            ]
+        )
         for a, b in pairs:
-            if a not in success or a == b:
+            if a == b:
                 continue
             m_a, m_b = success[a], success[b]
             d = stats.paired_difference(
