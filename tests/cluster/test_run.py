@@ -172,3 +172,13 @@ def assert_failed_unit_reported(rows: list[dict]) -> dict[str, dict]:
     log = by["divide by zero"]["log"]
     assert os.path.isfile(log) and "ZeroDivisionError" in open(log).read()
     return by
+
+
+def test_a_stage_submits_its_longest_units_first_and_loses_none(data_root):
+    units = cluster.stage_units("plan", [load_study("tworoom")], SMOKE)
+    order = cluster.run.submission_order(units)
+    hours = [u.hours for u in order]
+    assert hours == sorted(hours, reverse=True) and hours[0] > hours[-1]
+    assert sorted(u.label for u in order) == sorted(u.label for u in units)
+    ties = [u.label for u in units if u.hours == hours[-1]]  # equals keep their listed order
+    assert [u.label for u in order if u.hours == hours[-1]] == ties

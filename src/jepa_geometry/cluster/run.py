@@ -103,6 +103,15 @@ def _triage(
     return rows, todo
 
 
+def submission_order(units: Sequence[Unit]) -> list[Unit]:
+    """``units`` longest first by their estimated hours (ties in their listed order): with
+    fewer workers than units, a long unit started last runs alone while the other workers
+    idle (Two-Room's DINO-WM MPPI cells, 13 minutes against 3 for each other model's, ended
+    its stage 4 minutes after the rest). The order changes no result: every unit is its own
+    seeded job."""
+    return sorted(units, key=lambda u: -u.hours)
+
+
 def run_stage(
     units: Sequence[Unit],
     executor: str,
@@ -129,7 +138,7 @@ def run_stage(
         desc=f"grid {todo[0].stage}" if todo else "grid",
         progress=progress and bool(todo),
     )
-    queue = list(todo)
+    queue = submission_order(todo)
     slurm = SlurmQueue()
     t0 = time.perf_counter()
     try:
