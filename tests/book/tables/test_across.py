@@ -1,6 +1,6 @@
-"""Chapter 8's tables (jepa_geometry.book.tables.across): SCALE's grid and count, its overall
-contrasts, PCs and training seeds, the ceiling on every task, checked against direct
-computations on synthetic studies."""
+"""Chapter 8's tables (jepa_geometry.book.tables.across and .across_geometry): SCALE's grid
+and count, its overall contrasts, PCs and training seeds, the ceiling on every task, checked
+against direct computations on synthetic studies."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from jepa_geometry.analysis.measurements import Geometry
-from jepa_geometry.book.tables import across
+from jepa_geometry.book.tables import across, across_geometry
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study.grid import PlanningGrid
 from jepa_geometry.study.load import Studies, TaskStudy
@@ -116,7 +116,7 @@ def test_pcs_for_variance_is_the_first_k_reaching_each_share():
     spectra = pd.DataFrame(
         {"arm": "lewm", "train_seed": 0, "pc": np.arange(6, 0, -1), "share": shares[::-1]}
     )
-    k = across.pcs_for_variance(spectra).set_index("variance_pct")["k"]
+    k = across_geometry.pcs_for_variance(spectra).set_index("variance_pct")["k"]
     for v in (10, 50, 90):
         want = next(i + 1 for i in range(6) if shares[: i + 1].sum() >= v / 100 - 1e-12)
         assert k[v] == want
@@ -159,7 +159,7 @@ def test_pcs_for_variance_table_keeps_the_book_s_task_and_arm_order():
         t: TaskStudy(t, st.spec, st.profile, st.grid, geo, pd.DataFrame())
         for t in ("reacher", "tworoom")
     }
-    t = across.pcs_for_variance_table(Studies("smoke", studies, {}))
+    t = across_geometry.pcs_for_variance_table(Studies("smoke", studies, {}))
     assert list(dict.fromkeys(t.task)) == ["Two-Room", "Reacher"]
     assert list(t.arm[:3]) == ["lewm", "scale", "aux"] and set(t["k"]) == {1.0, 4.0, 8.0}
     sc = t[(t.task == "Reacher") & (t.arm == "scale") & (t["variance (%)"] == 50)].iloc[0]

@@ -131,7 +131,7 @@ def plot_geometry_heatmap(geometry: pd.DataFrame, measures: list[str]) -> plt.Fi
     of each measure is scaled over both panels together (its min to its max), so a colour
     means the same value left and right.
 
-    ``geometry`` is :func:`jepa_geometry.book.tables.across.geometry_table` output.
+    ``geometry`` is :func:`jepa_geometry.book.tables.across_geometry.geometry_table` output.
     """
     g = geometry[geometry.measure.isin(measures)].copy()
     g["row"] = [f"{task_title(t)} · {a}" for t, a in zip(g.task, g.arm, strict=True)]
@@ -176,7 +176,7 @@ def plot_lambda_by_task(spectra: pd.DataFrame) -> plt.Figure:
     """The learned ΛReg target variances, sorted, one line per task (mean over seeds): how
     far from the isotropic 1 each task's Λ moved.
 
-    ``spectra`` is :func:`jepa_geometry.book.tables.across.lambda_spectra_by_task` output.
+    ``spectra`` is :func:`jepa_geometry.book.tables.across_geometry.lambda_spectra_by_task` output.
     """
     fig, ax = plt.subplots(figsize=(5.6, 3.4))
     for task, g in spectra.groupby("task", sort=False):

@@ -7,12 +7,14 @@
 * :mod:`.gate`: chapter 6's gate and ladder pages;
 * :mod:`.geometry`: chapter 7 (probes, rank channels, landscapes, ΛReg's spectra, the claims'
   dashboard);
-* :mod:`.across`: chapter 8 (both papers' headline tables across the tasks, the ceiling on
-  every task, the geometry per task, SCALE's other tables);
+* :mod:`.across`: chapter 8's planning (both papers' headline tables across the tasks, the
+  ceiling on every task, SCALE's other planning tables);
+* :mod:`.across_geometry`: chapter 8's geometry (every measure per task and arm, the learned
+  spectra per task, SCALE's PCs per share of variance);
 * :mod:`.kappa`: chapter 8's AnisoWM κ sweep on trained models;
 * :mod:`.scaling`: chapter 9 (toward the papers' scale);
-* :mod:`.shared`: what several families use (arm order, the papers' columns marked, verdict
-  colours).
+* :mod:`.shared`: what several families use (arm order, the papers' values and columns
+  marked, verdict colours).
 
 The rule: a function a page calls to *show* something (results reshaped or formatted, a
 sentence, the papers' numbers beside ours, one page's table assembled from the library's
@@ -25,6 +27,7 @@ calls ``tables.<family>.<name>``.
 
 from jepa_geometry.book.tables import (
     across,
+    across_geometry,
     gate,
     geometry,
     kappa,
@@ -37,6 +40,7 @@ from jepa_geometry.book.tables import (
 
 __all__ = [
     "across",
+    "across_geometry",
     "gate",
     "geometry",
     "kappa",

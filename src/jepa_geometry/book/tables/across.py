@@ -1,7 +1,7 @@
-"""Chapter 8's tables across the five tasks: both papers' headline tables, the ceiling on every
-task, the geometry per task and SCALE's other tables, each read from the task studies
-:func:`~jepa_geometry.study.load.load_studies` found in the cache (nothing here trains or
-plans).
+"""Chapter 8's planning tables across the five tasks: both papers' headline tables, the
+ceiling on every task, MPPI at T* and SCALE's other planning tables, each read from the task
+studies :func:`~jepa_geometry.study.load.load_studies` found in the cache (nothing here trains
+or plans). The geometry across the tasks is :mod:`.across_geometry`.
 
 The papers' numbers come from the reference-data file only
 (:mod:`jepa_geometry.verdict.reference`); each table
@@ -13,12 +13,9 @@ keeps them in their own columns, beside ours, never as ours.
   averages"; :func:`favour_count` counts ours the same way, with and without the interval.
 * **AnisoWM's main table** (AnisoWM Figure 3): LeWM and AnisoWM at CEM T1 under the LeWM
   paper's protocol of each task.
-* **Geometry** per task x arm (SCALE's probes and rank channels, AnisoWM's ordering agreement,
-  landscape ρ and learned Λ), beside the papers' values.
-* **SCALE's other tables** (:func:`scale_overall_table`, :func:`pcs_for_variance_table`,
-  :func:`training_seed_table`): its overall contrasts with Wilcoxon tests, the PCs per share
-  of variance and the training-seed replications, where the studies have the data; the rest
-  are listed with why not (:data:`SCALE_TABLES_OUT_OF_REACH`).
+* **SCALE's other tables** (:func:`scale_overall_table`, :func:`training_seed_table`): its
+  overall contrasts with Wilcoxon tests and the training-seed replications, where the studies
+  have the data; the rest are listed with why not (:data:`SCALE_TABLES_OUT_OF_REACH`).
 
 The claims read across the tasks (the book's verdict, the cross-lens questions, the
 preconditions per task) are evaluated on these studies in :mod:`jepa_geometry.verdict.across`.
@@ -34,13 +31,10 @@ import pandas as pd
 from scipy import stats as sps
 
 from jepa_geometry import stats
-from jepa_geometry.analysis.measurements import Geometry
-from jepa_geometry.book.tables.geometry import lambda_table
 from jepa_geometry.book.tables.planning import ceiling_columns, lewm_paper_protocol
-from jepa_geometry.book.tables.shared import arm_order
-from jepa_geometry.envs import TASKS, task_title
+from jepa_geometry.book.tables.shared import arm_order, paper_value
+from jepa_geometry.envs import task_title
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
-from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import format_rate
 from jepa_geometry.study.grid import (
     GRID_SOLVERS,
@@ -87,18 +81,13 @@ def _tier_means(studies: Studies, protocol: str) -> Iterator[tuple[str, str, pd.
                 yield task, solver, _tier_mean(st.episodes, protocol, solver)
 
 
-def _paper_value(table: str, task: str, arm: str, **filters: str) -> float:
-    ref = reference_numbers(allow_empty=True, table=table, task=task, arm=arm, **filters)
-    return float(ref["value"].mean()) if len(ref) else float("nan")
-
-
 def _scale_solver_value(task: str, arm: str, solver: str) -> float:
     """SCALE's per-solver mean for our ``solver`` label at the same temperature: its main grid
     (:data:`~jepa_geometry.study.grid.PAPER_SOLVER`), or its ``T*`` table for our MPPI at
     ``T*``."""
     if solver == "mppi":
-        return _paper_value("scale_success_mppi_tuned", task, arm)
-    return _paper_value("scale_success_per_solver", task, arm, solver=PAPER_SOLVER[solver])
+        return paper_value("scale_success_mppi_tuned", task, arm)
+    return paper_value("scale_success_per_solver", task, arm, solver=PAPER_SOLVER[solver])
 
 
 def scale_grid(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:
@@ -230,7 +219,7 @@ def scale_tier_table(
                     r = g.loc[arm]
                     row[f"{arm} (%)"] = format_rate(r.rate, r.low, r.high)
                     row[f"{arm}, SCALE (%)"] = (
-                        _paper_value(
+                        paper_value(
                             "scale_success_per_tier",
                             task,
                             arm,
@@ -322,7 +311,7 @@ def mppi_tstar_table(
         for arm in [a for a in arms if a in g.index]:
             r = g.loc[arm]
             row[f"{arm} (%)"] = format_rate(r.rate, r.low, r.high)
-            row[f"{arm}, SCALE at T* (%)"] = _paper_value("scale_success_mppi_tuned", task, arm)
+            row[f"{arm}, SCALE at T* (%)"] = paper_value("scale_success_mppi_tuned", task, arm)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -342,8 +331,8 @@ def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
     for task in dict.fromkeys(ref["task"]):
         row: dict[str, Any] = {
             "task": task_title(task),
-            "LeWM, AnisoWM (%)": _paper_value("aniso_success", task, BASELINE),
-            "AnisoWM, AnisoWM (%)": _paper_value("aniso_success", task, arm),
+            "LeWM, AnisoWM (%)": paper_value("aniso_success", task, BASELINE),
+            "AnisoWM, AnisoWM (%)": paper_value("aniso_success", task, arm),
         }
         protocol = lewm_paper_protocol(task)
         st = studies.studies.get(task)
@@ -385,154 +374,6 @@ def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
         "note",
     ]
     return pd.DataFrame(rows).reindex(columns=cols)
-
-
-# --------------------------------------------------------------------------------------------
-# Geometry across tasks
-# --------------------------------------------------------------------------------------------
-
-# Our measure -> (reference table, filters, factor to our units): the papers' geometry numbers.
-PAPER_GEOMETRY: dict[str, tuple[str, dict[str, str], float]] = {
-    "var_top2": ("scale_pca_variance_share", {"k": "2"}, 0.01),
-    "r2_top2": ("scale_topk_pc_probe_r2", {"k": "2"}, 1.0),
-    "r2_full_ridge": ("scale_full_decodability", {"probe": "ridge"}, 1.0),
-    "r2_full_mlp": ("scale_full_decodability", {"probe": "mlp"}, 1.0),
-    "ratio_p90_over_p10": ("scale_distance_ratio_dispersion", {}, 1.0),
-    "tau_pred": ("scale_rollout_ranking", {"channel": "predictor"}, 1.0),
-    "tau_geom": ("scale_rollout_ranking", {"channel": "geometry"}, 1.0),
-    "tau_total": ("scale_rollout_ranking", {"channel": "total"}, 1.0),
-    "rollout_error": ("scale_rollout_error", {}, 1.0),
-    "agree_enc": ("aniso_cost_ordering", {"cost": "J_enc"}, 1.0),
-    "agree_pred": ("aniso_cost_ordering", {"cost": "J_pred"}, 1.0),
-    "spearman": ("anisowm_landscape_spearman", {}, 1.0),
-}
-GEOMETRY_MEASURES: tuple[str, ...] = tuple(PAPER_GEOMETRY)
-
-
-def model_geometry(geo: Geometry) -> pd.DataFrame:
-    """One row per (arm, training seed) model with every geometry measure: the probes, the
-    rank channels (mean over starts: SCALE's Gaussian candidates for τ and rollout error,
-    AnisoWM's recorded ones for the ordering agreement), the mean landscape ρ over goals, and
-    the learned ``cond Λ`` (ΛReg arms; NaN otherwise)."""
-    keys = ["arm", "train_seed"]
-    probes = geo.probes[
-        keys + ["var_top2", "r2_top2", "r2_full_ridge", "r2_full_mlp", "ratio_p90_over_p10"]
-    ]
-    gauss = (
-        geo.ranking[geo.ranking.source == "gaussian"]
-        .groupby(keys)[["tau_pred", "tau_geom", "tau_total", "rollout_error"]]
-        .mean()
-    )
-    data = (
-        geo.ranking[geo.ranking.source == "dataset"]
-        .groupby(keys)[["agree_enc", "agree_pred"]]
-        .mean()
-    )
-    land = geo.landscape.groupby(keys)[["spearman"]].mean()
-    out = probes.set_index(keys).join([gauss, data, land], how="left")
-    cond = {k: sp["cond"] for k, sp in geo.lambda_spectra.items()}
-    out["cond_lambda"] = [cond.get(k, np.nan) for k in out.index]
-    return out.reset_index()
-
-
-def geometry_table(studies: Studies) -> pd.DataFrame:
-    """Per task x arm, every geometry measure's mean over training seeds (long: task, arm,
-    measure, ours, seeds) with the papers' value where they report it (``paper``, our units;
-    ``source`` names the paper)."""
-    rows = []
-    for task, st in studies.studies.items():
-        per_model = model_geometry(st.geometry)
-        means = per_model.groupby("arm").mean(numeric_only=True)
-        n = per_model.groupby("arm").size()
-        for arm in arm_order(list(means.index)):
-            for measure in (*GEOMETRY_MEASURES, "cond_lambda"):
-                value = float(means.loc[arm, measure])
-                if np.isnan(value):
-                    continue
-                paper, source = _paper_geometry(task, arm, measure)
-                rows.append(
-                    {
-                        "task": task,
-                        "arm": arm,
-                        "measure": measure,
-                        "ours": value,
-                        "seeds": int(n[arm]),
-                        "paper": paper,
-                        "source": source,
-                    }
-                )
-    return pd.DataFrame(
-        rows, columns=["task", "arm", "measure", "ours", "seeds", "paper", "source"]
-    )
-
-
-def _paper_geometry(task: str, arm: str, measure: str) -> tuple[float, str]:
-    if measure not in PAPER_GEOMETRY:
-        return float("nan"), ""
-    table, filters, factor = PAPER_GEOMETRY[measure]
-    ref = reference_numbers(allow_empty=True, table=table, task=task, arm=arm, **filters)
-    if ref.empty:
-        return float("nan"), ""
-    return float(factor * ref["value"].mean()), str(ref["paper"].iloc[0])
-
-
-def geometry_display(geometry: pd.DataFrame) -> pd.DataFrame:
-    """:func:`geometry_table` wide: rows task / arm, columns measures, each ``ours (paper)``."""
-
-    def text(r: pd.Series) -> str:
-        return f"{r.ours:.3g}" + ("" if np.isnan(r.paper) else f" ({r.paper:.3g})")
-
-    t = geometry.assign(cell=geometry.apply(text, axis=1), task=geometry.task.map(task_title))
-    wide = t.pivot(index=["task", "arm"], columns="measure", values="cell")
-    cols = [m for m in (*GEOMETRY_MEASURES, "cond_lambda") if m in wide.columns]
-    order = [(task_title(task), arm) for task in TASKS for arm in arm_order(list(t.arm))]
-    return wide.reindex([i for i in order if i in wide.index])[cols].fillna("").reset_index()
-
-
-def lambda_by_task(studies: Studies, paper: Profile) -> pd.DataFrame:
-    """AnisoWM's learned target spectra per task (it reports that they differ by task): per
-    ΛReg arm, the mean over seeds of ``cond Λ`` and of the share of the D coordinates whose
-    target variance is above the mean (1, since tr Λ = D), beside AnisoWM's share where it
-    gives a count (its D is the ``paper`` profile's embedding width)."""
-    rows = []
-    for task, st in studies.studies.items():
-        lam = lambda_table(st.geometry.lambda_spectra)
-        count = _paper_value("aniso_lambda_above_mean", task, "anisowm")
-        for arm, g in lam.groupby("arm", sort=False):
-            rows.append(
-                {
-                    "task": task_title(task),
-                    "arm": arm,
-                    "seeds": len(g),
-                    "cond Λ": g["cond"].mean(),
-                    "D": int(g["D"].iloc[0]),
-                    "share above mean": float((g["above_mean"] / g["D"]).mean()),
-                    "share above mean, AnisoWM": count / paper.model.embed_dim
-                    if arm == "anisowm"
-                    else np.nan,
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def lambda_spectra_by_task(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
-    """The final learned target variances of ``arm``, sorted, mean over seeds, per task (long:
-    task, rank / D, variance)."""
-    rows = []
-    for task, st in studies.studies.items():
-        finals = [
-            np.asarray(sp["final_sorted"], float)
-            for (m, _), sp in sorted(st.geometry.lambda_spectra.items())
-            if m == arm
-        ]
-        if not finals:
-            continue
-        v = np.mean(finals, axis=0)
-        rows += [
-            {"task": task_title(task), "rank": (i + 0.5) / len(v), "variance": float(x)}
-            for i, x in enumerate(v)
-        ]
-    return pd.DataFrame(rows, columns=["task", "rank", "variance"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -584,7 +425,7 @@ def scale_overall_table(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.
             nonzero = d[d != 0]
             p = float(sps.wilcoxon(nonzero).pvalue) if len(nonzero) else float("nan")
             means = (100 * cells[[a, b]].mean()).to_numpy(float)
-            paper_means = [_paper_value("scale_success_overall", task, x) for x in (a, b)]
+            paper_means = [paper_value("scale_success_overall", task, x) for x in (a, b)]
             rows.append(
                 {
                     "task": task_title(task),
@@ -594,10 +435,10 @@ def scale_overall_table(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.
                     "diff (pp)": 100 * float(d.mean()),
                     "Wilcoxon p": p,
                     "means, SCALE (%)": " / ".join(f"{v:.2f}" for v in paper_means),
-                    "diff, SCALE (pp)": _paper_value(
+                    "diff, SCALE (pp)": paper_value(
                         "scale_success_overall_difference", task, a, versus=b
                     ),
-                    "Wilcoxon p, SCALE": _paper_value(
+                    "Wilcoxon p, SCALE": paper_value(
                         "scale_success_overall_wilcoxon_p", task, a, versus=b
                     ),
                 }
@@ -615,60 +456,6 @@ SCALE_OTHER_TABLES: tuple[str, ...] = (
     "scale_success_training_seeds",
 )
 """The reference tables SCALE's other tables are set beside (their sources are named)."""
-VARIANCE_LEVELS: tuple[int, ...] = (10, 50, 90)
-"""The variance shares (percent) of SCALE's "PCs needed" table."""
-
-
-def pcs_for_variance(
-    spectra: pd.DataFrame, levels: Sequence[int] = VARIANCE_LEVELS
-) -> pd.DataFrame:
-    """Per (arm, training seed): the smallest number k of leading principal components whose
-    cumulative variance share reaches each of ``levels`` percent (long: arm, train_seed,
-    variance_pct, k, D), from the per-PC shares of ``spectra`` (sorted by PC)."""
-    rows = []
-    for (arm, seed), g in spectra.sort_values("pc").groupby(["arm", "train_seed"], sort=False):
-        cum = np.cumsum(g["share"].to_numpy(float))
-        cum = cum / cum[-1]
-        for v in levels:
-            k = int(np.searchsorted(cum, v / 100 - 1e-12) + 1)
-            rows.append({"arm": arm, "train_seed": seed, "variance_pct": v, "k": k, "D": len(cum)})
-    return pd.DataFrame(rows, columns=["arm", "train_seed", "variance_pct", "k", "D"])
-
-
-def pcs_for_variance_table(
-    studies: Studies, arms: Sequence[str] = ("lewm", "scale", "aux")
-) -> pd.DataFrame:
-    """SCALE's "PCs needed for 10 / 50 / 90 % of the variance", regenerated: per task, arm and
-    level, our k (mean over training seeds) and the embedding width D, beside SCALE's k (its D
-    is 192, ours the profile's: compare k / D, not k)."""
-    rows = []
-    for task, st in studies.studies.items():
-        k = pcs_for_variance(st.geometry.spectra)
-        k = k[k["arm"].isin(arms)]
-        for (arm, v), g in k.groupby(["arm", "variance_pct"], sort=False):
-            paper = _paper_value("scale_pcs_for_variance", task, arm, variance_pct=str(v))
-            rows.append(
-                {
-                    "task": task_title(task),
-                    "arm": arm,
-                    "variance (%)": v,
-                    "k": float(g["k"].mean()),
-                    "D": int(g["D"].iloc[0]),
-                    "k / D": float((g["k"] / g["D"]).mean()),
-                    "k, SCALE": paper,
-                    "k / D, SCALE": paper / 192,
-                }
-            )
-    out = pd.DataFrame(rows)
-    if out.empty:
-        return out
-    rank = {
-        "task": {task_title(t): i for i, t in enumerate(TASKS)},
-        "arm": {a: i for i, a in enumerate(arms)},
-    }
-    return out.sort_values(
-        ["task", "variance (%)", "arm"], key=lambda s: s.map(rank[s.name]) if s.name in rank else s
-    ).reset_index(drop=True)
 
 
 def training_seed_table(

@@ -13,7 +13,6 @@ import pandas as pd
 from jepa_geometry.book.tables.shared import arm_order, mark_papers, verdict_style
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.stats import bootstrap_interval
-from jepa_geometry.study.diagnostics import training_diagnostics  # noqa: F401 (chapter 7 draws it)
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.verdict.reference import reference_numbers, source_with_caveats
 from jepa_geometry.verdict.rule import judged, seed_level_evidence, tested_by_task, verdict_table

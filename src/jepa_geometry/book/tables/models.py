@@ -16,7 +16,6 @@ from jepa_geometry.envs import TASKS, q_indices, task_class
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset, tabulate_tasks
 from jepa_geometry.planning.protocol import pair_difficulty
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.diagnostics import diagnostics_long  # noqa: F401 (chapter 5 draws it)
 from jepa_geometry.wm.arms import arm_weights
 from jepa_geometry.wm.checkpoint import LOG_FILE
 from jepa_geometry.wm.model import WorldModel

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from jepa_geometry.study.grid import STUDY_ARMS
+from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.verdict.rule import BY_CONSTRUCTION, NOT_TESTED
 
 
@@ -73,3 +74,10 @@ def mark_papers(styler: Any) -> Any:
     (:data:`PAPER_STYLE`), so that they never read as this book's results."""
     cols = paper_columns(styler.data.columns)
     return styler.set_properties(subset=cols, **PAPER_STYLE) if cols else styler
+
+
+def paper_value(table: str, task: str, arm: str, **filters: str) -> float:
+    """The papers' value of ``table`` for ``task`` and ``arm`` (and ``filters``), from the
+    reference file alone: the mean of its matching rows, NaN where the paper gives none."""
+    ref = reference_numbers(allow_empty=True, table=table, task=task, arm=arm, **filters)
+    return float(ref["value"].mean()) if len(ref) else float("nan")
