@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.book.display import format_number, styler_html, table_html
+from jepa_geometry.book.display import format_number, header, styler_html, table_html
 
 
 def test_numbers_read_as_a_reader_expects():
@@ -43,6 +43,9 @@ def test_headers_read_as_words_and_cells_keep_their_identifiers():
     heads = [c.split(">", 1)[1].split("<", 1)[0] for c in html.split("<th ")[1:]]
     assert heads == ["top8 share", "arm", "5"]
     assert ">scale_half_q<" in html  # a value is data, not a header: never rewritten
+    own = "examples/objectives/variance_match.py"  # a reader's arm, named by its file
+    heads = [header(c) for c in (own, "mine.py", "k / D", "λ_sig·B / LeWM's")]
+    assert heads == [own, "mine.py", "k / D", "λ sig·B / LeWM's"]
 
 
 def _cells(html: str) -> list[str]:
