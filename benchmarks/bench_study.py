@@ -97,11 +97,19 @@ def planning_seconds(task: str, profile_name: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _job_seconds(manifest: dict) -> float:
+    """A build's CPU seconds where its manifest records them, else its wall seconds."""
+    cpu = manifest.get("cpu_time_s")
+    return float(cpu if cpu is not None else manifest.get("wall_time_s") or 0.0)
+
+
 def estimate_vs_measured(task: str, profile_name: str) -> pd.DataFrame:
     """The grid's dry-run estimate of ``task``'s units (``jepa-geometry grid --tasks <task>
     --dry-run``) against their measured job time, stage by stage: a unit is measured when all
-    its outputs are cached (the sum of their manifests' ``wall_time_s``, one job's time, not
-    wall time of the whole build). Reads manifests only: this never builds."""
+    its outputs are cached (the sum of their manifests' ``cpu_time_s``, one job's time, not
+    wall time of the whole build; ``wall_time_s`` for a manifest written before CPU time was
+    recorded, which counts any time the build was stopped). Reads manifests only: this never
+    builds."""
     from jepa_geometry import cluster
     from jepa_geometry.profiles import load_profile
     from jepa_geometry.study.spec import load_study
@@ -111,9 +119,7 @@ def estimate_vs_measured(task: str, profile_name: str) -> pd.DataFrame:
     for stage in cluster.STAGES:
         for u in cluster.stage_units(stage, [spec], prof):
             done = bool(u.outputs) and u.cached
-            seconds = (
-                sum(a.manifest().get("wall_time_s") or 0.0 for a in u.outputs) if done else None
-            )
+            seconds = sum(_job_seconds(a.manifest()) for a in u.outputs) if done else None
             rows.append(
                 {"stage": stage, "kind": u.kind, "estimated_h": u.hours, "seconds": seconds}
             )

@@ -54,6 +54,28 @@ def test_build_once_then_reuse(data_root):
     assert man["spec"] == {"seed": 0}
 
 
+def test_a_manifest_records_the_build_s_cpu_time_beside_its_wall_time(data_root):
+    """A build that waits (a stopped build's pause looks the same) keeps its wall time, not
+    its CPU time; one that computes records the CPU time it took."""
+
+    def idle(tmp):
+        time.sleep(0.6)
+        return _write(tmp)
+
+    def busy(tmp):
+        c0 = time.process_time()
+        while time.process_time() - c0 < 0.3:
+            pass
+        return _write(tmp)
+
+    waited, computed = (Artifact("results", "demo", {"build": b}) for b in ("idle", "busy"))
+    get_or_build(waited, idle)
+    get_or_build(computed, busy)
+    idle_m, busy_m = waited.manifest(), computed.manifest()
+    assert idle_m["wall_time_s"] >= 0.6 and idle_m["cpu_time_s"] < idle_m["wall_time_s"] - 0.4
+    assert busy_m["cpu_time_s"] >= 0.3
+
+
 def test_truncated_file_is_detected_and_rebuilt(data_root):
     art = Artifact("datasets", "demo", {"n": 1})
     path = get_or_build(art, _write)

@@ -39,6 +39,7 @@ import contextlib
 import hashlib
 import json
 import os
+import resource
 import secrets
 import shutil
 import subprocess
@@ -410,7 +411,20 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def _finalize(art: Artifact, tmp: Path, wall_s: float, extra: dict[str, Any] | None) -> None:
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that ended (a build's own pools): a
+    build stopped for a while (``kill -STOP``, a suspended laptop) keeps its wall time but
+    not its CPU time, so the cost model is calibrated on this one."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _finalize(
+    art: Artifact, tmp: Path, wall_s: float, extra: dict[str, Any] | None, cpu_s: float
+) -> None:
     files = {
         str(p.relative_to(tmp)): {"size": p.stat().st_size, "sha256": sha256_file(p)}
         for p in sorted(tmp.rglob("*"))
@@ -425,6 +439,7 @@ def _finalize(art: Artifact, tmp: Path, wall_s: float, extra: dict[str, Any] | N
         "spec": art.spec,
         "files": files,
         "wall_time_s": round(wall_s, 3),
+        "cpu_time_s": round(cpu_s, 3),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         **provenance(),
         **(extra or {}),
@@ -485,9 +500,9 @@ def get_or_build(
         _remove_leftovers(art)
         tmp = fresh_dir(target.parent, f"{TMP_PREFIX}{art.key}-")
         try:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _cpu_seconds()
             extra = build(tmp)
-            _finalize(art, tmp, time.perf_counter() - t0, extra)
+            _finalize(art, tmp, time.perf_counter() - t0, extra, _cpu_seconds() - c0)
             replace_dir(tmp, target)
         finally:
             if tmp.exists():
