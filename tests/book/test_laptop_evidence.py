@@ -1,6 +1,7 @@
-"""CI keeps code and committed evidence together (issue 51): the cross-task page and a task
-page render at the laptop profile from ``evidence/laptop`` alone, cache-only (nothing collected,
-trained or planned), and every glued value equals the committed one. A change that would alter
+"""CI keeps code and committed evidence together (issue 51): the cross-task page, a task's
+planning and geometry pages and the reader's own objective (chapter 10) render at the laptop
+profile from ``evidence/laptop`` alone, cache-only (nothing collected, trained or planned), and
+every glued value equals the committed one. A change that would alter
 a laptop number fails here, in minutes, instead of silently needing hours of rebuild."""
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from tests.conftest import REPO
 
 
 def checked_pages() -> list[str]:
-    """The pages CI renders: the cross-task page and the first task planning page whose
-    evidence is committed (none until the laptop build has exported them)."""
+    """The pages CI renders, those of them whose evidence is committed: the cross-task page,
+    the first task's planning and geometry pages, and the reader's own objective (seconds each
+    from the evidence: they read, never build)."""
     committed = evidence_pages(REPO, "laptop")
-    task = [p for p in committed if p.startswith("ch06_") and p.endswith("_planning")]
-    return [p for p in committed if p == "ch08_across"] + task[:1]
+    planning = [p for p in committed if p.startswith("ch06_") and p.endswith("_planning")]
+    geometry = [p for p in committed if p.startswith("ch07_") and p.endswith("_geometry")]
+    own = [p for p in committed if p in ("ch08_across", "ch10_own_objective")]
+    return own + planning[:1] + geometry[:1]
 
 
 @pytest.mark.slow
