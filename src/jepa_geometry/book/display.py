@@ -53,17 +53,18 @@ def format_number(value: Any) -> str:
 
 def header(name: Any) -> str:
     """A column name as a header: words, not an identifier (``top8_share`` reads
-    ``top8 share``); a file's path as it is (a reader's objective names its arm by its file,
-    ``examples/objectives/variance_match.py``, which must read as the file to open); a number
-    as :func:`format_number` writes it."""
+    ``top8 share``); a name a reader looks up as written kept as it is: a file's path (a
+    reader's objective names its arm by its file, ``examples/objectives/variance_match.py``)
+    or a dotted key of a training log (``objective.min_std``, what the reader's term returned
+    as ``min_std``); a number as :func:`format_number` writes it."""
     if not isinstance(name, str):
         return format_number(name)
-    return name if _is_path(name) else name.replace("_", " ")
+    return name if _looked_up(name) else name.replace("_", " ")
 
 
-def _is_path(name: str) -> bool:
-    """Whether ``name`` is a file's path: one word with a folder or a Python file's suffix."""
-    return not any(c.isspace() for c in name) and ("/" in name or name.endswith(".py"))
+def _looked_up(name: str) -> bool:
+    """Whether ``name`` is a path or a dotted key: one word with a ``/`` or a ``.``."""
+    return not any(c.isspace() for c in name) and ("/" in name or "." in name)
 
 
 def _axis_name(name: Any) -> Any:
