@@ -49,11 +49,14 @@ def _point(share_top8: float, dim: int, profile) -> types.SimpleNamespace:
     geometry = types.SimpleNamespace(
         spectra=spectra, lambda_spectra={}, probes=empty, ranking=empty, landscape=empty
     )
+    point = types.SimpleNamespace(name="1x", image=64)
+    named = {"point": point.name, "image": point.image, "steps": profile.train.steps}
     return types.SimpleNamespace(
         task="tworoom",
-        point=types.SimpleNamespace(name="1x", image=64),
+        point=point,
         profile=profile,
         train_flops=1.0,
+        columns={"task": "tworoom", **named, "flops": 1.0},
         geometry=geometry,
         diagnostics=pd.DataFrame(),
     )

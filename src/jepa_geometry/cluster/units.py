@@ -379,10 +379,10 @@ def decision_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> lis
         models += lambdareg.variant_models(DECISION_TASK, decided_at)
         return [train_unit(*m, note=note) for m in models]
     variant = lambdareg.decided_variant(DECISION_TASK, decided_at)
+    named = variant or [v for v in lambdareg.LAMBDAREG_VARIANTS if v != "published"][0]
     units: list[Unit] = []
     for spec in specs:
         p = spec.profile(base)
-        named = variant or [v for v in lambdareg.LAMBDAREG_VARIANTS if v != "published"][0]
         models, cells = lambdareg.study_variant_jobs(spec, p, named)
         if variant is None:
             pending = "the ΛReg variant's decision"

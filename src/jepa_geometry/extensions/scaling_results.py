@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -73,6 +74,18 @@ class PointResult:
     @property
     def train_flops(self) -> float:
         return float(self.profile.train.steps) * self.step_flops
+
+    @property
+    def columns(self) -> dict[str, Any]:
+        """The columns that name this result in a long table: task, point, image, steps and
+        training FLOPs."""
+        return {
+            "task": self.task,
+            "point": self.point.name,
+            "image": self.point.image,
+            "steps": self.profile.train.steps,
+            "flops": self.train_flops,
+        }
 
 
 BUILDS_IN_PAGE: tuple[str, ...] = ("smoke",)
@@ -170,11 +183,7 @@ def claim_effects(results: Sequence[PointResult]) -> pd.DataFrame:
             c, e = item
             rows.append(
                 {
-                    "task": r.task,
-                    "point": r.point.name,
-                    "image": r.point.image,
-                    "steps": r.profile.train.steps,
-                    "flops": r.train_flops,
+                    **r.columns,
                     "paper": c.paper,
                     "claim": c.statement,
                     "column": spec.column,
@@ -275,11 +284,7 @@ def premise_table(results: Sequence[PointResult]) -> pd.DataFrame:
         if v.size:
             rows.append(
                 {
-                    "task": r.task,
-                    "point": r.point.name,
-                    "image": r.point.image,
-                    "steps": r.profile.train.steps,
-                    "flops": r.train_flops,
+                    **r.columns,
                     "measure": measure,
                     "arm": arm,
                     "value": float(v.mean()),
