@@ -171,21 +171,22 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
 def test_the_kappa_sweep_is_built_after_the_task_pages_and_before_the_cross_task_page(
     tmp_path, monkeypatch
 ):
-    """``build_book`` builds AnisoWM's κ sweep (``kappa_build.build_sweep``, here recorded
-    instead of run) once, between the first wave of pages and the cross-task page."""
+    """``build_book`` builds AnisoWM's κ sweep (``cluster.build_here`` of ``kappa_build.GRID``,
+    here recorded instead of run) once, between the first wave of pages and the cross-task
+    page."""
     tiny_book(tmp_path, {"ch01_a": "pass", "ch08_across": "pass"}, ("ch08_across", "ch01_a"))
     monkeypatch.chdir(tmp_path)
     log = io.StringIO()
     calls = []
 
-    def record(base, sweep, workers, progress, say):
-        calls.append(base.name)
+    def record(ext, base, workers, progress, say):
+        calls.append((ext.name, base.name))
         say("κ sweep cost estimate: recorded")
 
-    monkeypatch.setattr("jepa_geometry.book.run.kappa_build.build_sweep", record)
+    monkeypatch.setattr("jepa_geometry.book.run.cluster.build_here", record)
     build_book("smoke", out_dir=tmp_path / "out", stream=log, progress=False)
     text = log.getvalue()
-    assert calls == ["smoke"]
+    assert calls == [("kappa", "smoke")]
     assert (
         text.index("ch01_a: ")
         < text.index("κ sweep cost estimate")

@@ -1,10 +1,12 @@
-"""Building and reading the κ sweep (extensions.kappa_build): one smoke build end to end."""
+"""Building and reading the κ sweep (extensions.kappa_build): one smoke build end to end, by
+the route of ``jepa-geometry kappa`` (its grid units built here, ``cluster.build_here``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from jepa_geometry import cluster
 from jepa_geometry.book import tables
 from jepa_geometry.extensions import kappa_build, kappa_sweep
 from jepa_geometry.profiles import load_profile
@@ -18,8 +20,10 @@ def test_the_smoke_sweep_builds_reads_back_and_judges_the_same_twice():
     judged; a second read finds everything cached and gives the same outcomes."""
     base = load_profile("smoke")
     said = []
-    kappa_build.build_sweep(base, workers=1, progress=False, say=said.append)
+    stages = cluster.build_here(kappa_build.GRID, base, 1, progress=False, say=said.append)
     assert said and said[0].startswith("κ sweep cost estimate")
+    assert list(stages["stage"]) == list(cluster.STAGES) and stages["waiting"].sum() == 0
+    assert stages.set_index("stage").loc["train", "built"] > 0  # the κ != 2 models at least
     assert kappa_build.missing(kappa_sweep.KAPPA_SWEEP, base) == []
     res = kappa_build.load_results(base)
     assert len(res.models) == 10
@@ -29,5 +33,7 @@ def test_the_smoke_sweep_builds_reads_back_and_judges_the_same_twice():
     assert set(rows["verdict"]) <= {*LABELS, BY_CONSTRUCTION} and len(rows) == 6
     # a rerun is cached: nothing left to build, same numbers
     assert kappa_sweep.estimate_cost(kappa_sweep.KAPPA_SWEEP, base)["estimated seconds"].sum() == 0
+    rerun = cluster.build_here(kappa_build.GRID, base, 1, progress=False, say=said.append)
+    assert rerun["built"].sum() == 0
     again = kappa_build.load_results(base)
     assert all(np.array_equal(res.success[k], again.success[k]) for k in res.success)

@@ -53,7 +53,6 @@ from jepa_geometry.book.toc import (
     task_family,
 )
 from jepa_geometry.extensions import kappa_build, own
-from jepa_geometry.extensions.kappa_sweep import KAPPA_SWEEP
 from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
 from jepa_geometry.profiles import PROFILES, ProfileError, load_profile
 from jepa_geometry.study.spec import available_studies, load_study
@@ -317,9 +316,9 @@ def build_book(
         if kappa_sweep and any(p.name == SWEEP_PAGE for p in wave):  # after the task studies
             print(f"κ sweep (profile={profile}) ...", file=stream, flush=True)
             t0 = time.perf_counter()
-            kappa_build.build_sweep(
+            cluster.build_here(
+                kappa_build.GRID,
                 load_profile(profile),
-                KAPPA_SWEEP,
                 default_workers(),
                 progress,
                 say=lambda line: print(line, file=stream, flush=True),

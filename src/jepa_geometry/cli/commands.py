@@ -185,7 +185,10 @@ def cmd_kappa(args: argparse.Namespace) -> int:
     workers = _workers(args.workers)
     base = _profile_of(args)
     _note_precision(base)
-    kappa_build.build_sweep(base, kappa_sweep.KAPPA_SWEEP, workers, progress=not args.quiet)
+    stages = cluster.build_here(
+        kappa_build.GRID, base, workers, progress=not args.quiet, log=_log(args)
+    )
+    print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     measured = kappa_sweep.measured_cost(kappa_sweep.KAPPA_SWEEP, base)
     print(measured.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"measured: {measured['measured seconds'].sum() / 60:.1f} min of work")
@@ -194,15 +197,18 @@ def cmd_kappa(args: argparse.Namespace) -> int:
 
 def cmd_scaling(args: argparse.Namespace) -> int:
     workers = _workers(args.workers)
-    spec = scaling.load_scaling()
     base = _profile_of(args)
-    units = scaling_rule.stated_units(spec, base, state=not args.dry_run)
-    print(scaling_rule.cost_statement(units, spec, base.name))  # before any model trains
     if args.dry_run:
+        spec = scaling.load_scaling()
+        units = scaling_rule.stated_units(spec, base)
+        print(scaling_rule.cost_statement(units, spec, base.name))
         print(units.to_string(index=False, float_format=lambda x: f"{x:.0f}"))
         return 0
     _note_precision(base)
-    stages = scaling_build.build_scaling(spec, base, workers, progress=not args.quiet)
+    # the cost is stated and kept (scaling_rule.stated_units) before any model trains
+    stages = cluster.build_here(
+        scaling_build.GRID, base, workers, progress=not args.quiet, log=_log(args)
+    )
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     return 0
 

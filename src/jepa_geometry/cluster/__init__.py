@@ -13,7 +13,8 @@ artifact cache as the only record of what is done.
 * :mod:`.submit`: submitit's executor per kind of unit, the job folders and their tidying,
   SLURM's queue and a left job's state;
 * :mod:`.run`: the run loop, stage after stage, each unit's status (cached, done, failed,
-  blocked) and the summary.
+  blocked) and the summary; and an extension's units built on this machine in a process
+  pool (:func:`build_here`), the route of its own command.
 
 What a job runs (its call, pickled by submitit) is in :mod:`jepa_geometry.study.job_calls`,
 beside the process-pool jobs of the study's own builds. Training and planning jobs are
@@ -32,7 +33,14 @@ from jepa_geometry.cluster.estimate import (
     pretrain_hours,
     train_hours,
 )
-from jepa_geometry.cluster.run import GRID_LOCK, STATUSES, grid_summary, run_grid, run_stage
+from jepa_geometry.cluster.run import (
+    GRID_LOCK,
+    STATUSES,
+    build_here,
+    grid_summary,
+    run_grid,
+    run_stage,
+)
 from jepa_geometry.cluster.submit import EXECUTORS, JOB_FOLDER, make_executor, tidy_job_folders
 from jepa_geometry.cluster.units import (
     STAGES,
@@ -61,6 +69,7 @@ __all__ = [
     "ClusterError",
     "Extension",
     "Unit",
+    "build_here",
     "cell_hours",
     "check_dinov2",
     "check_specs",

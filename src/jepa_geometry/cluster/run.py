@@ -38,10 +38,13 @@ from jepa_geometry.cluster.units import (
     Unit,
     check_dinov2,
     check_specs,
+    distinct,
     stage_units,
 )
-from jepa_geometry.jobs import check_workers, default_workers, log_line, progress_bar
+from jepa_geometry.envs import SIMULATOR_PRELOAD
+from jepa_geometry.jobs import check_workers, default_workers, log_line, progress_bar, run_parallel
 from jepa_geometry.profiles import Profile
+from jepa_geometry.study.job_calls import run_call
 from jepa_geometry.study.spec import StudySpec
 
 STATUSES: tuple[str, ...] = ("cached", "done", "failed", "blocked")
@@ -247,6 +250,52 @@ def run_grid(
     return pd.DataFrame(
         rows, columns=["stage", "kind", "task", "unit", "status", "seconds", "log", "error"]
     )
+
+
+def build_here(
+    ext: Extension,
+    base: Profile,
+    workers: int,
+    progress: bool = True,
+    say: Callable[[str], None] = print,
+    log: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Build the extension ``ext`` on this machine (``jepa-geometry kappa``, ``jepa-geometry
+    scaling``, the book before its cross-task page): its cost stated first (``say``), then its
+    units of each stage in turn (:data:`~.units.STAGES`), the uncached ones longest first,
+    ``workers`` jobs at a time in a process pool (:func:`~jepa_geometry.jobs.run_parallel`;
+    one worker runs them in this process). They are the units ``grid --with`` submits, each
+    run as its job runs it, so the two routes write the same artifacts, and a stage is listed
+    only once the one before is built (a gate decides the next stage's cells). A job that
+    raises stops the build; what finished is cached, so a rerun resumes. ``log`` gets a line
+    per built unit. One row per stage: its units, the ones built now, the ones still waiting
+    for a result (``Unit.pending``), seconds."""
+    workers = check_workers(workers)
+    say(ext.state(base))
+    rows = []
+    for stage in STAGES:
+        units = distinct(ext.units(stage, base))
+        todo = submission_order([u for u in units if u.outputs and not u.cached])
+        t0 = time.perf_counter()
+        run_parallel(
+            run_call,
+            [(u.call, u.args) for u in todo],
+            workers,
+            f"{ext.name} {stage}",
+            progress,
+            preload=SIMULATOR_PRELOAD,
+            say=log,
+        )
+        rows.append(
+            {
+                "stage": stage,
+                "units": len(units),
+                "built": len(todo),
+                "waiting": sum(not u.outputs for u in units),
+                "seconds": time.perf_counter() - t0,
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def _by_label(units: Sequence[Unit], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,8 +1,10 @@
 """Building AnisoWM's κ sweep (cached, resumable) and reading it (cache only).
 
-:func:`build_sweep` (``jepa-geometry kappa``, and the book before its cross-task page) states
-the cost, then trains every model and plans every cell of the sweep; :func:`grid_units` gives
-the same jobs as units of the study grid (:data:`GRID`, ``jepa-geometry grid --with kappa``).
+The sweep's units (:func:`grid_units`, :data:`GRID`): its datasets, models and cells, as the
+study grid submits them (``jepa-geometry grid --with kappa``) and as
+:func:`~jepa_geometry.cluster.build_here` builds them on one machine (``jepa-geometry kappa``,
+and the book before its cross-task page), the cost stated first
+(:func:`~.kappa_sweep.state_estimate`).
 :func:`load_results` reads what the rules read (:class:`KappaResults`) and refuses, naming
 the first missing piece, when the sweep is not built.
 """
@@ -10,7 +12,6 @@ the first missing piece, when the sweep is not built.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,20 +20,15 @@ import pandas as pd
 from jepa_geometry import cluster
 from jepa_geometry.analysis.probes import lambda_spectrum
 from jepa_geometry.artifacts import load
-from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.extensions.kappa_rules import allocation_change, saturated, saturation_step
 from jepa_geometry.extensions.kappa_sweep import (
     DEFAULT_KAPPA,
     KAPPA_SWEEP,
     KappaError,
     KappaSweep,
-    estimate_cost,
     state_estimate,
 )
-from jepa_geometry.jobs import check_workers, run_parallel
-from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.job_calls import plan_cell, train_model
 from jepa_geometry.verdict.preconditions import lambda_departure
 from jepa_geometry.wm.checkpoint import LOG_FILE
 from jepa_geometry.wm.training import model_untrained, world_model_artifact
@@ -55,40 +51,6 @@ def grid_units(stage: str, base: Profile, sweep: KappaSweep = KAPPA_SWEEP) -> li
         for t in sweep.tasks
         for u in cluster.plan_units(stage, t, [c for c in cells if c.task == t], " (κ sweep)")
     ]
-
-
-def build_sweep(
-    base: Profile,
-    sweep: KappaSweep = KAPPA_SWEEP,
-    workers: int = 1,
-    progress: bool = True,
-    say: Callable[[str], None] = print,
-) -> pd.DataFrame:
-    """Print the cost estimate, then train every model and plan every cell of ``sweep``
-    (cached ones are reused; an interrupted build resumes). Returns
-    :func:`~.kappa_sweep.estimate_cost`'s table as it stood before the build."""
-    workers = check_workers(workers)
-    estimate = estimate_cost(sweep, base)
-    say(state_estimate(base, sweep, estimate))
-    run_parallel(
-        train_model,
-        sweep.models(base),
-        workers,
-        "κ sweep models",
-        progress,
-        pending=model_untrained,
-        preload=SIMULATOR_PRELOAD,
-    )
-    run_parallel(
-        plan_cell,
-        [(c,) for c in sweep.cells(base)],
-        workers,
-        "κ sweep cells",
-        progress,
-        pending=PlanningCell.unbuilt,
-        preload=SIMULATOR_PRELOAD,
-    )
-    return estimate
 
 
 def missing(sweep: KappaSweep, base: Profile) -> list[str]:
@@ -135,7 +97,7 @@ def _log(args: tuple) -> list[dict]:
 
 def load_results(base: Profile, sweep: KappaSweep = KAPPA_SWEEP) -> KappaResults:
     """The sweep's measurements from the cache (nothing is built); a missing piece is an
-    error naming it (build with :func:`build_sweep` or ``jepa-geometry kappa``)."""
+    error naming it (build with ``jepa-geometry kappa``)."""
     gone = missing(sweep, base)
     if gone:
         raise KappaError(
@@ -190,7 +152,6 @@ GRID = cluster.Extension("kappa", grid_units, state_estimate)
 __all__ = [
     "GRID",
     "KappaResults",
-    "build_sweep",
     "grid_units",
     "load_results",
     "missing",

@@ -21,8 +21,9 @@ many, as the MPPI temperature sweep draws them).
 time of the task's cached ``anisowm`` model (else the profile's cost model,
 :func:`~jepa_geometry.cluster.train_hours`), plus cells to plan times the measured time
 of the study's own cell per pair (else :func:`~jepa_geometry.cluster.cell_hours`).
-:func:`~.kappa_build.build_sweep` states it (:func:`state_estimate`) before it trains, and the
-first statement is kept so the book shows what was stated before anything trained.
+Every build states it (:func:`state_estimate`, :data:`~.kappa_build.GRID`'s statement) before
+it trains, and the first statement is kept so the book shows what was stated before anything
+trained.
 
 The sweep in modules: this one (the sweep and its cost); :mod:`.kappa_build` (building and
 reading it); :mod:`.kappa_rules` (the rules on numbers);
@@ -214,7 +215,7 @@ def estimate_artifact(sweep: KappaSweep, base: Profile) -> Artifact:
 
 
 def stated_estimate(sweep: KappaSweep, base: Profile) -> pd.DataFrame:
-    """The estimate :func:`~.kappa_build.build_sweep` stated before it first trained (cache
+    """The estimate a build stated before it first trained (:func:`state_estimate`; cache
     only)."""
     return pd.DataFrame(
         json.loads((load(estimate_artifact(sweep, base)) / ESTIMATE_FILE).read_text())

@@ -1,6 +1,7 @@
-"""Building the scaling study: every unit the rule chose, into the cache, as one run of the
-command line (:func:`build_scaling`, ``jepa-geometry scaling``) or as units of the study grid
-(:func:`grid_units`, :data:`GRID`, ``jepa-geometry grid --with scaling``).
+"""Building the scaling study: every unit the rule chose (:func:`grid_units`, :data:`GRID`), as
+the study grid submits them (``jepa-geometry grid --with scaling``) and as
+:func:`~jepa_geometry.cluster.build_here` builds them on one machine (``jepa-geometry
+scaling``), the cost stated first (:func:`state_choice`).
 
 Every job is a cached build (datasets, models, the gated tasks' gates, the CEM cells, the
 geometry, a training step's FLOP count), so an interrupted build resumes and the two routes
@@ -10,15 +11,10 @@ only when LeWM passes its gate there (:func:`gate`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
-
 from jepa_geometry import artifacts, cluster
-from jepa_geometry.analysis.measurements import measure_arms
-from jepa_geometry.envs import SIMULATOR_PRELOAD
-from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.extensions.scaling import (
     GATED_TASKS,
     Point,
@@ -26,25 +22,17 @@ from jepa_geometry.extensions.scaling import (
     cem_cells,
     load_scaling,
     main_protocol,
-    model_cells,
-    point_flops,
     point_profile,
     step_flops,
     step_flops_artifact,
 )
 from jepa_geometry.extensions.scaling_rule import by_point, chosen, cost_statement, stated_units
-from jepa_geometry.jobs import check_workers, run_parallel
 from jepa_geometry.planning.ceiling import CEILING
-from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.build import cell_jobs
 from jepa_geometry.study.grid import planning_cell
-from jepa_geometry.study.job_calls import plan_cell, train_model
 from jepa_geometry.study.rules.gate import gate_cell, protocol_gate
 from jepa_geometry.study.spec import load_study
-from jepa_geometry.wm.training import (
-    model_untrained,
-)
 
 
 def gate(spec: ScalingSpec, task: str, point: Point, base: Profile) -> dict[str, Any]:
@@ -60,70 +48,6 @@ def gate(spec: ScalingSpec, task: str, point: Point, base: Profile) -> dict[str,
         "plans": bool(g["discriminates"]),
         "reason": g["reason"],
     }
-
-
-def build_scaling(
-    spec: ScalingSpec, base: Profile, workers: int, progress: bool = True
-) -> pd.DataFrame:
-    """Build every chosen unit into the cache (cached ones are reused; an interrupted build
-    resumes): datasets, models (``workers`` jobs at once), the gated tasks' gates, the CEM
-    cells of every unit that plans, and the geometry. One row per stage with its seconds."""
-    workers = check_workers(workers)
-    units = by_point(chosen(stated_units(spec, base, state=True)))
-    rows = []
-
-    def stage(name: str, n: int, run) -> None:
-        t0 = pd.Timestamp.now()
-        run()
-        rows.append(
-            {"stage": name, "jobs": n, "seconds": (pd.Timestamp.now() - t0).total_seconds()}
-        )
-
-    profiles = {(pt, t): point_profile(spec, t, pt, base) for pt, t in units}
-    data = {(t, dataset_artifact(t, p).key): (t, p) for (_, t), p in profiles.items()}
-    todo = [v for v in data.values() if not dataset_artifact(*v).exists()]
-    stage("datasets", len(todo), lambda: [load_dataset(t, p, progress=progress) for t, p in todo])
-    stage("FLOP counts", len(units), lambda: [point_flops(spec, t, pt, base) for pt, t in units])
-
-    def in_pool(job: Callable, args: list[tuple], label: str, pending: Callable) -> None:
-        run_parallel(
-            job, args, workers, label, progress, pending=pending, preload=SIMULATOR_PRELOAD
-        )
-
-    models = [
-        (t, a, s, profiles[pt, t])
-        for (pt, t), arms in units.items()
-        for a in arms
-        for s in profiles[pt, t].seeds.train
-    ]
-    stage(
-        "models",
-        len(models),
-        lambda: in_pool(train_model, models, "train scaling", model_untrained),
-    )
-    gates = {(pt, t): gate(spec, t, pt, base)["plans"] for pt, t in units}
-    cells = [
-        (cell,)
-        for (pt, t), arms in units.items()
-        if gates[pt, t]
-        for a in arms
-        for s in profiles[pt, t].seeds.train
-        for cell in model_cells(t, a, s, profiles[pt, t])
-    ]
-    stage(
-        "CEM cells",
-        len(cells),
-        lambda: in_pool(plan_cell, cells, "plan scaling", PlanningCell.unbuilt),
-    )
-    stage(
-        "geometry",
-        len(units),
-        lambda: [
-            measure_arms(t, arms, profiles[pt, t], progress=False)
-            for (pt, t), arms in units.items()
-        ],
-    )
-    return pd.DataFrame(rows)
 
 
 def point_cells(spec: ScalingSpec, task: str, point: Point, arms: Sequence[str], base: Profile):
@@ -225,7 +149,6 @@ GRID = cluster.Extension("scaling", grid_units, state_choice)
 
 __all__ = [
     "GRID",
-    "build_scaling",
     "gate",
     "grid_units",
     "point_cells",
