@@ -58,3 +58,23 @@ def test_truth_values_read_yes_or_no_in_frames_and_in_tables_a_chapter_styled():
     gaps = df.assign(holds=pd.Series([True, None], dtype=object))  # a truth column with a gap
     styled = styler_html(gaps.style.format({"p": "{:.3f}"}).hide(axis="index"))
     assert _cells(styled) == ["lewm", "yes", "0.010", "scale", "", "0.200"]
+
+
+def _row_labels(html: str) -> list[str]:
+    return [c.split(">", 1)[1].split("<", 1)[0] for c in html.split('class="row_heading')[1:]]
+
+
+def test_a_table_a_chapter_styled_shows_readable_numbers_wherever_it_gave_no_format():
+    """pandas writes six decimals (``0.090000``) in every cell a chapter's ``format`` left
+    alone, a column format resetting all the other columns to that; a precision the chapter
+    chose stays, and row numbers go."""
+    df = pd.DataFrame({"weight": [0.09, 0.1], "steps": [1300.0, 2.0], "rate": [0.71, 0.6667]})
+    plain = _cells(styler_html(df.style))
+    assert plain == ["0.09", "1,300", "0.71", "0.1", "2", "0.6667"]
+    one_column = styler_html(df.style.format({"rate": "{:.1%}"}))
+    assert _cells(one_column) == ["0.09", "1,300", "71.0%", "0.1", "2", "66.7%"]
+    assert _row_labels(one_column) == []  # pandas' 0..n-1 carries nothing
+    assert _cells(styler_html(df.style.format(precision=3)))[:3] == ["0.090", "1300.000", "0.710"]
+    swept = df.set_index(pd.Index([0.666667, 2.6666667], name="temperature"))
+    html = styler_html(swept.style.format("{:.1%}"))
+    assert _row_labels(html) == ["0.6667", "2.667"]  # labels the chapter left alone

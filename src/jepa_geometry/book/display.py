@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import math
+from functools import partial
 from numbers import Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from IPython import get_ipython
+from pandas import get_option
 from pandas.io.formats.style import Styler
+from pandas.io.formats.style_render import _default_formatter
 
 SIGNIFICANT = 4  # digits of a non-integer number
 
@@ -72,12 +75,41 @@ def _axis_name(name: Any) -> Any:
 
 
 def styler_html(styler: Styler) -> str:
-    """A table a chapter styled itself, as the pages show it: its own formats, with
-    :func:`header` for the column names and yes or no in its truth-valued columns."""
+    """A table a chapter styled itself, as the pages show it: its own formats, and
+    :func:`format_number` wherever it gave none (:func:`_unformatted`), :func:`header` for the
+    column names, yes or no in its truth-valued columns, and no row numbers."""
+    for cell in _unformatted(styler):
+        styler._display_funcs[cell] = format_number
+    if not styler._display_funcs_index:  # row labels the chapter did not format
+        styler = styler.format_index(format_number, axis=0)
     truth = [c for c in styler.data.columns if _truth_valued(styler.data[c])]
     if truth:
         styler = styler.format(format_number, subset=truth)
+    if _plain_index(styler.data):
+        styler = styler.hide(axis="index")
     return styler.format_index(header, axis=1).to_html()
+
+
+def _unformatted(styler: Styler) -> list[tuple[int, int]]:
+    """The cells of ``styler`` left to pandas' own number format (every float with six
+    decimals, ``0.090000``). A ``Styler`` starts with :func:`format_number` everywhere
+    (:func:`use_for_data_frames` makes it pandas' default formatter), but ``format({column:
+    ...})`` resets every other column to pandas' six decimals; those cells hold pandas'
+    formatter at its default precision, which only the private ``_display_funcs`` tells
+    (pandas has no public way to ask which cells a chapter formatted). A precision the
+    chapter chose (``format(precision=3)``) is kept."""
+    default = get_option("styler.format.precision")
+
+    def pandas_own(func: Any) -> bool:  # None: never formatted, pandas' default applies
+        return func is None or (
+            isinstance(func, partial)
+            and func.func is _default_formatter
+            and func.keywords.get("precision") == default
+        )
+
+    rows, cols = styler.data.shape
+    funcs = styler._display_funcs
+    return [(r, c) for r in range(rows) for c in range(cols) if pandas_own(funcs.get((r, c)))]
 
 
 def _truth_valued(column: pd.Series) -> bool:
@@ -109,8 +141,10 @@ def table_html(df: pd.DataFrame) -> str:
 def use_for_data_frames() -> None:
     """Register :func:`table_html` as the HTML form of data frames and :func:`styler_html` as
     that of the tables a chapter styles itself, in the running IPython kernel (nothing outside
-    one), and show missing values as blanks in the latter."""
+    one), and make :func:`format_number` with blanks for missing values the latter's default
+    format."""
     pd.set_option("styler.format.na_rep", "")
+    pd.set_option("styler.format.formatter", format_number)
     shell = get_ipython()
     if shell is not None:
         html = shell.display_formatter.formatters["text/html"]
