@@ -102,6 +102,78 @@ def trend_sentence(trends: pd.DataFrame) -> str:
     )
 
 
+def scaling_answer(
+    results: Sequence[PointResult], trends: pd.DataFrame, budgets: pd.DataFrame
+) -> str:
+    """The chapter's answer to its question, in three sentences computed from this run: the
+    training budgets it built and how far LeWM's lies beyond them (:func:`decades_to_paper`);
+    how the claims' effects move with compute (the readings of
+    :func:`~jepa_geometry.extensions.scaling_trend.trend_table`, the ones that grow or shrink
+    named, at most :data:`NAMED` of them); and what an extrapolation to the papers' budget is
+    worth, given how far apart the fitted points lie. One budget built: it says it cannot
+    answer."""
+    steps = sorted({r.point.steps for r in results if r.point.image == 1.0})
+    times = ", ".join(f"{s:g}×" for s in steps)
+    decades = decades_to_paper(results, budgets)
+    if len(steps) < 2:
+        return (
+            f"This run built one training budget ({times} the laptop's optimizer steps), so it "
+            "cannot say whether the claims' effects move with compute; the study's other "
+            "points are built by `jepa-geometry scaling`."
+        )
+    built = (
+        f"This run trained at {len(steps)} budgets, {times} the laptop's optimizer steps; "
+        f"LeWM's own training lies {decades} decades of training FLOPs beyond the 1× point."
+    )
+    counts = trends["reading"].value_counts()
+    moving = trends[trends["reading"].isin(["grows", "shrinks"])]
+    named = "; ".join(
+        f"“{r.claim}” on {task_title(r.task)} {r.reading}" for r in moving.head(NAMED).itertuples()
+    )
+    more = ", and others" if len(moving) > NAMED else ""
+    moved = (
+        "No claim was measured at two of them."
+        if trends.empty
+        else f"Of the {len(trends)} claim effects measured at two or more of them, "
+        f"{int(counts.get('grows', 0))} grow with compute, {int(counts.get('shrinks', 0))} "
+        f"shrink, {int(counts.get('stays', 0))} stay within the smallest effect that matters "
+        f"and {int(counts.get('unclear', 0))} are unclear"
+        + (f" ({named}{more})." if named else ".")
+    )
+    span = max(
+        (math.log10(max(f) / min(f)) for f in _step_flops(results).values() if len(f) > 1),
+        default=0.0,
+    )
+    estimable = int((trends["crossing"] != "not estimable").sum()) if len(trends) else 0
+    reach = (
+        f"the crossing of the smallest effect that matters is estimable for {estimable} of "
+        "them, and none is a forecast of the papers' results."
+        if estimable
+        else "no crossing of the smallest effect that matters is estimable, so nothing here "
+        "predicts the papers' results."
+    )
+    extrapolation = (
+        f"Fitted on points at most {span:.1f} decades of FLOPs apart, a trend says where an "
+        f"effect heads under an assumed straight line in log compute, not where it lands "
+        f"{decades} decades further: {reach}"
+    )
+    return " ".join((built, moved, extrapolation))
+
+
+NAMED = 3
+"""How many growing or shrinking effects :func:`scaling_answer` names."""
+
+
+def _step_flops(results: Sequence[PointResult]) -> dict[str, list[float]]:
+    """Each task's training FLOPs per model at its step points (the resolution point left
+    out, as the trends leave it out)."""
+    out: dict[str, list[float]] = {}
+    for r in results:
+        if r.point.image == 1.0:
+            out.setdefault(r.task, []).append(r.train_flops)
+    return out
+
+
 def success_display(success: pd.DataFrame) -> pd.DataFrame:
     """:func:`~jepa_geometry.extensions.scaling_results.success_by_point` as the page shows
     it: one row per (task, point) in compute order, per arm its tier-mean success (%) with its
@@ -191,6 +263,7 @@ __all__ = [
     "effects_display",
     "headline_claims",
     "premises_display",
+    "scaling_answer",
     "scaling_gate_table",
     "scaling_missing_sentence",
     "success_display",
