@@ -1,6 +1,7 @@
 """The run loop through submitit's local executor: a whole smoke study of one task, read back
 from the cache alone by the cross-task page's reader, a second run that submits nothing, a
-failing unit reported while the rest finish, and bad input stopped in one line."""
+failing unit reported while the rest finish, and bad input stopped in one line; and an
+extension's units built on this machine (``build_here``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from filelock import FileLock
 
 from jepa_geometry import cluster
-from jepa_geometry.artifacts import CACHE_ONLY_ENV, Artifact, environ
+from jepa_geometry.artifacts import CACHE_ONLY_ENV, Artifact, environ, get_or_build
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import load
 from jepa_geometry.study.rules import lambdareg, sigreg
@@ -182,3 +183,44 @@ def test_a_stage_submits_its_longest_units_first_and_loses_none(data_root):
     assert sorted(u.label for u in order) == sorted(u.label for u in units)
     ties = [u.label for u in units if u.hours == hours[-1]]  # equals keep their listed order
     assert [u.label for u in order if u.hours == hours[-1]] == ties
+
+
+def _write(art: Artifact, order: list[str]) -> None:
+    """A unit's job: build ``art`` (one small file), noting the order the jobs ran in."""
+    order.append(art.name)
+    get_or_build(art, lambda tmp: (tmp / "x.txt").write_text(art.name) and None)
+
+
+def test_build_here_runs_an_extensions_stages_in_turn_longest_first_and_resumes(data_root):
+    """``cluster.build_here`` (``jepa-geometry kappa`` / ``scaling``): the cost stated first, each
+    stage listed only once the one before is built (a result decides the next stage's work),
+    its uncached units longest first, one row per stage; a rerun builds nothing."""
+    order: list[str] = []
+    first = Artifact("results", "first", {"n": 1})
+
+    def unit(stage: str, name: str, hours: float, inputs=()) -> cluster.Unit:
+        art = Artifact("results", name, {"n": 1})
+        return cluster.Unit(
+            stage, "plan", "tworoom", name, _write, (art, order), (art,), inputs, hours
+        )
+
+    def units(stage: str, base) -> list[cluster.Unit]:
+        if stage == "train":
+            return [unit(stage, "first", 0.1)]
+        if stage == "plan":  # known only once the train stage's result is cached
+            if not first.exists():
+                return [cluster.waiting_unit(stage, "tworoom", "later", 1.0, "the first")]
+            return [unit(stage, "short", 0.1, (first,)), unit(stage, "long", 2.0, (first,))]
+        return []
+
+    said: list[str] = []
+    ext = cluster.Extension("toy", units, lambda base: "toy: 3 units, about 2.2 h")
+    stages = cluster.build_here(ext, SMOKE, 1, progress=False, say=said.append)
+    assert said == ["toy: 3 units, about 2.2 h"]
+    assert order == ["first", "long", "short"]
+    assert list(stages["stage"]) == list(cluster.STAGES)
+    by = stages.set_index("stage")
+    assert by.loc["train", "built"] == 1 and by.loc["plan", "built"] == 2
+    assert stages["waiting"].sum() == 0 and stages["built"].sum() == 3
+    again = cluster.build_here(ext, SMOKE, 1, progress=False, say=said.append)
+    assert again["built"].sum() == 0 and order == ["first", "long", "short"]

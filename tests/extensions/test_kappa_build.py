@@ -20,10 +20,10 @@ def test_the_smoke_sweep_builds_reads_back_and_judges_the_same_twice():
     judged; a second read finds everything cached and gives the same outcomes."""
     base = load_profile("smoke")
     said = []
+    # the run's shared cache: another test may be building some of the sweep beside it
     stages = cluster.build_here(kappa_build.GRID, base, 1, progress=False, say=said.append)
     assert said and said[0].startswith("κ sweep cost estimate")
     assert list(stages["stage"]) == list(cluster.STAGES) and stages["waiting"].sum() == 0
-    assert stages.set_index("stage").loc["train", "built"] > 0  # the κ != 2 models at least
     assert kappa_build.missing(kappa_sweep.KAPPA_SWEEP, base) == []
     res = kappa_build.load_results(base)
     assert len(res.models) == 10

@@ -61,7 +61,7 @@ def test_the_opening_answer_counts_the_readings_and_says_what_an_extrapolation_i
         }
     )
     text = tables.scaling.scaling_answer(results, trends, budgets)
-    assert "trained at 2 budgets, 1×, 3× the laptop's optimizer steps" in text
+    assert "trained at 2 budgets, 1×, 3× the task studies' optimizer steps" in text
     assert "lies 4.0 to 5.0 decades of training FLOPs beyond" in text  # log10(1e16 / 1e12)
     assert (
         "Of the 4 claim effects measured at two or more of them, 1 grow with compute, 0 shrink, "
@@ -75,6 +75,6 @@ def test_the_opening_answer_counts_the_readings_and_says_what_an_extrapolation_i
         tables.scaling.scaling_answer(results, none, budgets)
     )
     one = [r for r in results if r.point.steps == 1.0]
-    assert "built one training budget (1× the laptop's optimizer steps), so it cannot say" in (
+    assert "built one training budget (1× the task studies' optimizer steps), so it cannot say" in (
         tables.scaling.scaling_answer(one, trends.iloc[:0], budgets)
     )

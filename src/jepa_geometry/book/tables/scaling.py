@@ -117,12 +117,12 @@ def scaling_answer(
     decades = decades_to_paper(results, budgets)
     if len(steps) < 2:
         return (
-            f"This run built one training budget ({times} the laptop's optimizer steps), so it "
-            "cannot say whether the claims' effects move with compute; the study's other "
+            f"This run built one training budget ({times} the task studies' optimizer steps), "
+            "so it cannot say whether the claims' effects move with compute; the study's other "
             "points are built by `jepa-geometry scaling`."
         )
     built = (
-        f"This run trained at {len(steps)} budgets, {times} the laptop's optimizer steps; "
+        f"This run trained at {len(steps)} budgets, {times} the task studies' optimizer steps; "
         f"LeWM's own training lies {decades} decades of training FLOPs beyond the 1× point."
     )
     counts = trends["reading"].value_counts()
