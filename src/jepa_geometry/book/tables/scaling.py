@@ -15,6 +15,7 @@ import pandas as pd
 from jepa_geometry.envs import task_title
 from jepa_geometry.extensions.scaling import Point
 from jepa_geometry.extensions.scaling_results import PointResult, ScalingResults
+from jepa_geometry.extensions.scaling_trend import READINGS
 from jepa_geometry.stats import format_rate
 
 UNIT_COLUMNS: tuple[str, ...] = ("point", "task", "arm", "minutes", "status", "why")
@@ -91,15 +92,20 @@ def trend_sentence(trends: pd.DataFrame) -> str:
     many crossings are estimable, in one sentence."""
     if trends.empty:
         return "No claim was measured at two or more training budgets."
-    counts = trends["reading"].value_counts()
-    parts = ", ".join(
-        f"{int(counts.get(r, 0))} {r}" for r in ("grows", "shrinks", "stays", "unclear")
-    )
-    est = int((trends["crossing"] != "not estimable").sum())
+    counts, est = _readings(trends)
+    parts = ", ".join(f"{n} {r}" for r, n in counts.items())
     return (
         f"Of {len(trends)} task-claim effects measured at two or more training budgets: {parts}; "
         f"the crossing of the verdict's minimum effect is estimable for {est} of them."
     )
+
+
+def _readings(trends: pd.DataFrame) -> tuple[dict[str, int], int]:
+    """How many of ``trends``' effects read each way (:data:`~jepa_geometry.extensions.
+    scaling_trend.READINGS`, in its order) and for how many the crossing is estimable."""
+    counts = trends["reading"].value_counts()
+    estimable = int((trends["crossing"] != "not estimable").sum())
+    return {r: int(counts.get(r, 0)) for r in READINGS}, estimable
 
 
 def scaling_answer(
@@ -125,7 +131,7 @@ def scaling_answer(
         f"This run trained at {len(steps)} budgets, {times} the task studies' optimizer steps; "
         f"LeWM's own training lies {decades} decades of training FLOPs beyond the 1× point."
     )
-    counts = trends["reading"].value_counts()
+    counts, estimable = _readings(trends)
     moving = trends[trends["reading"].isin(["grows", "shrinks"])]
     named = "; ".join(
         f"“{r.claim}” on {task_title(r.task)} {r.reading}" for r in moving.head(NAMED).itertuples()
@@ -135,16 +141,14 @@ def scaling_answer(
         "No claim was measured at two of them."
         if trends.empty
         else f"Of the {len(trends)} claim effects measured at two or more of them, "
-        f"{int(counts.get('grows', 0))} grow with compute, {int(counts.get('shrinks', 0))} "
-        f"shrink, {int(counts.get('stays', 0))} stay within the smallest effect that matters "
-        f"and {int(counts.get('unclear', 0))} are unclear"
+        f"{counts['grows']} grow with compute, {counts['shrinks']} shrink, {counts['stays']} "
+        f"stay within the smallest effect that matters and {counts['unclear']} are unclear"
         + (f" ({named}{more})." if named else ".")
     )
     span = max(
         (math.log10(max(f) / min(f)) for f in _step_flops(results).values() if len(f) > 1),
         default=0.0,
     )
-    estimable = int((trends["crossing"] != "not estimable").sum()) if len(trends) else 0
     reach = (
         f"the crossing of the smallest effect that matters is estimable for {estimable} of "
         "them, and none is a forecast of the papers' results."
