@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from jepa_geometry.book.plots.shared import PAGE_WIDTH, colorblind_palette
+from jepa_geometry.book.plots.shared import PAGE_WIDTH, colorblind_palette, legend_band
 from jepa_geometry.envs import task_title
 from jepa_geometry.study.grid import GRID_SOLVERS, SOLVER_NAMES
 
@@ -239,5 +239,7 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
         ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
         ax.set(xlabel="coordinate rank / D", ylabel="target variance $v_i$", title=task)
         ax.legend(fontsize=6)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.tight_layout(
+        rect=(0, legend_band(len(labels), len(tasks) * 2, 7) / fig.get_figheight(), 1, 1)
+    )
     return fig

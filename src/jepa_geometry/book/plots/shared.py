@@ -64,6 +64,17 @@ def savefig(fig: plt.Figure, fig_id: str, profile: str) -> Path:
     return path
 
 
+def legend_band(entries: int, ncol: int, fontsize: float = 8) -> float:
+    """Inches a figure keeps below its panels for a legend of ``entries`` in ``ncol`` columns
+    at ``loc="lower center"``: ``0.06 + rows * 1.7 * fontsize / 72`` (the legend's distance
+    from the figure's edge, then a row of text and its spacing at about 1.7 times the font's
+    height; ``tight_layout`` adds its own pad above). Given as a fraction of the figure's
+    height to ``tight_layout(rect=...)``, a fixed fraction leaves a tall figure an empty band
+    above its legend and a short one too little room under its axes."""
+    rows = -(-entries // ncol)
+    return 0.06 + rows * 1.7 * fontsize / 72
+
+
 def colorblind_palette(names: Sequence[str]) -> dict[str, Any]:
     """One colour of seaborn's colourblind palette per name (arm or task), in order: the same
     name list gives the same colours in every figure that draws it."""
