@@ -14,14 +14,13 @@ ARMS = ["lewm", "scale", "aux", "anisowm", "scale-halfq", "dinowm"]
 
 
 def _table(solvers: list[str]) -> pd.DataFrame:
-    rows = [
-        {"protocol": "p", "solver": s, "budget": f"T{b}", "arm": arm, "rate": r, "low": r - 0.05}
-        | {"high": r + 0.05}
-        for s in solvers
-        for b in range(1, 6)
-        for i, arm in enumerate([*ARMS, "random"])
-        for r in [0.1 + 0.02 * i + 0.01 * b]
-    ]
+    rows = []
+    for s in solvers:
+        for b in range(1, 6):
+            for i, arm in enumerate([*ARMS, "random"]):
+                r = 0.1 + 0.02 * i + 0.01 * b
+                rows.append(dict(protocol="p", solver=s, budget=f"T{b}", arm=arm, rate=r))
+                rows[-1].update(low=r - 0.05, high=r + 0.05)
     return pd.DataFrame(rows)
 
 

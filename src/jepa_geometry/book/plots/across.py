@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from jepa_geometry.book.plots.shared import PAGE_WIDTH, colorblind_palette, legend_band
+from jepa_geometry.book.plots.shared import PAGE_WIDTH, colorblind_palette, legend_below
 from jepa_geometry.envs import task_title
 from jepa_geometry.study.grid import GRID_SOLVERS, SOLVER_NAMES
 
@@ -228,7 +228,6 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
     ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas])
     ax.set(xlabel="κ (bound on cond Λ)", ylabel="success (%)", title="CEM T1 success")
     handles, labels = ax.get_legend_handles_labels()  # below the panels: it would hide points
-    fig.legend(handles, labels, loc="lower center", ncol=len(tasks) * 2, fontsize=7)
     for ax, task in zip(axes[1:], tasks, strict=True):
         g = spectra[spectra["task"] == task]
         kappas = sorted(set(g["kappa"]))
@@ -239,7 +238,5 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
         ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
         ax.set(xlabel="coordinate rank / D", ylabel="target variance $v_i$", title=task)
         ax.legend(fontsize=6)
-    fig.tight_layout(
-        rect=(0, legend_band(len(labels), len(tasks) * 2, 7) / fig.get_figheight(), 1, 1)
-    )
+    legend_below(fig, handles, labels, ncol=len(tasks) * 2, fontsize=7)
     return fig

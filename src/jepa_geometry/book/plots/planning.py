@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from jepa_geometry.book.plots.shared import PAGE_WIDTH, colorblind_palette, legend_band
+from jepa_geometry.book.plots.shared import PAGE_WIDTH, colorblind_palette, legend_below
 from jepa_geometry.study.grid import GRID_SOLVERS, SOLVER_NAMES
 
 
@@ -54,8 +54,7 @@ def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
         ax.set_ylabel("success (%)")
     axes[-1, 0].set_xlabel("budget tier")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8)
-    fig.tight_layout(rect=(0, legend_band(len(labels), 4) / fig.get_figheight(), 1, 1))
+    legend_below(fig, handles, labels, ncol=min(len(labels), 4), fontsize=8)
     return fig
 
 

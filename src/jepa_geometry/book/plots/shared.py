@@ -64,15 +64,20 @@ def savefig(fig: plt.Figure, fig_id: str, profile: str) -> Path:
     return path
 
 
-def legend_band(entries: int, ncol: int, fontsize: float = 8) -> float:
-    """Inches a figure keeps below its panels for a legend of ``entries`` in ``ncol`` columns
-    at ``loc="lower center"``: ``0.06 + rows * 1.7 * fontsize / 72`` (the legend's distance
+def legend_below(
+    fig: plt.Figure, handles: list, labels: list[str], ncol: int, fontsize: float
+) -> None:
+    """Put the legend under the panels, centred, and lay the panels out above it.
+
+    The band kept for it is ``0.06 + rows * 1.7 * fontsize / 72`` inches (the legend's distance
     from the figure's edge, then a row of text and its spacing at about 1.7 times the font's
-    height; ``tight_layout`` adds its own pad above). Given as a fraction of the figure's
-    height to ``tight_layout(rect=...)``, a fixed fraction leaves a tall figure an empty band
-    above its legend and a short one too little room under its axes."""
-    rows = -(-entries // ncol)
-    return 0.06 + rows * 1.7 * fontsize / 72
+    height; ``tight_layout`` adds its own pad above), given to ``tight_layout(rect=...)`` as a
+    fraction of the figure's height: a fixed fraction leaves a tall figure an empty band above
+    its legend and a short one too little room under its axes."""
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=fontsize)
+    rows = -(-len(labels) // ncol)
+    band = 0.06 + rows * 1.7 * fontsize / 72
+    fig.tight_layout(rect=(0, band / fig.get_figheight(), 1, 1))
 
 
 def colorblind_palette(names: Sequence[str]) -> dict[str, Any]:
