@@ -2,8 +2,9 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from jepa_geometry.book.plots.scaling import plot_scaling_effects
+from jepa_geometry.book.plots.scaling import plot_scaling_effects, plot_scaling_premises
 from tests.book.plots import png
 
 
@@ -36,3 +37,57 @@ def test_the_scaling_figure_draws_each_point_the_references_and_the_papers_budge
     vertical = {float(s.get_xdata()[0]) for s in segments if _constant(s.get_xdata())}
     assert vertical == {3e17, 7e17}
     assert png(fig)
+
+
+def _premises() -> pd.DataFrame:
+    rows = []
+    for measure, reference in (("top-8 share", 0.125), ("cond Λ", 10.0), ("gap", np.nan)):
+        for task in ("tworoom", "pusht", "cube"):
+            for arm in ("lewm", "scale"):
+                for flops in (1e12, 3e12):
+                    v = 0.3 + 0.1 * np.log10(flops / 1e12)
+                    rows.append({"measure": measure, "task": task, "arm": arm, "flops": flops})
+                    rows[-1].update(value=v, low=v - 0.05, high=v + 0.05, reference=reference)
+    return pd.DataFrame(rows)
+
+
+def _legend_gap(fig) -> float:
+    """Inches between the lowest visible panel (ticks and x label) and the legend's top."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend = fig.legends[0].get_window_extent(renderer)
+    lowest = min(ax.get_tightbbox(renderer).y0 for ax in fig.axes if ax.get_visible())
+    return (lowest - legend.y1) / fig.dpi
+
+
+@pytest.mark.parametrize("n_claims", [1, 3])
+def test_the_effects_legend_sits_just_below_the_panels(n_claims):
+    budgets = pd.DataFrame({"task": ["tworoom"], "flops": [3e17]})
+    claims = [f"c{i}" for i in range(n_claims)]
+    effects = pd.concat([_scaling_effects().assign(claim=c) for c in claims])
+    fig = plot_scaling_effects(effects, claims, budgets)
+    gap = _legend_gap(fig)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["Two-Room", "Push-T"]
+    assert 0 < gap < 0.25, f"{gap:.2f} in between the last panels' labels and the legend"
+
+
+def test_the_premises_legend_names_every_task_and_arm_just_below_the_panels():
+    budgets = pd.DataFrame({"task": ["tworoom"], "flops": [3e17]})
+    fig = plot_scaling_premises(_premises(), budgets)
+    gap = _legend_gap(fig)
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert texts == ["Two-Room", "Push-T", "Cube", "lewm", "scale"]
+    assert 0 < gap < 0.25, f"{gap:.2f} in between the last panels' labels and the legend"
+
+
+def test_each_columns_lowest_panel_reads_the_flops_axis_above_a_hidden_panel_too():
+    budgets = pd.DataFrame({"task": ["tworoom"], "flops": [3e17]})
+    fig = plot_scaling_premises(_premises(), budgets)  # three panels: the fourth is hidden
+    fig.canvas.draw()
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    labelled = [ax for ax in shown if ax.get_xlabel() == "training FLOPs per model"]
+    ticks = [
+        ax for ax in shown if any(t.get_visible() and t.get_text() for t in ax.get_xticklabels())
+    ]
+    assert len(shown) == 3
+    assert labelled == ticks == shown[1:]  # the top right above the hidden panel, the bottom left

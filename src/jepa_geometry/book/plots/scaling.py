@@ -10,12 +10,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.book.plots.shared import PAGE_WIDTH, colorblind_palette
+from jepa_geometry.book.plots.shared import PAGE_WIDTH, colorblind_palette, legend_below
 from jepa_geometry.envs import task_title
 
 
 def _scaling_panels(n: int) -> tuple[plt.Figure, np.ndarray]:
-    """``n`` panels in rows of two sharing the FLOPs axis; a last empty panel hidden."""
+    """``n`` panels in rows of two sharing the FLOPs axis, labelled under each column's lowest
+    panel (with an odd ``n`` the panel above the hidden last one, whose ticks ``sharex`` would
+    otherwise hide)."""
     cols = min(n, 2)
     rows = -(-n // cols)
     fig, axes = plt.subplots(
@@ -23,7 +25,16 @@ def _scaling_panels(n: int) -> tuple[plt.Figure, np.ndarray]:
     )
     for ax in axes.flat[n:]:
         ax.set_visible(False)
+    for ax in _lowest(axes, n):  # above a hidden panel too, not only on the last row
+        ax.tick_params(labelbottom=True)
+        ax.set_xlabel("training FLOPs per model", fontsize=8)
     return fig, axes
+
+
+def _lowest(axes: np.ndarray, n: int) -> list[plt.Axes]:
+    """The lowest of the first ``n`` panels in each column (row-major order)."""
+    rows, cols = axes.shape
+    return [axes[max(r for r in range(rows) if r * cols + c < n), c] for c in range(min(n, cols))]
 
 
 def _paper_budgets(ax: plt.Axes, budgets: pd.DataFrame, palette: dict[str, Any]) -> None:
@@ -37,10 +48,6 @@ def _interval_line(ax: plt.Axes, g: pd.DataFrame, y: str, **style: Any) -> None:
     """``g[y]`` against training FLOPs with its interval ``[low, high]`` as error bars."""
     err = [g[y] - g["low"], g["high"] - g[y]]
     ax.errorbar(g["flops"], g[y], yerr=err, ms=4, capsize=2, **style)
-
-
-_LEGEND: dict[str, Any] = {"loc": "lower center", "fontsize": 8}
-"""The figures' one legend: centred below the panels, small."""
 
 
 def plot_scaling_effects(
@@ -78,14 +85,13 @@ def plot_scaling_effects(
         ax.set_xscale("log")
         ax.set_title(textwrap.fill(claim, 48), fontsize=8)
         ax.tick_params(labelsize=7)
-    for ax in axes[-1]:
-        ax.set_xlabel("training FLOPs per model", fontsize=8)
     for ax in axes[:, 0]:
         ax.set_ylabel("effect (a - b)", fontsize=8)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, ncol=len(labels), bbox_to_anchor=(0.5, -0.02), **_LEGEND)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+        legend_below(fig, handles, labels, ncol=len(labels), fontsize=8)
+    else:
+        fig.tight_layout()
     return fig
 
 
@@ -115,11 +121,9 @@ def plot_scaling_premises(premises: pd.DataFrame, budgets: pd.DataFrame) -> plt.
         ax.set_xscale("log")
         ax.set_title(measure, fontsize=8)
         ax.tick_params(labelsize=7)
-    for ax in axes[-1]:
-        ax.set_xlabel("training FLOPs per model", fontsize=8)
     handles = [
         plt.Line2D([], [], color=palette[t], marker="o", ls="", label=task_title(t)) for t in tasks
     ] + [plt.Line2D([], [], color="0.3", marker=markers[a], ls="", label=a) for a in arms]
-    fig.legend(handles=handles, ncol=len(handles), bbox_to_anchor=(0.5, -0.01), **_LEGEND)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    labels = [h.get_label() for h in handles]
+    legend_below(fig, handles, labels, ncol=len(labels), fontsize=8)
     return fig
