@@ -2,6 +2,7 @@
 whole book (side by side, the κ sweep and the cross-task page last), a reader's run."""
 
 import io
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -68,6 +69,18 @@ def test_failing_chapter_names_itself(tmp_path):
     assert not (tmp_path / "out.ipynb").exists()
 
 
+def test_a_page_run_alone_computes_on_one_thread_whatever_the_caller_set(tmp_path, monkeypatch):
+    """Chapter 1's glued Monte Carlo check differed in its last digits between a page run
+    alone on 2 BLAS threads and side by side on one: the kernel's own work is on one thread."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    threads = "os.environ['OMP_NUM_THREADS'], os.environ['OPENBLAS_NUM_THREADS']"
+    body = f"import os\nassert ({threads}) == ('1', '1')"
+    tiny_book(tmp_path, {"ch01_a": body}, ["ch01_a"])
+    run_chapter(tmp_path / "chapters" / "ch01_a.md", tmp_path / "out.ipynb", {"profile": "smoke"})
+    assert os.environ["OMP_NUM_THREADS"] == "2"  # the caller's own setting, restored
+
+
 def test_a_run_with_its_own_parameters_gets_its_own_folder():
     defaults = {"profile": "laptop", "seed": 0}
     assert run_folder("ch01", defaults, {}) is None
@@ -131,17 +144,19 @@ def tiny_book(root: Path, bodies: dict[str, str], toc: Sequence[str]) -> None:
 @pytest.mark.slow
 def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, monkeypatch):
     """``jobs=2``: the two pages of the first wave each wait for the other to have started
-    (a serial build would time out), each kernel on its share of the cores (OpenMP threads
-    and build jobs alike); ``ch08_across`` starts only after both have ended."""
+    (a serial build would time out), each kernel's build jobs on its share of the cores and
+    its own work on one thread, whatever the caller set; ``ch08_across`` starts only after
+    both have ended."""
     stamps = tmp_path / "stamps"
     stamps.mkdir()
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
     share = str(max(default_workers() // 2, 1))
     bodies = {}
     for me, other in (("ch01_a", "ch02_b"), ("ch02_b", "ch01_a")):
         body = (
             f"import os\n"
-            f"assert os.environ['OMP_NUM_THREADS'] == {share!r}\n"
+            f"assert os.environ['OMP_NUM_THREADS'] == os.environ['OPENBLAS_NUM_THREADS'] == '1'\n"
             f"assert os.environ['JEPA_GEOMETRY_WORKERS'] == {share!r}\n"
             f"pathlib.Path({str(stamps / me)!r}).touch()\n"
             f"deadline = time.time() + 120\n"

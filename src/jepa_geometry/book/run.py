@@ -96,6 +96,17 @@ def fingerprint(source: Path, parameters: dict[str, Any]) -> str:
     return h.hexdigest()[:16]
 
 
+KERNEL_THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+"""The threads of a page kernel's own numerical work (numpy's BLAS, PyTorch's OpenMP): one,
+whether the page runs alone or beside others, whatever the caller set. BLAS sums a product in
+an order that depends on its thread count, so a value the kernel computes itself (chapter 1's
+Monte Carlo check of ``2 λ_j``) differed in its last digits between a page rendered alone on
+2 threads and two pages side by side on one each, and a glued number must not depend on how
+the book was built. One thread also keeps side-by-side kernels from spinning OpenMP threads
+that wait for a core the other holds (a small MLP ran 15 times slower). The build units a
+kernel starts run in their own processes, one thread each
+(:func:`jepa_geometry.jobs.job_threads`)."""
+
 KERNEL_QUIET_ASYNCIO = (
     "--IPKernelApp.exec_lines=__import__('logging').getLogger('asyncio').setLevel(50)"
 )
@@ -167,7 +178,10 @@ def run_chapter(
     # and $JEPA_GEOMETRY_PAGE_LOG: what its build finished, relayed here with ``progress``;
     # output_path=None: papermill keeps the notebook in memory; we write it once, atomically
     try:
-        with relay(_to_stderr if progress else None) as said, environ({READ_LOG_ENV: log, **said}):
+        with (
+            relay(_to_stderr if progress else None) as said,
+            environ({READ_LOG_ENV: log, **KERNEL_THREADS, **said}),
+        ):
             executed = papermill.execute_notebook(
                 nb,
                 None,
@@ -241,13 +255,10 @@ def _run_page(page: Page, out: Path, profile: str, force: bool, progress: bool) 
 
 def _share_cores(workers: str) -> None:
     """Pool initializer of side-by-side pages: the build jobs each page's kernel may run at
-    once (``$JEPA_GEOMETRY_WORKERS``, :func:`~jepa_geometry.jobs.default_workers`) and the
-    OpenMP threads of the kernel's own PyTorch work (``$OMP_NUM_THREADS``), unless the caller
-    set them. Kernels with one thread per core each would oversubscribe the cores, and OpenMP
-    threads that spin waiting for a core the other kernel holds ran a small MLP 15 times
-    slower (two 2-thread processes on the 2-core machine)."""
+    once (``$JEPA_GEOMETRY_WORKERS``, :func:`~jepa_geometry.jobs.default_workers`), unless the
+    caller set it, so that the pages' pools together use the cores once (the kernels' own work
+    runs on one thread: :data:`KERNEL_THREADS`)."""
     os.environ.setdefault(WORKERS_ENV, workers)
-    os.environ.setdefault("OMP_NUM_THREADS", workers)
 
 
 def check_writable(folder: Path, what: str) -> None:
