@@ -15,6 +15,7 @@ from jepa_geometry.book.evidence import (
     EvidenceError,
     export_evidence,
     over_budget,
+    sample_artifacts,
 )
 from jepa_geometry.book.run import READS_KEY
 from jepa_geometry.book.toc import EXECUTED_DIR, book_pages
@@ -97,3 +98,17 @@ def test_a_partial_export_adds_its_pages_and_removes_nothing(tmp_path, monkeypat
     assert (whole.artifacts, whole.removed, whole.pages) == (2, 1, len(pages))
     assert not (dest / arts["stale"]).exists()
     assert len(list((dest / "pages").glob("*.json"))) == len(pages)
+
+
+@pytest.mark.parametrize("task", ["pusht", "tworoom"])
+def test_the_sample_rebuild_check_compares_what_the_committed_evidence_holds(task):
+    """The check's dataset, model and cell are the task study's, at its rung of its ladder
+    (Push-T plans at 96 px): at the base profile it named a cell no page reads."""
+    _, job, arts = sample_artifacts(task, "laptop")
+    evidence = REPO / "evidence" / "laptop"
+    if not (evidence / "pages" / f"ch06_{task}_planning.json").is_file():
+        pytest.skip(f"no committed laptop evidence of {task}'s planning page")
+    assert job.solver in ("cem", "icem") and job.arm == "lewm"
+    assert [a.kind for a in arts[:2]] == ["datasets", "checkpoints"]
+    refs = [f"{a.kind}/{a.name}/{a.key}" for a in arts]
+    assert [r for r in refs if not (evidence / r / "manifest.json").is_file()] == []

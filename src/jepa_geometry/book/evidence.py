@@ -51,7 +51,8 @@ from jepa_geometry.artifacts import (
 from jepa_geometry.book.run import READS_KEY
 from jepa_geometry.book.toc import EXECUTED_DIR, book_pages
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
-from jepa_geometry.profiles import load_profile
+from jepa_geometry.planning.evaluator import PlanningCell
+from jepa_geometry.profiles import Profile, load_profile
 from jepa_geometry.study.build import cell_jobs
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import train_world_model, world_model_artifact
@@ -355,6 +356,21 @@ class SampleFile:
         return self.rebuilt is not None and self.rebuilt == self.evidence
 
 
+def sample_artifacts(task: str, profile_name: str) -> tuple[Profile, PlanningCell, list[Artifact]]:
+    """What :func:`sample_check` rebuilds for ``task``: the study's profile (its rung of its
+    ladder), the sample's planning cell, and the artifacts compared (dataset, model, cell)."""
+    spec = load_study(task)
+    profile = spec.profile(load_profile(profile_name))
+    cells = [j for j in cell_jobs(spec, profile, None) if j.arm == "lewm"]
+    job = [j for j in cells if j.solver in ("cem", "icem")][-1]
+    arts: list[Artifact] = [
+        dataset_artifact(task, profile),
+        world_model_artifact(task, job.arm, job.train_seed, profile),
+        *job.artifacts(),
+    ]
+    return profile, job, arts
+
+
 def sample_check(
     root: Path,
     task: str,
@@ -367,16 +383,12 @@ def sample_check(
     committed evidence: the check anyone can run that the evidence is what the code computes.
 
     The sample is the task study's LeWM model of its first training seed, and the cheapest
-    of that model's CEM / iCEM cells (fewest rollouts per plan).
+    of that model's CEM / iCEM cells (fewest rollouts per plan), all at the study's rung of its
+    ladder (Push-T's study trains and plans at 96 px: the base profile names artifacts no page
+    reads).
     """
     evidence = root / EVIDENCE_DIR / profile_name
-    profile = load_profile(profile_name)
-    job = [j for j in cell_jobs(load_study(task), profile, None) if j.arm == "lewm"][-1]
-    arts: list[Artifact] = [
-        dataset_artifact(task, profile),
-        world_model_artifact(task, job.arm, job.train_seed, profile),
-        *job.artifacts(),
-    ]
+    profile, job, arts = sample_artifacts(task, profile_name)
     committed = {}
     for art in arts:
         ref = f"{art.kind}/{art.name}/{art.key}"
@@ -409,6 +421,7 @@ def sample_check(
 __all__ = [
     "incomplete_in_data",
     "SampleFile",
+    "sample_artifacts",
     "sample_check",
     "EvidenceError",
     "Export",
