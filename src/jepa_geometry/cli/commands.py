@@ -13,7 +13,6 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -139,7 +138,7 @@ def _arms_of(args: argparse.Namespace, spec: StudySpec) -> StudySpec:
     """The study ``spec`` with ``--arms`` instead of its file's arms, if given."""
     if args.arms is None:
         return spec
-    return replace(spec, arms=tuple(_arm_of(args, a) for a in args.arms.split(",")))
+    return spec.with_arms([_arm_of(args, a) for a in args.arms.split(",")])
 
 
 def cmd_train(args: argparse.Namespace) -> int:

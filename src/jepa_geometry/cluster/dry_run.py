@@ -9,7 +9,6 @@ cost statements read the same table (:func:`~jepa_geometry.book.run.cost_stateme
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import pandas as pd
 
@@ -39,8 +38,7 @@ def dry_run(
     check_specs(specs)
     left_out = missing_dinov2(specs, base)
     specs = [
-        replace(s, arms=tuple(a for a in s.arms if a != DINOWM)) if s.task in left_out else s
-        for s in specs
+        s.with_arms([a for a in s.arms if a != DINOWM]) if s.task in left_out else s for s in specs
     ]
     rows = []
     for stage in STAGES:

@@ -7,7 +7,8 @@ every model and cell one after the other. :func:`build_study` builds the same ar
 in four stages:
 
 1. the dataset (its collector has its own worker processes);
-2. every (arm, training seed) model;
+2. every (arm, training seed) model (:meth:`~jepa_geometry.study.spec.StudySpec.models`: the
+   headline seeds' too);
 3. the MPPI temperature sweep and every cell that needs no sweep (CEM, iCEM, MPPI at swm's
    shipped temperature; the ceiling's among them), longest first;
 4. the MPPI cells at ``T*``, once the sweep has fixed it.
@@ -35,7 +36,6 @@ from jepa_geometry.profiles import Profile
 from jepa_geometry.study.grid import (
     ceiling_cells,
     ceiling_pairs,
-    check_study_arms,
     grid_parts,
     mppi_sweep_jobs,
     planning_cell,
@@ -47,8 +47,9 @@ from jepa_geometry.wm.training import model_untrained, world_model_artifact
 
 
 def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> list[PlanningCell]:
-    """The planning cells of the study's grid, one per (training seed, arm, cell) when the
-    study plans, and the ceiling's (:func:`~jepa_geometry.study.grid.ceiling_cells`, on
+    """The planning cells of the study's grid, one per (training seed, arm, cell) of each of
+    its :func:`~jepa_geometry.study.grid.grid_parts` when the study plans, and the ceiling's
+    (:func:`~jepa_geometry.study.grid.ceiling_cells`, on
     :func:`~jepa_geometry.study.grid.ceiling_pairs` pairs) when it has one.
 
     ``temperature=None`` lists the cells that need no MPPI sweep (CEM, iCEM, and MPPI at swm's
@@ -56,10 +57,10 @@ def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> l
     plan, largest first, so the longest jobs start first and the pool ends with short ones.
     """
     jobs = []
-    for cells, seeds in grid_parts(spec, profile) if spec.plans else []:
+    for cells, seeds, arms in grid_parts(spec, profile) if spec.plans else []:
         mine = [c for c in cells if (c.solver == "mppi") == (temperature is not None)]
         for seed in seeds:
-            for arm in check_study_arms(spec.arms):
+            for arm in arms:
                 jobs += [planning_cell(spec.task, arm, seed, profile, c, temperature) for c in mine]
     pairs = ceiling_pairs(spec, profile)
     if pairs is not None and temperature is None:
@@ -90,11 +91,7 @@ def build_times(spec: StudySpec, profile: Profile) -> pd.DataFrame:
     manifests' one-second resolution.
     """
     task = spec.task
-    models = [
-        world_model_artifact(task, m, s, profile).manifest()
-        for s in profile.seeds.train
-        for m in check_study_arms(spec.arms)
-    ]
+    models = [world_model_artifact(task, m, s, profile).manifest() for m, s in spec.models(profile)]
 
     seen: set[str] = set()  # a random floor is shared by cells: count it where first built
 
@@ -167,9 +164,7 @@ def build_study(
             say(log_line(f"{spec.task} study: {name} done", seconds))
         return out
 
-    models = [
-        (spec.task, m, s, profile) for s in profile.seeds.train for m in check_study_arms(spec.arms)
-    ]
+    models = [(spec.task, m, s, profile) for m, s in spec.models(profile)]
     sweep = mppi_sweep_jobs(spec.task, profile, protocol=spec.main_protocol) if spec.plans else []
     first = [(j,) for j in sweep + cell_jobs(spec, profile, None)]
     # the frames are loaded only for work that needs them: a study whose models and cells are
