@@ -234,6 +234,10 @@ def cmd_grid(args: argparse.Namespace) -> int:
                 f"not counted: dinowm of {', '.join(units.attrs['left_out'])} (the DINOv2 "
                 f"file dinowm.dinov2_weights={profile.dinowm.dinov2_weights!r} is missing)"
             )
+        headline = cluster.headline_statement(units, profile)
+        if headline:  # the units the study files' headline seeds add, and what they cost
+            print(units.attrs["headline"].to_string(**fmt))
+            print(headline)
         return 0
     result = cluster.run_grid(
         specs,

@@ -28,6 +28,12 @@ DECISION_TASK = "tworoom"
 before its models were trained: SIGReg's strength (``tables.sigreg_strength_decision``) and the
 ΛReg variant (``lambdareg.choose_variant``). Every task's study applies them; its pages show
 the decision as taken there."""
+HEADLINE_BUDGET: dict[str, tuple[float, int]] = {"laptop": (8.0, 2)}
+"""Per profile, the budget of the headline seeds' added work: wall-clock hours on that many
+cores (issue #67: 8 hours of the 2-core machine that builds the laptop book). The dry run states
+their work against it (``jepa-geometry grid --dry-run``); were it over, the cost rule fixed
+before any of their models was trained would choose within it (README, *Five seeds for the
+headline claims*)."""
 _FIELDS = ("task", "arms", "protocols", "solver_seeds", "secondary_seeds", "about")
 _OPTIONAL = ("settings", "plans", "ceiling", "headline_seeds")
 
