@@ -22,22 +22,23 @@ import sys
 
 import pandas as pd
 
+from jepa_geometry import envs
 from jepa_geometry.book import tables
-from jepa_geometry.planning import protocol
 from jepa_geometry.profiles import Profile, load_profile
 from jepa_geometry.study import load
 from jepa_geometry.theory import toy2d
 from jepa_geometry.verdict import across as verdicts
-from jepa_geometry.verdict import claims, records, rule
+from jepa_geometry.verdict import claims, rule
 from jepa_geometry.verdict.reference import reference_numbers
 
-COLUMNS = ["section", "task", "paper", "claim", "verdict"]
+COLUMNS = ["section", "task", "paper", "claim", "family", "verdict"]
+KEYS = ["section", "task", "paper", "claim"]
 
 
 def _rows(section: str, table: pd.DataFrame, label: str = "verdict") -> pd.DataFrame:
     t = table.rename(columns={label: "verdict"})
     t = t.assign(section=section, paper=t["paper"] if "paper" in t else "")
-    t = t.assign(task=t["task"] if "task" in t else "")
+    t = t.assign(task=t["task"] if "task" in t else "", family=t.get("family", ""))
     return t[COLUMNS]
 
 
@@ -45,19 +46,9 @@ def book_rows(studies: load.Studies) -> pd.DataFrame:
     """Chapter 8's verdict for the whole book, each task page's (chapter 7), and the lens."""
     failed = verdicts.failed_preconditions(studies)
     board = tables.geometry.dashboard(verdicts.book_items(studies), failed)
-    parts = [_rows("book", board)]
-    for task, st in studies.studies.items():
-        items = records.paper_claims(
-            task,
-            st.episodes,
-            st.geometry,
-            main_protocol=st.spec.main_protocol,
-            code_protocol=protocol.SCALE_PROTOCOL,
-            timing=st.grid.timing,
-        )
-        mask = rule.tested([c for c, _ in items], failed.get(task, set()))
-        page = rule.verdict_table(items, mask).assign(task=st.task)
-        parts.append(_rows("page", page))
+    pages = verdicts.page_labels(studies)
+    codes = {envs.task_title(t): t for t in studies.studies}  # a page is named by its task's code
+    parts = [_rows("book", board), _rows("page", pages.assign(task=pages["task"].map(codes)))]
     lens = verdicts.lens_table(verdicts.lens_items(studies), failed)
     if len(lens):
         parts.append(_rows("lens", lens.assign(paper=claims.LENS), "reading"))
@@ -99,13 +90,55 @@ def counts(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.crosstab(rows["section"], rows["verdict"], margins=True, margins_name="all")
 
 
+RENAMED = {"not tested (precondition failed)": rule.NOT_TESTED}
+"""Labels whose words changed with issue 66 and mean the same where they still apply."""
+
+
+def why(row: pd.Series) -> str:
+    """Why a label changed with issue 66's rule, from the two labels and the claim (the rule's
+    changes in the order a reader checks them)."""
+    old, new, claim = row["verdict before"], row["verdict after"], row["claim"]
+    if new == rule.BY_CONSTRUCTION:
+        return "holds by construction: the planner runs the same networks for every arm"
+    if old == "not tested (precondition failed)":
+        return "a premise (LeWM near-isotropic, Λ selected) is read beside the claim, not a gate"
+    if new == rule.BELOW_RESOLUTION:
+        return "the paper's effect is below the smallest effect this run detects"
+    if "every" in claim or "all four" in claim:
+        return "in every cell: the sign in each cell, as the paper counts it"
+    if "rollout error" in claim:
+        return "rollout error's minimum effect is 5 % of LeWM's level, not 0.01"
+    if old == "reproduced":
+        return "t-interval over training seeds (the seed mean's t tail at 3 seeds)"
+    if new == "reproduced":
+        return "Holm within the paper's primary or secondary family, not over every claim"
+    return "t-interval over training seeds, and Holm within the claim's family"
+
+
 def compare(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
-    """Every (section, task, paper, claim) whose label differs, or which exists on one side
-    only ("" on the other)."""
-    keys = ["section", "task", "paper", "claim"]
-    both = before.merge(after, on=keys, how="outer", suffixes=(" before", " after"))
+    """Every (section, task, paper, claim) whose label differs (a renamed label counts as the
+    same), or which exists on one side only ("" on the other), with :func:`why`."""
+    both = before[[*KEYS, "verdict"]].merge(
+        after[[*KEYS, "verdict"]], on=KEYS, how="outer", suffixes=(" before", " after")
+    )
     both = both.fillna("")
-    return both[both["verdict before"] != both["verdict after"]].sort_values(keys)
+    changed = both[both["verdict before"].replace(RENAMED) != both["verdict after"]]
+    return changed.assign(why=changed.apply(why, axis=1)).sort_values(KEYS)
+
+
+def family_counts(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """Chapter 8's book verdict per paper and family (the families of ``after``, which
+    ``before`` may not record), label counts before and after, one row per (paper, family,
+    when)."""
+    fam = after[after["section"] == "book"].set_index(KEYS)["family"]
+    parts = []
+    for when, rows in (("before", before), ("after", after)):
+        book = rows[rows["section"] == "book"]
+        book = book.assign(family=[fam.get(tuple(k), "") for k in book[KEYS].to_numpy()])
+        t = pd.crosstab([book["paper"], book["family"]], book["verdict"].replace(RENAMED))
+        parts.append(t.assign(when=when).set_index("when", append=True))
+    out = pd.concat(parts).fillna(0).astype(int)
+    return out.sort_index(level=[0, 1, 2], ascending=[True, True, False]).reset_index()
 
 
 def main() -> None:
@@ -113,13 +146,21 @@ def main() -> None:
     parser.add_argument("--profile", default="smoke")
     parser.add_argument("--out", help="write every label here (CSV)")
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--markdown", help="with --compare: write the changed labels here")
     args = parser.parse_args()
     pd.set_option("display.width", 200, "display.max_colwidth", 120, "display.max_rows", 500)
     if args.compare:
         before, after = (pd.read_csv(p, keep_default_na=False) for p in args.compare)
         for name, rows in (("before", before), ("after", after)):
             print(f"--- {name}\n{counts(rows).to_string()}\n")
-        print(f"--- changed\n{compare(before, after).to_string(index=False)}")
+        changed = compare(before, after)
+        families = family_counts(before, after)
+        print(f"--- changed\n{changed.to_string(index=False)}")
+        print(f"--- chapter 8 by paper and family\n{families.to_string(index=False)}")
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(families.to_markdown(index=False) + "\n\n")
+                f.write(changed.drop(columns="paper").to_markdown(index=False) + "\n")
         return
     base = load_profile(args.profile)
     studies = load.load_studies(base)

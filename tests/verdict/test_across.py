@@ -60,17 +60,18 @@ def test_additivity_reads_the_family_interval(low, high, reading):
 def test_verdict_matrix_is_claim_by_task_and_refuses_a_claim_twice():
     board = pd.DataFrame(
         {
-            "task": ["Two-Room", "Reacher", "all tasks", "Reacher", "PointMaze"],
-            "paper": ["SCALE"] * 4 + ["AnisoWM"],
-            "claim": ["x", "x", "y", "z", "w"],
-            "family": ["paper"] * 4 + ["ours (extension)"],
-            "requires": ["", "", "", "DINOv2's own features", ""],
+            "task": ["Two-Room", "Reacher", "all tasks", "Reacher", "PointMaze", "Two-Room"],
+            "paper": ["SCALE"] * 4 + ["AnisoWM"] * 2,
+            "claim": ["x", "x", "y", "z", "w", "o"],
+            "family": ["primary", "secondary", "secondary", "secondary", V.EXTENSION, "secondary"],
+            "requires": ["", "", "", "DINOv2's own features", "", ""],
             "verdict": [
                 "reproduced",
                 "not detected at this scale",
                 "inconclusive",
-                "not tested (precondition failed)",
+                NOT_TESTED,
                 "reproduced",
+                V.BY_CONSTRUCTION,
             ],
         }
     )
@@ -80,16 +81,24 @@ def test_verdict_matrix_is_claim_by_task_and_refuses_a_claim_twice():
     assert m.loc["SCALE: x", "Reacher"] == "not detected" and m.loc["SCALE: y", "Reacher"] == ""
     assert m.loc["SCALE: y", "all tasks"] == "inconclusive"
     assert m.loc["SCALE: z", "Reacher"] == "not tested"
+    assert m.loc["AnisoWM: o", "Two-Room"] == "by construction"
     with pytest.raises(ValueError, match="claim tested twice on one task"):
         verdicts.verdict_matrix(pd.concat([board, board.iloc[:1]]))
+    # rows per paper and family; the tested count leaves out the untested and the built
     counts = verdicts.verdict_counts(board).set_index("paper")
-    assert counts.loc["SCALE", "tested"] == 3  # the untested claim is out of the tested count
-    assert counts.loc["SCALE", "not tested (precondition failed)"] == 1
-    assert counts.loc["AnisoWM (extension)", "reproduced"] == 1  # apart from the paper's own
-    assert "AnisoWM" not in counts.index and counts.loc["all", "tested"] == 4
+    assert counts.loc["SCALE, primary", "tested"] == 1
+    assert counts.loc["SCALE, primary", "reproduced"] == 1
+    assert counts.loc["SCALE, secondary", "tested"] == 2
+    assert counts.loc["SCALE, secondary", NOT_TESTED] == 1
+    assert counts.loc[f"AnisoWM, {V.EXTENSION}", "reproduced"] == 1  # apart from its own
+    assert counts.loc["AnisoWM, secondary", "tested"] == 0
+    assert counts.loc["AnisoWM, secondary", V.BY_CONSTRUCTION] == 1
+    assert "SCALE" not in counts.index and counts.loc["all", "tested"] == 4
+    assert counts.loc["all", NOT_TESTED] == 1 and counts.loc["all", V.BY_CONSTRUCTION] == 1
     prose = verdicts.verdict_prose(board, {})
     assert "Across 3 tasks the book tests 3 claim-task pairs" in prose
-    assert "1 more are not tested" in prose
+    assert "1 are not tested because their subject is absent" in prose
+    assert "DINOv2's own features" in prose and "1 more hold by construction" in prose
     assert "SCALE: *x* (Two-Room)" in prose and "1 of 1 reproduced" in prose
 
 

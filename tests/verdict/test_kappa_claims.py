@@ -14,7 +14,7 @@ from jepa_geometry.extensions import kappa_build, kappa_sweep
 from jepa_geometry.verdict import kappa_claims
 from jepa_geometry.verdict.claims import KappaClaimSpec
 from jepa_geometry.verdict.records import KAPPA_CLAIMS
-from jepa_geometry.verdict.rule import BY_CONSTRUCTION, verdict
+from jepa_geometry.verdict.rule import BY_CONSTRUCTION, NOT_TESTED, VERDICTS, verdict
 
 
 def _results(
@@ -137,7 +137,10 @@ def test_after_saturation_rests_on_the_seeds_not_one_run():
         row = _after_saturation(changes)
         assert row["verdict"] == (want or "inconclusive"), changes
         assert row["units"] == "3 seeds (t-interval)"
-    assert _after_saturation((0.3, np.nan, 0.4))["verdict"] == "not tested (precondition failed)"
+    # a model that never reached κ: what the claim is about (after saturation) is absent
+    gone = _after_saturation((0.3, np.nan, 0.4))
+    assert gone["verdict"] == NOT_TESTED == "not tested (subject absent)"
+    assert gone["ours"] == "a model never reached κ"
 
 
 def test_an_unknown_kind_of_evidence_stops_in_one_line():
@@ -175,20 +178,44 @@ def test_the_best_kappas_of_single_runs_never_tell_tasks_apart():
     assert both(tied, b) == "inconclusive"  # Two-Room's 1.5 only by the tie-break
 
 
-def test_claims_about_kappa_need_lambda_selected():
+def test_lambda_selected_is_a_premise_read_beside_the_kappa_claims_never_a_gate():
+    """Λ staying near the identity at one κ is read beside the claims about what κ does (its
+    own column), and the claims are judged as the paper states them: the spectra claim still
+    reads its verdict, the one-model claims still "inconclusive", never "not tested"."""
     val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.2}
-    res = _results(val, val)
-    one = kappa_sweep.KappaSweep(tasks=("tworoom",))
+    one = _results(val, val)
+    success = {**one.success, **{("pusht", k, s): v for (_, k, s), v in one.success.items()}}
+    models = pd.concat([one.models, one.models.assign(task="pusht")], ignore_index=True)
+    spectra = {
+        ("tworoom", 0): np.array([1.4, 1.0, 0.6]),
+        ("tworoom", 1): np.array([1.41, 1.0, 0.59]),
+        ("pusht", 0): np.array([1.1, 1.0, 0.9]),
+        ("pusht", 1): np.array([1.09, 1.0, 0.91]),
+    }
+    res = kappa_build.KappaResults(models, pd.DataFrame(), success, spectra, one.seed_changes)
+    both = kappa_sweep.KappaSweep(tasks=("tworoom", "pusht"))
+    specs = [KAPPA_CLAIMS[i] for i in (1, 2, 3, 4)]
+    col = kappa_claims.LAMBDA_PREMISE
+    before = kappa_claims.kappa_verdicts(res, both, specs).set_index("claim")
     assert kappa_claims.lambda_selected(res.models, "tworoom")
-    assert (
-        kappa_claims.kappa_verdicts(res, one, [KAPPA_CLAIMS[3]])["verdict"].item() == "inconclusive"
-    )
-    res.models.loc[res.models["kappa"] == 4.0, "departure"] = 0.1  # Λ stayed near I at κ = 4
+    at_4 = (res.models["task"] == "tworoom") & (res.models["kappa"] == 4.0)
+    res.models.loc[at_4, "departure"] = 0.1  # Λ stayed near I at κ = 4 on Two-Room
     assert not kappa_claims.lambda_selected(res.models, "tworoom")
-    row = kappa_claims.kappa_verdicts(res, one, [KAPPA_CLAIMS[3]])
-    assert row["verdict"].item() == "not tested (precondition failed)"
+    assert kappa_claims.lambda_selected(res.models, "pusht")
+    after = kappa_claims.kappa_verdicts(res, both, specs).set_index("claim")
+    assert after["verdict"].to_list() == before["verdict"].to_list()
+    assert set(after["verdict"]) <= set(VERDICTS)  # every row judged
+    spectra = after.loc[KAPPA_CLAIMS[2].statement]
+    assert spectra["verdict"] == "reproduced"  # between tasks 0.24 > within 0.01
+    assert spectra[col] == "Two-Room: no; Push-T: yes"
+    assert before.loc[KAPPA_CLAIMS[2].statement, col] == "Two-Room: yes; Push-T: yes"
+    mono = after[after.index == KAPPA_CLAIMS[3].statement].set_index("task")
+    assert (mono["verdict"] == "inconclusive").all()  # one model per κ, judged all the same
+    assert mono[col].to_dict() == {"Two-Room": "Two-Room: no", "Push-T": "Push-T: yes"}
+    assert after.loc[KAPPA_CLAIMS[4].statement, "verdict"] == "inconclusive"
+    assert after.loc[KAPPA_CLAIMS[1].statement, col] == ""  # a claim no premise informs
     assert (
-        kappa_claims.kappa_verdicts(res, one, [KAPPA_CLAIMS[0]])["verdict"].item()
+        kappa_claims.kappa_verdicts(res, both, [KAPPA_CLAIMS[0]])["verdict"].item()
         == BY_CONSTRUCTION
     )
 

@@ -3,9 +3,10 @@ and numbers still missing or mis-scoped"): each test reads the claim as the pape
 (its tasks, its direction, its scope) and fails on the earlier claim set.
 
 * SCALE reaches DINO-WM-like geometry: parity of the top-2 PCs' R² within a margin, not a gain;
-* AnisoWM adds no planning-time overhead (Λ is discarded after training), needing no Λ;
-* AnisoWM's "all four" environments: every task it evaluated, by the intersection-union test,
-  the tasks not tested named in the label, each task's preconditions required on that task;
+* AnisoWM adds no planning-time overhead (Λ is discarded after training): true by our
+  construction, its wall times shown but judged by no rule;
+* AnisoWM's "all four" environments: every task it evaluated, by the intersection-union test
+  of the sign, the tasks not tested named in the label, each task's premises read beside it;
 * SCALE's budget claim for every solver of its per-tier table, on the cells it reports;
 * τ's geometry channel: SCALE's claim on Two-Room, our extension elsewhere.
 """
@@ -27,6 +28,7 @@ from jepa_geometry.verdict.claims import (
     ALL_TASKS,
     POOLED,
     Measurements,
+    evaluate,
     evaluate_across,
     evaluate_every,
     on_task,
@@ -72,22 +74,26 @@ def test_dinowm_like_geometry_is_parity_within_a_margin(gap, expected):
     assert P.DINOV2_FEATURES in claim.requires  # SCALE's claim is about DINOv2's own features
 
 
-@pytest.mark.parametrize(("slower", "expected"), [(1.03, "reproduced"), (1.5, "contradicted")])
-def test_anisowm_no_planning_overhead(slower, expected):
-    """AnisoWM plans with LeWM's encoder and predictor (Λ is discarded): 3 % slower is within
-    the 10 % tolerance, 50 % slower is overhead. It requires no selected Λ nor an isotropic
-    LeWM (the wall time does not depend on what Λ learned), so a failed Λ leaves it tested."""
+@pytest.mark.parametrize(("slower", "within"), [(1.03, True), (1.5, False)])
+def test_anisowm_no_planning_overhead_holds_by_construction_whatever_the_wall_time(slower, within):
+    """AnisoWM plans with LeWM's encoder and predictor (Λ is discarded): our planner runs the
+    same networks for every arm, so the claim holds by construction. Its wall times are shown
+    (3 % slower lies within the 10 % tolerance, 50 % slower beyond it), but neither reads a
+    verdict: a shared machine's timing noise would decide it. It requires nothing and is
+    informed by no premise (the wall time does not depend on what Λ learned)."""
     episodes, geo = synthetic_study("anisowm")
     items = paper_claims("tworoom", episodes, geo, timing=plan_timing("anisowm", slower, seed=5))
     ((claim, ev),) = [
         (c, e) for c, e in items if c.paper == "AnisoWM" and "overhead" in c.statement
     ]
     assert ev.effect == pytest.approx(np.log(slower), abs=0.01)
-    assert V.verdict(claim, ev) == expected
-    assert claim.requires == () and not claim.extension
+    assert bool(ev.high < np.log(1.1)) == within and bool(ev.low > np.log(1.1)) == (not within)
+    assert claim.by_construction and V.verdict(claim, ev) == V.BY_CONSTRUCTION
+    assert claim.requires == () and claim.informs == () and not claim.extension
     failed = {"tworoom": {P.lambda_selected_name("anisowm"), P.LEWM_ISOTROPIC}}
     board = dashboard([("tworoom", claim, ev)], failed)
-    assert board.verdict.iloc[0] == expected
+    assert board.verdict.iloc[0] == V.BY_CONSTRUCTION and np.isnan(board["p (Holm)"].iloc[0])
+    assert "the planner runs the same networks" in board.reason.iloc[0]
 
 
 def test_tau_geom_is_scales_claim_on_two_room_only():
@@ -149,17 +155,27 @@ def test_all_four_is_every_task_and_names_what_was_not_tested():
     assert V.verdict(claim, ev) == "reproduced"
 
 
-def test_all_four_requires_each_tasks_preconditions():
-    """A precondition failing on one of the tasks leaves the claim about all of them untested."""
+def test_all_four_reads_each_tasks_premises_and_tests_the_sign():
+    """The premises on each task (Λ selected, LeWM near-isotropic) are read beside the claim
+    about all of them, never gates: failing on one task leaves it judged. "In all four" is the
+    sign on each task (min effect 0), as the paper counts it: its p is the largest of the
+    cells' p of a positive effect, not of one beyond 3 points; it is no headline of its own."""
     spec = next(s for s in EVERY_CLAIMS if "plans better" in s.statement)
-    claim, ev = evaluate_every(spec, _measured({"tworoom": 0.9, "reacher": 0.9}))
+    studies = _measured({"tworoom": 0.9, "reacher": 0.9})
+    claim, ev = evaluate_every(spec, studies)
     lam = P.lambda_selected_name("anisowm")
-    assert on_task(lam, "reacher") in claim.requires
-    assert on_task(P.LEWM_ISOTROPIC, "tworoom") in claim.requires
+    assert claim.requires == ()
+    assert on_task(lam, "reacher") in claim.informs
+    assert on_task(P.LEWM_ISOTROPIC, "tworoom") in claim.informs
+    assert claim.min_effect == 0.0 and claim.threshold == 0.0 and not claim.primary
+    cells = [evaluate(spec.claim, m) for m in studies.values()]
+    assert all(c.min_effect == V.MIN_EFFECTS["success"] for c, _ in cells)  # each cell's own
+    assert V.one_sided_p(claim, ev) == pytest.approx(max(e.p_beyond(0.0, 1) for _, e in cells))
     ok = dashboard([(ALL_TASKS, claim, ev)], {ALL_TASKS: {on_task(lam, "pusht")}})
     assert ok.verdict.iloc[0] == "reproduced"
     bad = dashboard([(ALL_TASKS, claim, ev)], {ALL_TASKS: {on_task(lam, "reacher")}})
-    assert bad.verdict.iloc[0] == V.NOT_TESTED
+    assert bad.verdict.iloc[0] == "reproduced" and bad.family.iloc[0] == "secondary"
+    assert on_task(lam, "reacher") in bad["informed by"].iloc[0]
 
 
 def test_the_budget_claim_covers_every_solver_of_the_per_tier_table():

@@ -6,12 +6,14 @@ Nothing here trains, plans or reads the cache: it takes the task studies that
 :mod:`~jepa_geometry.verdict.records` on them.
 
 * **The book's verdict** (:func:`book_items`): every claim of both papers on every task with a
-  study, and SCALE's claims about all the tasks together, Holm's correction across all of them
-  at once (the family is the whole book, so a claim can need more evidence here than on its
-  task's page); a claim whose precondition fails on its task (:func:`failed_preconditions`) is
-  not tested there. :func:`verdict_matrix`, :func:`verdict_counts` and :func:`verdict_prose`
-  read the verdict table (claim x task, counts per label, the prose the chapter prints), so
-  no word of the chapter is chosen outside the rule.
+  study, and SCALE's claims about all the tasks together, Holm's correction within each of the
+  book's families (each paper's primary claims on every task together, its secondary claims,
+  our extensions: :func:`~jepa_geometry.verdict.rule.family_of`; a family spans the tasks, so
+  a claim can need more evidence here than on its task's page, whose family is that task's
+  claims); a claim whose subject is absent on its task (:func:`failed_preconditions`: DINOv2's
+  features) is not tested there. :func:`verdict_matrix`, :func:`verdict_counts` and
+  :func:`verdict_prose` read the verdict table (claim x task, counts per label, the prose the
+  chapter prints), so no word of the chapter is chosen outside the rule.
 * **The other paper's lens** (:func:`lens_items`): SCALE measured by AnisoWM's measures and
   ΛReg by SCALE's, and whether ``scale+anisowm`` adds up (an interaction contrast, read by
   :func:`additivity`). These are our questions, not the papers' claims: they are tested with
@@ -23,11 +25,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 
+from jepa_geometry.cluster.estimate import cell_hours, train_hours
 from jepa_geometry.envs import TASKS, task_title
+from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
+from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.study.load import Studies, TaskStudy
 from jepa_geometry.verdict.claims import (
     ALL_TASKS,
@@ -44,13 +48,18 @@ from jepa_geometry.verdict.records import (
     lens_claims_by_task,
 )
 from jepa_geometry.verdict.rule import (
+    BELOW_RESOLUTION,
+    BY_CONSTRUCTION,
+    EXTENSION,
     LABELS,
     NOT_TESTED,
+    PRIMARY,
     VERDICTS,
     Claim,
     Evidence,
     family_interval,
     judged,
+    tested,
     tested_by_task,
     verdict_table,
 )
@@ -76,6 +85,8 @@ def lens_items(studies: Studies) -> list[tuple[str, Claim, Evidence]]:
     )
 
 
+CORES = 2
+"""The cores of the laptop machine the book's build costs are stated on."""
 ADDITIVITY: tuple[str, ...] = ("reinforce", "add up", "fight", "unclear")
 
 
@@ -127,6 +138,11 @@ def lens_table(
 # --------------------------------------------------------------------------------------------
 
 
+SCALE_SUFFIX = ", SCALE's protocol"
+"""What the book adds to a claim planned under SCALE's protocol on a task whose main protocol
+is another (:func:`book_items`)."""
+
+
 def book_items(studies: Studies) -> list[tuple[str, Claim, Evidence]]:
     """Every claim of both papers on every task with a study
     (:func:`~jepa_geometry.verdict.records.paper_claims` with the study's main protocol and
@@ -142,7 +158,7 @@ def book_items(studies: Studies) -> list[tuple[str, Claim, Evidence]]:
         main = st.spec.main_protocol
         for c, e in evaluate_all(PAPER_CLAIMS, measured[task]):
             if main != SCALE_PROTOCOL and f"{SCALE_PROTOCOL} protocol" in c.measure:
-                c = replace(c, statement=f"{c.statement}, SCALE's protocol")
+                c = replace(c, statement=f"{c.statement}{SCALE_SUFFIX}")
             items.append((task, c, e))
     planned = {t: m for t, m in measured.items() if t in studies.planned}
     items += [(ALL_TASKS, c, e) for c, e in across_claims(planned)]
@@ -150,7 +166,12 @@ def book_items(studies: Studies) -> list[tuple[str, Claim, Evidence]]:
     return items
 
 
-SHORT_VERDICTS = {"not detected at this scale": "not detected", NOT_TESTED: "not tested"}
+SHORT_VERDICTS = {
+    "not detected at this scale": "not detected",
+    BELOW_RESOLUTION: "below resolution",
+    BY_CONSTRUCTION: "by construction",
+    NOT_TESTED: "not tested",
+}
 """Shorter labels for the cells of the claim x task matrices."""
 
 
@@ -174,10 +195,11 @@ def verdict_matrix(board: pd.DataFrame, value: str = "verdict") -> pd.DataFrame:
 
 
 def verdict_counts(board: pd.DataFrame) -> pd.DataFrame:
-    """Claim-task pairs per paper x label: the tested ones by verdict (columns in the rule's
-    order) and their total ``tested``, then those not tested (a precondition failed), with
-    totals. Our extensions count under ``<paper> (extension)``."""
-    group = board["paper"] + np.where(board["family"] == "paper", "", " (extension)")
+    """Claim-task pairs per paper and family x label: the tested ones by verdict (columns in
+    the rule's order) and their total ``tested``, then those true by construction and those
+    not tested (their subject absent), with totals; rows ``<paper>, primary``, ``<paper>,
+    secondary`` and ``<paper>, ours (extension)``."""
+    group = board["paper"] + ", " + board["family"]
     t = pd.crosstab(group.rename("paper"), board["verdict"]).reindex(
         columns=list(LABELS), fill_value=0
     )
@@ -190,10 +212,11 @@ def verdict_prose(board: pd.DataFrame, missing: dict[str, str]) -> str:
     """A short reading of the book's verdict, generated from ``board`` (markdown): the counts
     of tested claims, those not tested, the claims reproduced and contradicted with their
     tasks, our extensions apart, and the tasks without a study."""
-    tested = board[board["verdict"] != NOT_TESTED]
-    own = tested[tested["family"] == "paper"]
+    tested = board[board["verdict"].isin(VERDICTS)]
+    own = tested[tested["family"] != EXTENSION]
     counts = own["verdict"].value_counts()
     untested = board[board["verdict"] == NOT_TESTED]
+    built = board[board["verdict"] == BY_CONSTRUCTION]
     parts = [
         f"Across {len(set(board['task']) - {ALL_TASKS})} tasks the book tests {len(own)} "
         "claim-task pairs "
@@ -201,11 +224,13 @@ def verdict_prose(board: pd.DataFrame, missing: dict[str, str]) -> str:
         + ", ".join(f"{int(counts.get(v, 0))} {v}" for v in VERDICTS)
         + "."
     ]
+    if len(built):
+        parts.append(f"{len(built)} more hold by construction (our code makes them true).")
     if len(untested):
         by_pre = untested.groupby("requires", sort=False).size()
         parts.append(
-            f"{len(untested)} more are not tested because a precondition failed ("
-            + ", ".join(f"{n} needing *{pre}*" for pre, n in by_pre.items())
+            f"{len(untested)} are not tested because their subject is absent ("
+            + ", ".join(f"{n} about *{pre}*" for pre, n in by_pre.items())
             + ")."
         )
     for label in ("reproduced", "contradicted"):
@@ -219,7 +244,7 @@ def verdict_prose(board: pd.DataFrame, missing: dict[str, str]) -> str:
     for paper, g in own.groupby("paper", sort=False):
         rep = int((g["verdict"] == "reproduced").sum())
         parts.append(f"{paper}: {rep} of its {len(g)} tested claim-task pairs reproduced.")
-    ext = tested[tested["family"] != "paper"]
+    ext = tested[tested["family"] == EXTENSION]
     if len(ext):
         rep = int((ext["verdict"] == "reproduced").sum())
         tasks = ", ".join(dict.fromkeys(ext["task"]))
@@ -253,8 +278,10 @@ def preconditions_by_task(studies: Studies) -> pd.DataFrame:
 
 
 def failed_preconditions(studies: Studies) -> dict[str, set[str]]:
-    """Per task (its code), the preconditions that do not hold on it: the claims requiring
-    them are not tested there (:func:`~jepa_geometry.book.tables.geometry.dashboard`). Under
+    """Per task (its code), the preconditions that do not hold on it: a claim is not tested
+    there only where one of them is what it requires (``Claim.requires``: its subject, DINOv2's
+    features; the premises it is informed by are read, never gates:
+    :func:`~jepa_geometry.book.tables.geometry.dashboard`). Under
     :data:`~jepa_geometry.verdict.records.ALL_TASKS`, each of them named with its task
     (:func:`~jepa_geometry.study.on_task`), as a claim about several tasks requires
     them."""
@@ -265,3 +292,120 @@ def failed_preconditions(studies: Studies) -> dict[str, set[str]]:
         out[titles[r.task]].add(r.precondition)
     out[ALL_TASKS] = {on_task(p, t) for t, ps in list(out.items()) for p in ps}
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# The papers' headline claims, first
+# --------------------------------------------------------------------------------------------
+
+
+def added_seed_hours(st: TaskStudy, arms: Sequence[str], per_model: bool) -> float:
+    """Core-hours of one more training seed of each of ``arms`` on a study's task, from the cost
+    model (:mod:`~jepa_geometry.cluster.estimate`): each model's training and, for a success
+    claim (``per_model`` False), its CEM cells at every tier of the study's main protocol, as
+    every training seed is planned (:func:`~jepa_geometry.study.grid.grid_parts`)."""
+    p = st.profile
+    hours = len(arms) * train_hours(p)
+    if not per_model:
+        for arm in arms:
+            for tier in budget_tiers(p):
+                cell = PlanningCell(st.task, arm, 0, p, "cem", tier, st.spec.main_protocol)
+                hours += cell_hours(cell)
+    return hours
+
+
+def primary_table(board: pd.DataFrame, items: Sequence, studies: Studies) -> pd.DataFrame:
+    """The papers' headline claims (the primary families, :data:`~jepa_geometry.verdict.rule.
+    PRIMARY`) as the book answers them, one row per claim and task: the label and its reason,
+    ours beside the paper's effect, the claim's bound and this run's resolution, and what
+    would decide an undecided one: the training seeds at its measured effect and spread
+    (:func:`~jepa_geometry.verdict.rule.seeds_to_decide`) and their cost at this profile in
+    hours of a 2-core machine (:func:`added_seed_hours` for both arms, each unit on one core).
+    ``board`` is :func:`~jepa_geometry.book.tables.geometry.dashboard` output over ``items``
+    (:func:`book_items`)."""
+    rows = []
+    for (task, claim, ev), (_, r) in zip(items, board.iterrows(), strict=True):
+        if r["family"] != PRIMARY or r["verdict"] not in VERDICTS:
+            continue
+        decided = r["verdict"] in ("reproduced", "contradicted", "not detected at this scale")
+        need = r["seeds to decide"]
+        st = studies.studies.get(task)
+        seeds, cost = "decided" if decided else "> 50", ""
+        if not decided and need != "":
+            seeds = int(need)
+        if not decided and need != "" and st is not None:
+            more = max(int(need) - ev.models, 0)
+            per_model = not claim.measure.startswith("success")
+            core_h = more * added_seed_hours(st, (claim.a, claim.b), per_model)
+            cost = f"{more} more: {core_h / CORES:.1f} h"
+        rows.append(
+            {
+                "paper": r["paper"],
+                "claim": r["claim"],
+                "task": r["task"],
+                "verdict": r["verdict"],
+                "reason": r["reason"],
+                "ours [95% CI]": r["our effect [95% CI]"],
+                "paper's effect": r["paper's effect"],
+                "min effect": r["min effect"],
+                "resolution": r["resolution"],
+                "seeds": ev.models,
+                "seeds to decide": seeds,
+                "their cost": cost,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def primary_sentence(primary: pd.DataFrame) -> str:
+    """The primary table (:func:`primary_table`) in one sentence: per paper, how many headline
+    claim-task pairs read each label, how many are undecided and how many of those more
+    training seeds would decide at their measured effect and spread."""
+    if primary.empty:
+        return "No headline claim of either paper is tested at this profile."
+    parts = []
+    for paper, g in primary.groupby("paper", sort=False):
+        counts = g["verdict"].value_counts()
+        labels = ", ".join(f"{int(counts[v])} {v}" for v in VERDICTS if v in counts)
+        open_ = g[g["seeds to decide"] != "decided"]
+        within = open_[open_["seeds to decide"].map(lambda x: isinstance(x, int))]
+        parts.append(
+            f"{paper}: {len(g)} headline claim-task pairs tested, {labels}; of the "
+            f"{len(open_)} undecided, {len(within)} would be decided by at most "
+            f"{max(within['seeds to decide'], default=0)} training seeds at their measured "
+            "effect and spread"
+        )
+    return "; ".join(parts) + "."
+
+
+def page_labels(studies: Studies) -> pd.DataFrame:
+    """Each task page's own verdict on the papers' claims (chapter 7: the family is that task's
+    claims, Holm within each of its families), one row per (task, paper, claim): ``task`` (its
+    title), ``paper``, ``claim``, ``verdict``."""
+    failed = failed_preconditions(studies)
+    parts = []
+    for task, st in studies.studies.items():
+        items = evaluate_all(PAPER_CLAIMS, _measurements(task, st))
+        mask = tested([c for c, _ in items], failed.get(task, set()))
+        page = verdict_table(items, mask).assign(task=task_title(task))
+        parts.append(page[["task", "paper", "claim", "verdict"]])
+    return pd.concat(parts, ignore_index=True)
+
+
+PAGE_LABEL = "label on its task's page"
+
+
+def with_page_labels(board: pd.DataFrame, pages: pd.DataFrame) -> pd.DataFrame:
+    """``board`` (the book's verdict) with :data:`PAGE_LABEL`: the task page's label where it
+    differs from the book's, and why ("" where they agree). They differ only by the family:
+    a page corrects a task's claims among themselves, the book each family over every task."""
+    keyed = pages.set_index(["task", "paper", "claim"])["verdict"]
+    on_page = [
+        keyed.get((r.task, r.paper, r.claim), "")
+        for r in board[["task", "paper", "claim"]].itertuples()
+    ]
+    shown = [
+        "" if not p or p == v else f"{p} (its family there: this task's claims)"
+        for p, v in zip(on_page, board["verdict"], strict=True)
+    ]
+    return board.assign(**{PAGE_LABEL: shown})

@@ -41,15 +41,17 @@ import pandas as pd
 from jepa_geometry.envs import task_title
 from jepa_geometry.study.grid import PAPER_SOLVER, SOLVER_NAMES
 from jepa_geometry.study.spec import BASELINE
-from jepa_geometry.verdict.preconditions import claim_requires
+from jepa_geometry.verdict.preconditions import claim_premises, claim_requires
 from jepa_geometry.verdict.reference import paper_tasks, reference_numbers
 from jepa_geometry.verdict.rule import (
     MIN_EFFECTS,
+    RELATIVE_MIN_EFFECTS,
     Claim,
     Evidence,
     every_evidence,
     paired_unit_evidence,
     pooled_evidence,
+    relative_min_effect,
     seed_level_evidence,
     tier_mean_success,
 )
@@ -138,6 +140,12 @@ class ClaimSpec:
     (AnisoWM's -0.005 of J_enc ordering on Push-T) is no claim either way. A claim of a paper
     on a task the paper never evaluated (:func:`~jepa_geometry.verdict.reference.paper_tasks`)
     is our extension of it, judged outside the paper's family.
+
+    ``headline``: the paper's own sentence (abstract or its statement of results, with where
+    it stands) when the claim is one of its headline claims: such a claim is in the paper's
+    primary family on the tasks the paper evaluated (:func:`~jepa_geometry.verdict.rule.
+    family_of`). ``by_construction``: our implementation makes the claim true whatever the data
+    (:data:`~jepa_geometry.verdict.rule.BY_CONSTRUCTION`).
     """
 
     paper: str
@@ -160,6 +168,8 @@ class ClaimSpec:
     column_a: str = ""
     tasks: tuple[str, ...] = ()
     min_effect: float | None = None
+    headline: str = ""
+    by_construction: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -341,6 +351,9 @@ def evaluate(spec: ClaimSpec, m: Measurements) -> tuple[Claim, Evidence] | None:
         return None
     measure, ev = found
     success = spec.column == "success"
+    extension = spec.paper != LENS and m.task not in (spec.tasks or paper_tasks(spec.paper))
+    arms = spec.needs if spec.kind == INTERACTION else (spec.a, spec.b)
+    timing = spec.source == "timing"  # the planner's wall time: what Λ or q did is moot
     claim = Claim(
         spec.paper,
         statement,
@@ -355,15 +368,27 @@ def evaluate(spec: ClaimSpec, m: Measurements) -> tuple[Claim, Evidence] | None:
         display_scale=100.0 if success else 1.0,
         reference=spec.number.table if spec.number is not None and spec.number.cite else "",
         computed_in=spec.where.format(title=task_title(m.task)),
-        min_effect=MIN_EFFECTS[spec.column] if spec.min_effect is None else spec.min_effect,
-        requires=claim_requires(
-            spec.needs if spec.kind == INTERACTION else (spec.a, spec.b), spec.paper
-        )
-        if spec.source != "timing"  # the planner's wall time: what Λ or q did is moot
-        else (),
-        extension=spec.paper != LENS and m.task not in (spec.tasks or paper_tasks(spec.paper)),
+        min_effect=_min_effect(spec, m),
+        requires=() if timing else claim_requires(arms),
+        extension=extension,
+        primary=bool(spec.headline) and not extension,
+        headline=spec.headline,
+        informs=() if timing else claim_premises(arms, spec.paper),
+        by_construction=spec.by_construction,
     )
     return claim, ev
+
+
+def _min_effect(spec: ClaimSpec, m: Measurements) -> float:
+    """The claim's smallest effect that matters: its own (a claim of non-inferiority), the
+    measure's, or for a measure relative by nature a share of arm ``b``'s mean level on this
+    task (:func:`~jepa_geometry.verdict.rule.relative_min_effect`)."""
+    if spec.min_effect is not None:
+        return spec.min_effect
+    if spec.column not in RELATIVE_MIN_EFFECTS:
+        return MIN_EFFECTS[spec.column]
+    tab = m.table(spec.source)
+    return relative_min_effect(spec.column, tab[tab["arm"] == spec.b][spec.column].mean())
 
 
 ALL_TASKS = "all tasks"
@@ -468,7 +493,9 @@ def evaluate_across(
         display_scale=100.0,
         reference=spec.table,
         computed_in=ACROSS_GRID,
-        min_effect=MIN_EFFECTS["success"],
+        # "in every cell" is the sign in each cell, as the paper counts it; a mean over the
+        # tasks is a gain that matters
+        min_effect=0.0 if spec.combine == EVERY else MIN_EFFECTS["success"],
     )
     if spec.combine == POOLED:
         return claim, pooled_evidence(parts)
@@ -556,7 +583,10 @@ def evaluate_every(
         paper_note=note,
         computed_in=spec.claim.where.format(title="each task's"),
         requires=requires,
+        informs=tuple(on_task(r, t) for t, (c, _) in cells for r in c.informs),
         extension=False,
+        primary=False,  # the conjunction of primary claims, each judged on its own task
+        min_effect=0.0,  # "in all four": the sign on each task, as the paper counts it
     )
     parts = [ev for _, (_, ev) in cells]
     return claim, every_evidence(claim, parts, names, "tasks")

@@ -35,11 +35,11 @@ was trained (book: rec-kappa-sweep):
   one-model evidence).
 
 The rows judged by the book's rule (after saturation, not monotone) are one Holm family
-(:func:`kappa_verdicts`). The claims about what κ does (spectra differ, not monotone, best κ
-differs) assume the book's precondition "Λ selected" on the sweep's models
-(:func:`lambda_selected`); where it fails they read "not tested (precondition failed)". The
-spectra rule is descriptive (one training run per κ; its within-task spread is the study's
-seeds at κ = 2), as in the paper.
+(:func:`kappa_verdicts`). Whether the sweep's models selected their Λ (:func:`lambda_selected`)
+is a premise read beside the claims about what κ does (spectra differ, not monotone, best κ
+differs), never a gate: the paper states them unconditionally. The spectra rule is descriptive
+(one training run per κ; its within-task spread is the study's seeds at κ = 2), as in the
+paper.
 """
 
 from __future__ import annotations
@@ -146,13 +146,13 @@ def best_kappa(validation: Mapping[float, float]) -> float:
 
 
 def lambda_selected(models: pd.DataFrame, task: str) -> bool:
-    """The book's precondition "Λ selected" for the sweep of ``task``: every model with κ > 1
+    """The premise "Λ selected" for the sweep of ``task``: every model with κ > 1
     leaves the identity by at least
     :data:`~jepa_geometry.verdict.preconditions.DEPARTURE_MIN` of its box (``departure``,
     :func:`~jepa_geometry.verdict.preconditions.lambda_departure`), each on its own (one
     training run per κ: no spread between seeds to read). Where Λ stays near the identity κ
-    changes nothing, and the claims about κ are not tested; cond Λ alone does not
-    decide, since two coordinates at the clamp reach κ."""
+    can change little, which is what a reader of the claims about κ needs to know beside them;
+    cond Λ alone does not decide, since two coordinates at the clamp reach κ."""
     m = models[(models["task"] == task) & (models["kappa"] > 1)]
     return bool(len(m)) and bool((m["departure"] >= DEPARTURE_MIN).all())
 
@@ -198,6 +198,14 @@ def _row(spec: KappaClaimSpec, task: str, measure: str, ours: str, criterion: st
         "ours": ours,
         "criterion": criterion,
     }
+
+
+def premise_reading(models: pd.DataFrame, tasks: Sequence[str]) -> str:
+    """The premise "Λ selected" (:func:`lambda_selected`) on each of ``tasks``, in words: read
+    beside the claims about what κ does, never a gate."""
+    return "; ".join(
+        f"{task_title(t)}: {'yes' if lambda_selected(models, t) else 'no'}" for t in tasks
+    )
 
 
 def _bound(spec: KappaClaimSpec, res: SweepResults, tasks: Sequence[str]) -> list[dict]:
@@ -261,14 +269,13 @@ def _task_spectra(spec: KappaClaimSpec, res: SweepResults, tasks: Sequence[str])
         + ("none: one seed" if np.isnan(within) else f"{within:.4f}"),
         "between > within",
     )
-    if not all(lambda_selected(res.models, t) for t in (a, b)):
-        label = NOT_TESTED
-    elif np.isnan(within):
+    if np.isnan(within):
         label = "inconclusive"
     else:
         label = "reproduced" if between > within else "contradicted"
     units = f"{len(seeds)} training seed{'s' if len(seeds) > 1 else ''} per task (descriptive)"
-    return [{**row, "units": units, "verdict": label}]
+    premise = premise_reading(res.models, (a, b))
+    return [{**row, "units": units, LAMBDA_PREMISE: premise, "verdict": label}]
 
 
 def _success(res: SweepResults, task: str, split: str) -> dict[float, np.ndarray]:
@@ -290,9 +297,9 @@ def _best_differs(spec: KappaClaimSpec, res: SweepResults, tasks: Sequence[str])
         ),
         "not all equal (no task's maximum tied)",
     )
-    selected = all(lambda_selected(res.models, t) for t in tasks)
-    label = "inconclusive" if selected else NOT_TESTED  # one model per κ: no spread to judge
-    return [{**row, "units": ONE_RUN_PER_KAPPA, "verdict": label}]
+    premise = premise_reading(res.models, tasks)
+    # one model per κ: no spread between models to tell two argmaxes apart
+    return [{**row, "units": ONE_RUN_PER_KAPPA, LAMBDA_PREMISE: premise, "verdict": "inconclusive"}]
 
 
 def non_monotone_items(
@@ -330,11 +337,13 @@ def _non_monotone(spec: KappaClaimSpec, res: SweepResults, tasks: Sequence[str])
             f"{100 * ev.effect:+.1f} [{100 * ev.low:+.1f}, {100 * ev.high:+.1f}] pp",
             f"> {100 * claim.min_effect:g} pp against each end (Holm over the κ claims)",
         )
-        judge = (claim, ev, lambda_selected(res.models, task))
-        rows.append({**row, "units": ev.units, JUDGE: judge})
+        premise = premise_reading(res.models, (task,))
+        rows.append({**row, "units": ev.units, LAMBDA_PREMISE: premise, JUDGE: (claim, ev, True)})
     return rows
 
 
+LAMBDA_PREMISE = "Λ selected (premise, read)"
+"""The column of a κ claim's row reading the premise "Λ selected" on its tasks."""
 JUDGE = "judge"
 """The key of a row judged by the book's verdict rule: ``(claim, evidence, tested)``, judged
 with the sweep's other such rows in one Holm family (:func:`kappa_verdicts`)."""
@@ -370,5 +379,6 @@ def kappa_verdicts(
     for r, p_i, m in zip(judged, p, size, strict=True):
         claim, ev, _ = r.pop(JUDGE)
         r["verdict"] = verdict(claim, ev, float(p_i), int(m)) if m else NOT_TESTED
-    cols = ["paper", "claim", "task", "measure", "ours", "criterion", "units", "verdict"]
-    return pd.DataFrame(rows, columns=cols)
+    cols = ["paper", "claim", "task", "measure", "ours", "criterion", "units", LAMBDA_PREMISE]
+    rows = [{LAMBDA_PREMISE: "", **r} for r in rows]
+    return pd.DataFrame(rows, columns=[*cols, "verdict"])

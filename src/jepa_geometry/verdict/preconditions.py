@@ -1,12 +1,14 @@
 """What the claims assume about the trained models, measured before any claim is judged.
 
-A claim about a training method tests what the paper means only where the trained models are
-what its argument starts from: AnisoWM's argument starts from a near-isotropic LeWM; a claim
-about a ΛReg arm needs that arm's Λ to have left the identity (near it, ΛReg cannot differ much
-from SIGReg); SCALE's DINO-WM claims are about DINOv2's published features. :func:`preconditions`
-measures each (one row per precondition), :func:`claim_requires` names the ones a claim assumes,
-and a claim whose precondition fails on its task reads "not tested (precondition failed)"
-(:data:`~jepa_geometry.verdict.rule.NOT_TESTED`): out of its family and out of the counts.
+Two kinds. A claim whose *subject* is absent from this run is not tested: SCALE's DINO-WM claims
+are about DINOv2's published features, and an offline stand-in cannot confirm or contradict
+them (:func:`claim_requires`; the claim reads
+:data:`~jepa_geometry.verdict.rule.NOT_TESTED`). The *premises* of a paper's argument are
+readings shown beside the claims they inform, never gates (:func:`claim_premises`): AnisoWM's
+argument starts from a near-isotropic LeWM, and a ΛReg arm differs from SIGReg only where its Λ
+left the identity, but the paper states its claims unconditionally ("improves planning success
+over LeWM in all four"), so they are judged as stated and the reading explains them.
+:func:`preconditions` measures each, one row per precondition.
 """
 
 from __future__ import annotations
@@ -75,15 +77,15 @@ def preconditions(
       frames (:func:`~jepa_geometry.wm.objective.isotropic_top_share` on the profile's
       ``geometry.probe_frames`` in ``model.embed_dim`` dimensions; a sample spreads its
       eigenvalues, so 8 / D would call an isotropic embedding anisotropic), mean over seeds.
-      AnisoWM's argument starts from an isotropic embedding, so AnisoWM's claims require it.
+      AnisoWM's argument starts from an isotropic embedding: a premise read beside its claims.
       (Where the held-out episodes hold fewer frames than ``probe_frames`` the reference is a
       little low: the criterion is then stricter, never looser.)
     * "Λ selected (<arm>)", one row per ΛReg arm (:func:`lambda_selected_name`): that arm's
       final Λ left the identity, :func:`lambda_departure` at least :data:`DEPARTURE_MIN` at
       the lower bound of the 95 % t-interval over its training seeds (its spread between
-      models; one seed has none, so the precondition is not established). Near the identity
-      ΛReg cannot differ much from SIGReg, and the claims about that arm do not test what the
-      paper means. cond Λ does not decide: two coordinates at the clamp reach κ.
+      models; one seed has none, so the premise is not established). Near the identity ΛReg
+      cannot differ much from SIGReg: a premise read beside the claims about that arm. cond Λ
+      does not decide: two coordinates at the clamp reach κ.
     * "Λ follows the prediction error" (with ``diagnostics``, the long table of
       :func:`~jepa_geometry.study.diagnostics.training_diagnostics`): the ΛReg models' mean
       ``corr_v_rel_err`` over their last three logged steps is negative, i.e. Λ gives more
@@ -179,12 +181,16 @@ def dinov2_precondition(profile: Any) -> dict[str, Any]:
     }
 
 
-def claim_requires(arms: Sequence[str], paper: str = "") -> tuple[str, ...]:
-    """The preconditions a claim of ``paper`` about ``arms`` assumes: each ΛReg arm its own
-    selected Λ (:func:`lambda_selected_name`), DINO-WM DINOv2's own features (SCALE's claims
-    are about that pretrained encoder), and every AnisoWM claim a near-isotropic LeWM, the
-    starting point of its argument."""
+def claim_requires(arms: Sequence[str]) -> tuple[str, ...]:
+    """What must be present for a claim about ``arms`` to be tested at all: DINO-WM's claims
+    need DINOv2's own features (SCALE's claims are about that pretrained encoder)."""
+    return (DINOV2_FEATURES,) if "dinowm" in arms else ()
+
+
+def claim_premises(arms: Sequence[str], paper: str = "") -> tuple[str, ...]:
+    """The premises read beside a claim of ``paper`` about ``arms`` (never gates): each ΛReg
+    arm's selected Λ (:func:`lambda_selected_name`), and for every AnisoWM claim a
+    near-isotropic LeWM, the starting point of its argument."""
     out = [lambda_selected_name(a) for a in dict.fromkeys(arms) if "anisowm" in a]
-    out += [DINOV2_FEATURES] if "dinowm" in arms else []
     out += [LEWM_ISOTROPIC] if paper == "AnisoWM" else []
     return tuple(out)

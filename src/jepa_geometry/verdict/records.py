@@ -61,6 +61,26 @@ from jepa_geometry.verdict.claims import (
 )
 from jepa_geometry.verdict.rule import MIN_EFFECTS, Claim, Evidence
 
+SCALE_SUCCESS = (
+    "SCALE, abstract: a training-time regularizer 'improving JEPA planning performance'; "
+    "§5: it 'improves the success rate over LeWM on all 15 task-solver averages'"
+)
+SCALE_LEVERAGE = (
+    "SCALE, abstract: it ensures 'that high-variance directions in the embedding space "
+    "effectively capture state information'; §6: its leading PCs are 'significantly more "
+    "predictive of task-relevant state than those of LeWM'"
+)
+ANISO_SUCCESS = (
+    "AnisoWM, abstract: 'Across four visual control environments, AnisoWM improves planning "
+    "success over LeWorldModel in all four' (Figure 3, κ = 2)"
+)
+ANISO_ORDERING = (
+    "AnisoWM, abstract: 'Its latent planning cost also shows better agreement with task "
+    "outcomes' (Table 3, the planning cost J_pred)"
+)
+"""The headline sentences of the two papers (quoted as the book's summaries of them give them,
+with where they stand): the claims that carry one are each paper's primary family."""
+
 
 def _cem(protocol: str = MAIN) -> dict[str, Any]:
     return {"kind": SUCCESS, "protocol": protocol, "where": PLANNING}
@@ -89,7 +109,9 @@ def _top2_share(statement: str, b: str) -> ClaimSpec:
 def _no_overhead(paper: str, arm: str, statement: str) -> ClaimSpec:
     """``paper``'s claim that ``arm`` plans in LeWM's wall time: a training-time change leaves
     the planner's encoder and predictor as they were, so ``log t(arm) - log t(lewm) <
-    log(1 + PLAN_TIME_TOLERANCE)`` over the cells both planned."""
+    log(1 + PLAN_TIME_TOLERANCE)`` over the cells both planned. Our planner runs the same
+    networks for every arm, so the claim holds by construction: its wall times are shown, and
+    judged by no rule (a shared machine's timing noise would decide it)."""
     return ClaimSpec(
         paper,
         f"{statement} (within {100 * PLAN_TIME_TOLERANCE:g} % of LeWM's wall time)",
@@ -103,6 +125,7 @@ def _no_overhead(paper: str, arm: str, statement: str) -> ClaimSpec:
         source="timing",
         unit="cell",
         where=PLANNING,
+        by_construction=True,
     )
 
 
@@ -121,6 +144,7 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
             comparable=False,
             note="SCALE: {pp:+.1f} pp in the code protocol",
         ),
+        headline=SCALE_SUCCESS,
     ),
     ClaimSpec(
         "SCALE",
@@ -129,6 +153,7 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
         b="lewm",
         **_cem(CODE_IF_MAIN),
         number=PaperNumber("scale_success_per_solver", _per_solver(), 0.01),
+        headline=SCALE_SUCCESS,
     ),
     ClaimSpec(
         "SCALE",
@@ -245,6 +270,7 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
         source="probes",
         number=PaperNumber("scale_topk_pc_probe_r2", (("k", "2"),)),
         where=PROBES,
+        headline=SCALE_LEVERAGE,
     ),
     ClaimSpec(
         "SCALE",
@@ -341,6 +367,7 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
         **_cem(),
         budgets=("T1",),
         number=PaperNumber("aniso_success", scale=0.01),
+        headline=ANISO_SUCCESS,
     ),
     # J_enc: AnisoWM reports a gain on three tasks and none that matters on Push-T (-0.005 in
     # its text), so the claim is the paper's per task.
@@ -370,6 +397,7 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
         unit="start",
         number=PaperNumber("aniso_cost_ordering", (("cost", "J_pred"),)),
         where=RANKING,
+        headline=ANISO_ORDERING,
     ),
     ClaimSpec(
         "AnisoWM",

@@ -5,10 +5,12 @@ against direct computations on synthetic studies."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 
 from jepa_geometry.analysis.measurements import Geometry
 from jepa_geometry.book.tables import across, across_geometry
@@ -17,6 +19,7 @@ from jepa_geometry.study.grid import PlanningGrid
 from jepa_geometry.study.load import Studies, TaskStudy
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.verdict.reference import reference_numbers
+from tests.verdict.test_rule import crossed_by_hand
 
 ARMS = ("lewm", "scale", "aux", "anisowm", "scale+anisowm")
 
@@ -64,7 +67,13 @@ def test_scale_grid_and_contrasts_are_tier_means_of_the_same_units():
         b = eps[(eps.solver == solver) & (eps.arm == "lewm")].success.mean()
         assert c["diff"] == pytest.approx(a - b) and c["low"] <= c["diff"] <= c["high"]
     assert set(con.arm) == set(ARMS) - {"lewm"}
-    assert set(con[con.solver == "cem"].units) == {"2 seeds x 40 pairs"}
+    # CEM planned with two seeds: the crossed t interval over (seed, pair) of the tier means
+    tier_mean = eps[eps.solver == "cem"].groupby(["arm", "train_seed", "episode"]).success.mean()
+    for arm, c in con[con.solver == "cem"].set_index("arm").iterrows():
+        d = (tier_mean[arm] - tier_mean["lewm"]).unstack("episode").to_numpy()
+        mean, se, df = crossed_by_hand(d)
+        assert (c["low"], c["high"]) == pytest.approx(scipy.stats.t.interval(0.95, df, mean, se))
+        assert df == 1.0 and c["units"] == "2 seeds x 40 pairs (t, df 1)"
 
 
 def test_favour_count_counts_points_and_intervals():
@@ -85,20 +94,39 @@ def test_favour_count_counts_points_and_intervals():
     assert "in 2 of 4 by the point estimate" in across.favour_sentence(c)
 
 
-def test_scale_overall_contrasts_and_their_wilcoxon_across_cells():
-    import scipy.stats
+def _flip_p(d: np.ndarray) -> float:
+    """The sign-flip p by listing every sign pattern."""
+    sums = [abs(np.dot(s, d)) for s in itertools.product((-1, 1), repeat=len(d))]
+    return float(np.mean([x >= abs(d.sum()) - 1e-12 for x in sums]))
 
-    st = _study(np.random.default_rng(2))
+
+def test_sign_flip_p_is_exact_and_its_floor_is_two_over_two_to_the_n():
+    assert across.sign_flip_p([0.01, 0.02, 0.03]) == 0.25  # all of one sign: the floor
+    assert across.sign_flip_p([1.0, -2.0, 3.0]) == 0.75  # 6 of the 8 sign patterns as extreme
+    assert across.sign_flip_p([0.4]) == 1.0
+    assert [across.smallest_sign_flip_p(n) for n in (1, 2, 3, 6)] == [1.0, 0.5, 0.25, 2 / 64]
+    d = np.random.default_rng(5).normal(size=7)
+    assert across.sign_flip_p(d) == pytest.approx(_flip_p(d))
+
+
+def test_scale_overall_contrasts_are_tested_over_training_seeds():
+    st = _study(np.random.default_rng(2), seeds=(0, 1, 2))
     table = across.scale_overall_table(Studies("smoke", {"reacher": st}, {}))
     # SCALE's cells: CEM, iCEM and MPPI at swm's T; the synthetic MPPI rows are at T*
     eps = st.episodes[(st.episodes.arm != "random") & st.episodes.solver.isin(["cem", "icem"])]
     assert list(table.contrast) == ["scale − lewm", "aux − lewm", "scale − aux"]  # no dinowm arm
     cell = eps.groupby(["solver", "budget", "arm"])["success"].mean().unstack()
+    # per seed: its own cells (seed 0 planned CEM and iCEM, seeds 1 and 2 CEM only)
+    seed_cell = eps.groupby(["train_seed", "solver", "budget", "arm"])["success"].mean().unstack()
     for _, r in table.iterrows():
         a, b = r["contrast"].split(" − ")
         d = (cell[a] - cell[b]).to_numpy()
         assert r["cells"] == 6 and r["diff (pp)"] == pytest.approx(100 * d.mean())
-        assert r["Wilcoxon p"] == pytest.approx(scipy.stats.wilcoxon(d[d != 0]).pvalue)
+        per_seed = (seed_cell[a] - seed_cell[b]).groupby(level="train_seed").mean().to_numpy()
+        assert r["seeds"] == 3
+        assert r["diff per seed (pp)"] == " / ".join(f"{100 * x:.1f}" for x in per_seed)
+        assert r["sign-flip p (seeds)"] == pytest.approx(_flip_p(per_seed))
+        assert r["smallest p"] == 0.25 <= r["sign-flip p (seeds)"]
         assert r["means (%)"] == f"{100 * cell[a].mean():.1f} / {100 * cell[b].mean():.1f}"
         overall = reference_numbers(table="scale_success_overall", task="reacher")
         overall = overall.set_index("arm").value
@@ -109,6 +137,32 @@ def test_scale_overall_contrasts_and_their_wilcoxon_across_cells():
         ):
             ref = reference_numbers(table=ref_table, task="reacher", arm=a, versus=b)
             assert r[col] == pytest.approx(ref.value.iloc[0])
+
+
+def test_scale_overall_p_does_not_shrink_when_the_cells_are_counted_twice():
+    """The cells share one set of models: copying every cell under new tier names adds no
+    evidence, so the p must not move (a test across cells would halve its n's p)."""
+    st = _study(np.random.default_rng(6), seeds=(0, 1, 2))
+    eps = st.episodes
+    copy = eps[eps.budget.isin(["T1", "T2", "T3"])].assign(
+        budget=lambda e: e.budget.map({"T1": "T4", "T2": "T5", "T3": "T6"})
+    )
+    twice = dataclasses.replace(
+        st, grid=dataclasses.replace(st.grid, episodes=pd.concat([eps, copy], ignore_index=True))
+    )
+    once = across.scale_overall_table(Studies("smoke", {"reacher": st}, {}))
+    doubled = across.scale_overall_table(Studies("smoke", {"reacher": twice}, {}))
+    assert (doubled["cells"] == 2 * once["cells"]).all()
+    p = "sign-flip p (seeds)"
+    assert doubled[p].to_list() == pytest.approx(once[p].to_list())
+    assert doubled["diff (pp)"].to_list() == pytest.approx(once["diff (pp)"].to_list())
+
+
+def test_scale_overall_has_no_p_with_one_training_seed():
+    st = _study(np.random.default_rng(7), seeds=(0,))
+    table = across.scale_overall_table(Studies("smoke", {"reacher": st}, {}))
+    assert (table["seeds"] == 1).all() and table["sign-flip p (seeds)"].isna().all()
+    assert (table["smallest p"] == 1.0).all()
 
 
 def test_pcs_for_variance_is_the_first_k_reaching_each_share():
@@ -130,12 +184,13 @@ def test_training_seed_table_spreads_our_seeds_beside_scale_s():
     eps = st.episodes
     per_seed = eps[(eps.solver == "cem") & (eps.arm == "scale")].groupby("train_seed").success
     assert row["seeds"] == 3
-    assert row["spread (pp)"] == pytest.approx(100 * np.ptp(per_seed.mean().to_numpy()))
+    assert row["spread (pp)"] == f"{100 * np.ptp(per_seed.mean().to_numpy()):.1f}"
     ref = reference_numbers(
         table="scale_success_training_seeds", task="reacher", solver="cem", arm="scale"
     )
     assert row["spread, SCALE (pp)"] == pytest.approx(np.ptp(ref.value.to_numpy()))
-    assert set(t[t.solver == "iCEM"]["seeds"]) == {1}  # iCEM planned with one seed
+    one = t[t.solver == "iCEM"]  # iCEM planned with one seed: no spread, not a spread of 0
+    assert set(one["seeds"]) == {1} and set(one["spread (pp)"]) == {"—"}
 
 
 def test_out_of_reach_tables_exist_and_say_why():
@@ -203,3 +258,25 @@ def test_ceiling_grid_sets_every_arm_on_the_ceiling_s_pairs():
     shown = across.ceiling_grid_display(out)
     assert shown.loc[0, "task"] == "Reacher" and shown.loc[0, "pairs"] == 5
     assert "ceiling - random (pp)" in shown.columns
+
+
+@pytest.mark.parametrize(
+    ("rates", "said"),
+    [
+        ((1.0, 0.95, 0.85), "so SCALE's protocol saturates Reacher"),
+        ((1.0, 0.95, 0.6), "so no protocol here saturates Reacher"),
+    ],
+)
+def test_saturation_sentence_applies_the_tier_mean_rule(rates, said):
+    """lewm's CEM success set per tier (pairs 0..k-1 succeed): the sentence gives the tier
+    mean, the hardest tier's rate, and says "saturates" only at a tier mean of 90 % or more."""
+    st = _study(np.random.default_rng(8), seeds=(0, 1))
+    eps = st.episodes.copy()
+    tier_rate = dict(zip(("T1", "T2", "T3"), rates, strict=True))
+    sel = (eps.arm == "lewm") & (eps.solver == "cem")
+    eps.loc[sel, "success"] = eps[sel].episode < eps[sel].budget.map(tier_rate) * 40
+    st = dataclasses.replace(st, grid=dataclasses.replace(st.grid, episodes=eps))
+    text = across.saturation_sentence(Studies("smoke", {"reacher": st}, {}), "reacher")
+    assert f"{100 * np.mean(rates):.1f} % under SCALE's protocol" in text
+    assert f"({100 * rates[-1]:.1f} % at T3, the smallest budget)" in text
+    assert text.endswith(said) and "at least 90 %" in text

@@ -85,7 +85,14 @@ def test_dashboard_cites_the_reference_file_and_the_measuring_section():
     from jepa_geometry.verdict.rule import Claim, Evidence, holm, one_sided_p
 
     c1 = Claim(
-        "SCALE", "s", "m", "scale", "lewm", reference="scale_pca_variance_share", computed_in=PROBES
+        "SCALE",
+        "s",
+        "m",
+        "scale",
+        "lewm",
+        reference="scale_pca_variance_share",
+        computed_in=PROBES,
+        primary=True,
     )
     c2 = Claim("AnisoWM", "t", "m", "anisowm", "lewm", paper_note="figure only")
     c3 = Claim("AnisoWM", "u", "m", "anisowm", "lewm", reference="aniso_success")
@@ -101,9 +108,14 @@ def test_dashboard_cites_the_reference_file_and_the_measuring_section():
     assert board.loc[2, "paper's source"] == "AnisoWM: no number for this task"
     assert board.loc[0, "computed in"] == PROBES and board.loc[0, "verdict"] == "reproduced"
     assert list(board.task) == ["Two-Room", "Two-Room", "PointMaze"]
-    # one family across the tasks: Holm over all three rows
-    p = holm([one_sided_p(c, ev) for c in (c1, c2, c3)])
-    assert board["p (Holm)"].tolist() == pytest.approx(p.tolist())
+    # Holm within each family, across the tasks: SCALE's primary claim alone, AnisoWM's two
+    # secondary claims (Two-Room and PointMaze) together
+    p = one_sided_p(c1, ev)
+    assert board["p (Holm)"].tolist() == pytest.approx([p, *holm([p, p]).tolist()])
+    assert board["p (Holm)"].iloc[1] == pytest.approx(2 * p)  # two equal p: each doubled
+    assert board["family"].tolist() == ["primary", "secondary", "secondary"]
+    for col in ("resolution", "informed by", "reason", "seeds to decide"):
+        assert col in board.columns
 
 
 def test_probe_means_average_each_arm_over_its_seeds():

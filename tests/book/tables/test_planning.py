@@ -10,6 +10,7 @@ import pytest
 from jepa_geometry.book import tables
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import load_profile
+from jepa_geometry.stats import format_rate
 from jepa_geometry.verdict.reference import reference_numbers
 
 
@@ -179,6 +180,44 @@ def test_a_task_the_papers_do_not_report_gets_no_row_beside_them():
     assert tables.planning.lewm_paper_protocol("tworoom") == "goal100_budget150"
     assert set(beside.paper) == {"AnisoWM"} and beside.iloc[0]["paper value (%)"] == 89
     assert tables.planning.beside_papers(table, "pointmaze", ["anisowm"]).empty
+
+
+def test_scale_s_mppi_at_t_half_sits_beside_our_mppi_at_the_same_temperature():
+    """SCALE's per-tier MPPI ran at swm's T = 0.5: on every task its value must sit beside our
+    ``mppi_swm`` cell (MPPI at swm's T), never beside our ``mppi`` at the tuned T*. Our two MPPI
+    cells get different rates so a wrong pairing shows."""
+    ref = reference_numbers(table="scale_success_per_tier")
+    arms = sorted(set(ref["arm"]))
+    rates = {"cem": 0.1, "icem": 0.2, "mppi": 0.3, "mppi_swm": 0.4}
+    table = pd.DataFrame(
+        [
+            {
+                "protocol": "goal25_budget50",
+                "solver": solver,
+                "budget": tier,
+                "arm": arm,
+                "rate": rate,
+                "low": rate - 0.05,
+                "high": rate + 0.05,
+            }
+            for solver, rate in rates.items()
+            for tier in sorted(set(ref["tier"]))
+            for arm in arms
+        ]
+    )
+    for task in sorted(set(ref["task"])):
+        beside = tables.planning.beside_papers(table, task, arms)
+        scale = beside[beside["paper"] == "SCALE"].set_index(["solver", "budget", "arm"])
+        theirs = ref[ref["task"] == task]
+        assert set(scale.index.get_level_values("solver")) == {"cem", "icem", "mppi_swm"}
+        assert len(scale) == len(theirs)
+        for r in theirs.itertuples():
+            ours = {"mppi": "mppi_swm"}.get(r.solver, r.solver)
+            row = scale.loc[(ours, r.tier, r.arm)]
+            assert row["paper value (%)"] == r.value
+            assert row["ours (%)"] == format_rate(
+                rates[ours], rates[ours] - 0.05, rates[ours] + 0.05
+            )
 
 
 def test_half_q_table_pairs_each_contrast_and_sets_scale_beside():

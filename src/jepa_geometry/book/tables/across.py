@@ -14,8 +14,9 @@ keeps them in their own columns, beside ours, never as ours.
 * **AnisoWM's main table** (AnisoWM Figure 3): LeWM and AnisoWM at CEM T1 under the LeWM
   paper's protocol of each task.
 * **SCALE's other tables** (:func:`scale_overall_table`, :func:`training_seed_table`): its
-  overall contrasts with Wilcoxon tests and the training-seed replications, where the studies
-  have the data; the rest are listed with why not (:data:`SCALE_TABLES_OUT_OF_REACH`).
+  overall contrasts (ours tested over training seeds, beside its Wilcoxon tests) and the
+  training-seed replications, where the studies have the data; the rest are listed with why
+  not (:data:`SCALE_TABLES_OUT_OF_REACH`).
 
 The claims read across the tasks (the book's verdict, the cross-lens questions, the
 preconditions per task) are evaluated on these studies in :mod:`jepa_geometry.verdict.across`.
@@ -28,13 +29,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from jepa_geometry import stats
 from jepa_geometry.book.tables.planning import ceiling_columns, lewm_paper_protocol
-from jepa_geometry.book.tables.shared import arm_order, paper_value
+from jepa_geometry.book.tables.shared import arm_order, mark_papers, paper_value, verdict_style
 from jepa_geometry.envs import task_title
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
+from jepa_geometry.planning.solver import TIERS
 from jepa_geometry.stats import format_rate
 from jepa_geometry.study.grid import (
     GRID_SOLVERS,
@@ -45,6 +46,7 @@ from jepa_geometry.study.grid import (
 )
 from jepa_geometry.study.load import Studies
 from jepa_geometry.study.spec import BASELINE
+from jepa_geometry.verdict.across import SHORT_VERDICTS
 from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.verdict.rule import paired_unit_evidence
 
@@ -117,7 +119,7 @@ def scale_contrasts(
     studies: Studies, protocol: str = SCALE_PROTOCOL, arms: Sequence[str] = CONTRAST_ARMS
 ) -> pd.DataFrame:
     """Each arm minus ``lewm`` per task x solver on the tier-mean success of the same (seed,
-    pair) units, paired bootstrap 95 % interval
+    pair) units, the verdict rule's 95 % t-interval over training seeds
     (:func:`~jepa_geometry.verdict.rule.paired_unit_evidence`), with
     SCALE's difference of per-solver means where it reports both arms (percentage points)."""
     rows = []
@@ -171,6 +173,48 @@ def favour_sentence(count: dict[str, Any], arm: str = "scale") -> str:
         f"{count['paper_cells']} task x solver averages; ours, in {count['point']} of "
         f"{count['cells']} by the point estimate, {count['interval_above']} with the whole "
         f"95 % interval above zero and {count['interval_below']} with it below"
+    )
+
+
+SATURATION_RATE = 0.9
+"""The rule for "a protocol saturates a task": the baseline's success averaged over the budget
+tiers is at least 90 %, so that less than 10 points are left for any arm to gain over it and
+differences between arms are squeezed against 100 %."""
+
+
+def saturation_sentence(
+    studies: Studies, task: str, arm: str = BASELINE, solver: str = "cem"
+) -> str:
+    """Whether each protocol the study of ``task`` planned saturates it, in words: ``arm``'s
+    ``solver`` success averaged over the budget tiers (each tier pooled over the seeds and
+    pairs it planned) and at the hardest tier (the smallest budget, the last of
+    :data:`~jepa_geometry.planning.solver.TIERS` planned), SCALE's protocol first. A protocol
+    saturates the task when the tier mean is at least :data:`SATURATION_RATE`."""
+    st = studies.studies[task]
+    eps = st.episodes[(st.episodes["arm"] == arm) & (st.episodes["solver"] == solver)]
+    parts, saturated = [], []
+    for protocol in sorted(st.spec.protocols, key=lambda p: p != SCALE_PROTOCOL):
+        tiers = eps[eps["protocol"] == protocol].groupby("budget")["success"].mean()
+        if tiers.empty:
+            continue
+        hardest = [t for t in TIERS if t in tiers.index][-1]
+        name = "SCALE's protocol" if protocol == SCALE_PROTOCOL else protocol
+        parts.append(
+            f"{100 * tiers.mean():.1f} % under {name} ({100 * tiers[hardest]:.1f} % at "
+            f"{hardest}, the smallest budget)"
+        )
+        if tiers.mean() >= SATURATION_RATE:
+            saturated.append(name)
+    title = task_title(task)
+    verdict = (
+        f"so {' and '.join(saturated)} saturate{'s' * (len(saturated) == 1)} {title}"
+        if saturated
+        else f"so no protocol here saturates {title}"
+    )
+    return (
+        f"Averaged over the budget tiers, {arm}'s {SOLVER_NAMES[solver]} success on {title} "
+        f"is {' and '.join(parts)}; a protocol saturates a task, by this page's rule, when "
+        f"that mean is at least {100 * SATURATION_RATE:.0f} %, {verdict}"
     )
 
 
@@ -377,7 +421,7 @@ def anisowm_table(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------------------------
-# SCALE's other tables: overall means with Wilcoxon tests, PCs per variance, training seeds
+# SCALE's other tables: overall means and their tests, PCs per variance, training seeds
 # --------------------------------------------------------------------------------------------
 
 SCALE_CONTRASTS: tuple[tuple[str, str], ...] = (
@@ -390,40 +434,75 @@ SCALE_CONTRASTS: tuple[tuple[str, str], ...] = (
 """SCALE's paired contrasts of its overall means (arm, versus), in its table's order."""
 
 
-def _cell_means(episodes: pd.DataFrame, protocol: str) -> pd.DataFrame:
-    """Success per (solver, tier) cell x arm under ``protocol``, pooled over the seeds and
-    pairs the cell planned (wide: one column per arm, the random floor left out), on SCALE's
-    cells: its main grid's solvers at its temperatures
-    (:data:`~jepa_geometry.study.grid.PAPER_SOLVER`; our MPPI at ``T*`` is not one)."""
+def _cell_means(
+    episodes: pd.DataFrame, protocol: str, by: Sequence[str] = ("solver", "budget")
+) -> pd.DataFrame:
+    """Success per ``by`` cell x arm under ``protocol`` (wide: one column per arm, the random
+    floor left out), on SCALE's cells: its main grid's solvers at its temperatures
+    (:data:`~jepa_geometry.study.grid.PAPER_SOLVER`; our MPPI at ``T*`` is not one). By
+    (solver, tier), each cell pools the seeds and pairs it planned; with ``train_seed`` in
+    ``by``, one seed's pairs."""
     t = episodes[
         (episodes["protocol"] == protocol)
         & (episodes["arm"] != "random")
         & episodes["solver"].isin(list(PAPER_SOLVER))
     ]
-    return t.pivot_table(index=["solver", "budget"], columns="arm", values="success")
+    return t.pivot_table(index=list(by), columns="arm", values="success")
+
+
+def sign_flip_p(d: Sequence[float]) -> float:
+    """Exact two-sided sign-flip permutation p of "the mean of ``d`` is 0", one entry per
+    independent unit:
+
+        p = #{s in {-1, +1}^n : |sum_i s_i d_i| >= |sum_i d_i|} / 2^n
+
+    Under the null each unit's difference is symmetric about 0, so its sign is a fair coin
+    whatever its size; no normality is assumed, which three units could not check. The
+    smallest p it can reach is :func:`smallest_sign_flip_p`."""
+    x = np.asarray(d, dtype=float)
+    signs = 1 - 2 * ((np.arange(2 ** len(x))[:, None] >> np.arange(len(x))) & 1)
+    flipped = np.abs(signs @ x)
+    return float(np.mean(flipped >= abs(x.sum()) - 1e-12))
+
+
+def smallest_sign_flip_p(n: int) -> float:
+    """The smallest p :func:`sign_flip_p` can reach with ``n`` units, ``2 / 2^n`` (all of one
+    sign; only they and their mirror image are as extreme): 0.25 with three training seeds,
+    1 with one, so no data on three seeds can reach 0.05."""
+    return min(1.0, 2.0 ** (1 - n))
 
 
 def scale_overall_table(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:
     """SCALE's overall means and their paired contrasts, regenerated: per task and contrast
     (:data:`SCALE_CONTRASTS`), our overall means of both arms (the mean over every (solver,
-    tier) cell planned under SCALE's protocol), their difference, and the Wilcoxon signed-rank
-    p across those cells of the per-cell differences, beside SCALE's means, difference and p.
+    tier) cell planned under SCALE's protocol), their difference, and a test over the training
+    seeds, beside SCALE's means, difference and Wilcoxon p.
 
-    SCALE's p pairs its six episode sets (n = 6, smallest p 0.031) over its 15 cells; ours
-    pairs the cells themselves (each a mean over our seeds and pairs), since our pairs come
-    from one episode set. A contrast whose cells all tie has no p (NaN)."""
+    The test's unit is the training seed, the only independent replication our cells have:
+    every cell of a task plans the same models on the same pairs, so a test across the cells
+    (as a Wilcoxon over the 15 cells would be) counts one set of models 15 times and its p
+    shrinks with the number of cells, not with the evidence. Per seed ``s``,
+
+        D_s = mean over the cells c that s planned of (success_a(s, c) - success_b(s, c)),
+
+    and the p is :func:`sign_flip_p` of the ``D_s``: exact, with no assumption on their
+    distribution (a paired t over three seeds would rest on a normality it cannot check).
+    With three seeds the smallest reachable p is 0.25 (:func:`smallest_sign_flip_p`); a task
+    planned with one seed has no p (NaN). SCALE's Wilcoxon pairs its six episode sets (n = 6,
+    smallest p 2 / 2^6 = 0.031), the same kind of exact test over its own replications."""
     rows = []
     for task in studies.planned:
         st = studies.studies[task]
         if protocol not in st.spec.protocols:
             continue
         cells = _cell_means(st.episodes, protocol)
+        seed_cells = _cell_means(st.episodes, protocol, ("train_seed", "solver", "budget"))
         for a, b in SCALE_CONTRASTS:
             if a not in cells or b not in cells:
                 continue
             d = (cells[a] - cells[b]).dropna().to_numpy(float)
-            nonzero = d[d != 0]
-            p = float(sps.wilcoxon(nonzero).pvalue) if len(nonzero) else float("nan")
+            per_seed = (seed_cells[a] - seed_cells[b]).dropna().groupby(level="train_seed").mean()
+            n = len(per_seed)
             means = (100 * cells[[a, b]].mean()).to_numpy(float)
             paper_means = [paper_value("scale_success_overall", task, x) for x in (a, b)]
             rows.append(
@@ -431,9 +510,12 @@ def scale_overall_table(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.
                     "task": task_title(task),
                     "contrast": f"{a} − {b}",
                     "cells": len(d),
+                    "seeds": n,
                     "means (%)": f"{means[0]:.1f} / {means[1]:.1f}",
                     "diff (pp)": 100 * float(d.mean()),
-                    "Wilcoxon p": p,
+                    "diff per seed (pp)": " / ".join(f"{100 * x:.1f}" for x in per_seed),
+                    "sign-flip p (seeds)": sign_flip_p(per_seed) if n > 1 else np.nan,
+                    "smallest p": smallest_sign_flip_p(n),
                     "means, SCALE (%)": " / ".join(f"{v:.2f}" for v in paper_means),
                     "diff, SCALE (pp)": paper_value(
                         "scale_success_overall_difference", task, a, versus=b
@@ -443,7 +525,8 @@ def scale_overall_table(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.
                     ),
                 }
             )
-    cols = ["task", "contrast", "cells", "means (%)", "diff (pp)", "Wilcoxon p"]
+    cols = ["task", "contrast", "cells", "seeds", "means (%)", "diff (pp)"]
+    cols += ["diff per seed (pp)", "sign-flip p (seeds)", "smallest p"]
     cols += ["means, SCALE (%)", "diff, SCALE (pp)", "Wilcoxon p, SCALE"]
     return pd.DataFrame(rows).reindex(columns=cols)
 
@@ -466,8 +549,9 @@ def training_seed_table(
 ) -> pd.DataFrame:
     """SCALE's training-seed replications, regenerated: per task, solver and arm, our tier-mean
     success under SCALE's protocol for each training seed that planned the cell, and the spread
-    across seeds (max - min, pp), beside SCALE's per-seed values and spread (its seeds 3072 to
-    3074). A seed of ours is not one of SCALE's: only the spreads compare."""
+    across seeds (max - min, pp, as text: "—" for a cell planned with one seed, where there is
+    no spread to measure, not a spread of 0), beside SCALE's per-seed values and spread (its
+    seeds 3072 to 3074). A seed of ours is not one of SCALE's: only the spreads compare."""
     rows = []
     for task, solver, tm in _tier_means(studies, protocol):
         if solver not in solvers:
@@ -488,7 +572,9 @@ def training_seed_table(
                     "arm": arm,
                     "seeds": len(per_seed),
                     "per seed (%)": " / ".join(f"{x:.1f}" for x in per_seed),
-                    "spread (pp)": float(per_seed.max() - per_seed.min()),
+                    "spread (pp)": f"{per_seed.max() - per_seed.min():.1f}"
+                    if len(per_seed) > 1
+                    else "—",
                     "per seed, SCALE (%)": " / ".join(f"{x:.2f}" for x in paper),
                     "spread, SCALE (pp)": float(paper.max() - paper.min())
                     if len(paper)
@@ -530,3 +616,30 @@ def out_of_reach_table() -> pd.DataFrame:
         ref = reference_numbers(table=table)
         rows.append({"SCALE's table": table, "source": ref["source"].iloc[0], "why not": why})
     return pd.DataFrame(rows)
+
+
+def primary_display(primary: pd.DataFrame) -> Any:
+    """The papers' headline claims (:func:`~jepa_geometry.verdict.across.primary_table`) as
+    chapter 8 opens with them, one line a claim so the table fits a screen: the claim (its
+    statement names its paper), the task and the label (short, coloured), our interval beside
+    the paper's effect (shaded), this run's resolution, what would decide an undecided claim
+    (seeds and their cost), and the label's reason last; no cell wraps, so every claim is one
+    line and the table scrolls sideways where the page is narrower."""
+    decide = primary["seeds to decide"].astype(str)
+    cost = primary["their cost"].str.replace(" more: ", " more, ", regex=False)
+    shown = pd.DataFrame(
+        {
+            "claim": primary["claim"],
+            "task": primary["task"],
+            "verdict": primary["verdict"].replace(SHORT_VERDICTS),
+            "ours [95% CI]": primary["ours [95% CI]"],
+            "paper's effect": primary["paper's effect"],
+            "resolution": primary["resolution"],
+            "seeds to decide": decide.where(cost == "", decide + " (" + cost + ")"),
+            "why this label": primary["reason"],
+        }
+    )
+    styled = verdict_style(shown, ()).set_properties(
+        **{"white-space": "nowrap", "font-size": "0.8em", "padding": "0.1rem 0.35rem"}
+    )
+    return mark_papers(styled)

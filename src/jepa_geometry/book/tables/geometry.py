@@ -166,14 +166,14 @@ def dashboard(
 ) -> pd.DataFrame:
     """Every claim of both papers on the tasks of ``items``: the paper's value and where it is
     published, ours with its 95 % interval, the verdict, and the chapter section that measures
-    it; the papers' claims one family (Holm's correction across every row), our extensions
-    another (:func:`~jepa_geometry.verdict.rule.family_holm`).
+    it; Holm's correction within each family (each paper's primary claims, its secondary ones,
+    our extensions: :func:`~jepa_geometry.verdict.rule.family_holm`).
 
     ``items`` are ``(task, claim, evidence)``, the claims of
     :func:`~jepa_geometry.verdict.records.paper_claims` tagged with their task; ``failed`` maps a
-    task to the preconditions that fail on it, and a claim that requires one of them is not
-    tested there. The paper's source is read from the reference file (the table the claim
-    cites), never typed here.
+    task to the preconditions that fail on it, and a claim that requires one of them (its
+    subject absent) is not tested there. The paper's source is read from the reference file
+    (the table the claim cites), never typed here.
     """
     mask = tested_by_task(items, failed)
     table = verdict_table([(claim, ev) for _, claim, ev in items], mask)
@@ -203,11 +203,15 @@ def dashboard(
         "paper's source",
         "our effect [95% CI]",
         "min effect",
+        "resolution",
         "p (Holm)",
         "units",
         "requires",
+        "informed by",
         "family",
         "verdict",
+        "reason",
+        "seeds to decide",
         "computed in",
     ]
     return table[cols]

@@ -23,6 +23,7 @@ from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import format_rate
 from jepa_geometry.study.grid import (
     CELL_KEYS,
+    PAPER_SOLVER,
     SOLVER_NAMES,
     ceiling_seconds_per_pair,
     paired_table,
@@ -81,19 +82,24 @@ def lewm_paper_protocol(task: str) -> str:
 
 
 PAPER_SUCCESS_CELLS: tuple[tuple[str, str | None, str | None, str | None], ...] = (
-    # (reference table, our protocol (None: the LeWM paper's for the task), solver (None: the
-    # table's), budget (None: the table's))
+    # (reference table, our protocol (None: the LeWM paper's for the task), our solver label
+    # (None: the one at the table's solver and temperature, OUR_SOLVER), budget (None: the
+    # table's))
     ("scale_success_per_tier", SCALE_PROTOCOL, None, None),
     ("aniso_success", None, "cem", "T1"),
     ("lewm_success", None, "cem", "T1"),
 )
+OUR_SOLVER: dict[str, str] = {paper: ours for ours, paper in PAPER_SOLVER.items()}
+"""A solver of SCALE's main grid -> our solver label at the same temperature: SCALE plans MPPI
+at swm's T = 0.5, so its ``mppi`` sits beside our ``mppi_swm``, not our ``mppi`` at ``T*``."""
 
 
 def beside_papers(table: pd.DataFrame, task: str, arms: Sequence[str]) -> pd.DataFrame:
     """The papers' success rates (reference file) beside ours at the comparable cell.
 
-    ``table`` is :func:`~jepa_geometry.study.grid.success_table` output. Rows whose cell we did
-    not plan, and tables with no number for ``task``, are left out.
+    ``table`` is :func:`~jepa_geometry.study.grid.success_table` output. A paper value sits
+    beside our cell at the same protocol, budget and solver temperature (:data:`OUR_SOLVER`).
+    Rows whose cell we did not plan, and tables with no number for ``task``, are left out.
     """
     ours = table.set_index(["protocol", "solver", "budget", "arm"])
     rows = []
@@ -101,7 +107,7 @@ def beside_papers(table: pd.DataFrame, task: str, arms: Sequence[str]) -> pd.Dat
         protocol = protocol or lewm_paper_protocol(task)
         ref = reference_numbers(table=ref_table, task=task, allow_empty=True)
         for _, r in ref[ref["arm"].isin(list(arms))].iterrows():
-            key = (protocol, solver or r["solver"], budget or r["tier"], r["arm"])
+            key = (protocol, solver or OUR_SOLVER[r["solver"]], budget or r["tier"], r["arm"])
             if key not in ours.index:
                 continue
             o = ours.loc[key]
@@ -193,6 +199,11 @@ def tier_spread(
     out[f"{first} - {last} (pp)"] = out[f"{first} (%)"] - out[f"{last} (%)"]
     out.index.name = None
     return out
+
+
+MCNEMAR_CAVEAT = "McNemar p pools seeds and pairs as independent: descriptive, no verdict reads it"
+"""Said wherever a McNemar p is shown: the exact test counts every (training seed, pair) unit
+as independent, so with several seeds it ignores the spread between trained models."""
 
 
 def paired_display(paired: pd.DataFrame, protocol: str) -> pd.DataFrame:
@@ -355,9 +366,9 @@ def half_q_markdown(table: pd.DataFrame, task: str) -> str:
     shown = table.assign(**{"McNemar p": table["McNemar p"].map("{:.3g}".format)})
     return (
         shown.to_markdown(index=False) + "\n\nDifferences in percentage points with their "
-        "paired 95 % interval over training seeds and pairs; SCALE's column is the contrast it "
-        "reports, averaged over its 20 solver cells (one training seed, 6 episode seeds; "
-        "blank where it reports none), not a result of this book."
+        f"paired 95 % interval over training seeds and pairs ({MCNEMAR_CAVEAT}); SCALE's "
+        "column is the contrast it reports, averaged over its 20 solver cells (one training "
+        "seed, 6 episode seeds; blank where it reports none), not a result of this book."
     )
 
 
@@ -462,12 +473,13 @@ def dinowm_markdown(table: pd.DataFrame, task: str) -> str:
             "claim)."
         )
     return (
-        table.to_markdown(index=False) + "\n\nOurs: the stand-in DINO-WM of this profile (a "
-        "frozen encoder pretrained by self-distillation on the five tasks' frames, not DINOv2; "
-        "see the Reconstructions page). SCALE: its DINO-WM on DINOv2 features at 224 px, from "
-        "the reference file, not a result of this book. Times are the wall times recorded by "
-        "the jobs that built each artifact, so two arms built in different sessions carry the "
-        "machine's load of each; `benchmarks/bench_dinowm.py` measures both ratios in one run."
+        table.to_markdown(index=False) + f"\n\n{MCNEMAR_CAVEAT}. Ours: the stand-in DINO-WM "
+        "of this profile (a frozen encoder pretrained by self-distillation on the five tasks' "
+        "frames, not DINOv2; see the Reconstructions page). SCALE: its DINO-WM on DINOv2 "
+        "features at 224 px, from the reference file, not a result of this book. Times are the "
+        "wall times recorded by the jobs that built each artifact, so two arms built in "
+        "different sessions carry the machine's load of each; `benchmarks/bench_dinowm.py` "
+        "measures both ratios in one run."
     )
 
 

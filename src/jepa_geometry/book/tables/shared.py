@@ -9,7 +9,7 @@ import pandas as pd
 
 from jepa_geometry.study.grid import STUDY_ARMS
 from jepa_geometry.verdict.reference import reference_numbers
-from jepa_geometry.verdict.rule import BY_CONSTRUCTION, NOT_TESTED
+from jepa_geometry.verdict.rule import BELOW_RESOLUTION, BY_CONSTRUCTION, NOT_TESTED
 
 
 def arm_order(arms: Sequence[str]) -> list[str]:
@@ -23,7 +23,9 @@ VERDICT_COLOURS: dict[str, str] = {
     "contradicted": "#fcbba1",
     "not detected at this scale": "#e0e0e0",
     "not detected": "#e0e0e0",
-    "inconclusive": "#ffffff",
+    BELOW_RESOLUTION: "#dadaeb",
+    "below resolution": "#dadaeb",
+    "inconclusive": "#fdd0a2",
     NOT_TESTED: "#fff7bc",
     BY_CONSTRUCTION: "#e0e0e0",
     "not tested": "#fff7bc",
