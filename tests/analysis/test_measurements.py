@@ -167,3 +167,17 @@ def test_landscape_panels_are_the_costs_of_the_grid_s_embeddings_and_need_them_o
     for arm in arms:
         for a, b in zip(again.panels[arm], ex.panels[arm], strict=True):
             assert all(np.array_equal(a[f], b[f]) for f in measurements.PANEL_FIELDS)
+
+
+def test_the_models_measured_are_every_arm_x_seed_or_those_named():
+    from jepa_geometry.analysis.measurements import model_list
+
+    smoke = jg.load_profile("smoke", {"seeds.train": [0, 1]})
+    assert model_list(["lewm", "scale"], smoke, None) == [
+        ("lewm", 0),
+        ("scale", 0),
+        ("lewm", 1),
+        ("scale", 1),
+    ]
+    named = [("lewm", 0), ("lewm", 3)]  # a study's models: its headline seeds included
+    assert model_list(["lewm", "scale"], smoke, named) == named

@@ -79,3 +79,51 @@ def test_a_decided_variant_is_trained_and_planned_where_chapter_7_reads_it(data_
     assert not [u for u in cube if "ΛReg" in u.label]
     monkeypatch.setattr(lambdareg, "decided_variant", lambda task, profile: "published")
     assert not [u for u in cluster.stage_units("chosen", [spec], SMOKE) if "ΛReg" in u.label]
+
+
+from tests.study.test_spec import planned_headline  # noqa: E402
+
+
+def _outputs(units) -> set[str]:
+    return {f"{a.kind}/{a.name}/{a.key}" for u in units for a in u.outputs}
+
+
+@pytest.mark.parametrize("task", ["tworoom", "reacher", "pointmaze", "pusht"])
+def test_the_headline_seeds_add_their_models_cem_cells_and_geometry_and_nothing_else(task):
+    """Issue #67: against the same study without them, the headline seeds keep every unit
+    and every key, and add, per headline arm and added seed, one model, its CEM cells at the
+    five tiers of the main protocol (their random floors are the other seeds') and its
+    geometry; at smoke, whose profile they do not name, nothing."""
+    import dataclasses
+
+    laptop = load_profile("laptop")
+    spec = dataclasses.replace(load_study(task), headline_seeds=planned_headline(task))
+    plain = dataclasses.replace(spec, headline_seeds=None)
+    p = spec.profile(laptop)
+    added = spec.headline_models(p)
+    assert added and {s for _, s in added} == {3, 4}
+    for stage in cluster.STAGES:
+        old = cluster.stage_units(stage, [plain], laptop)
+        new = cluster.stage_units(stage, [spec], laptop)
+        kept = {u.label: _outputs([u]) for u in old}
+        assert {u.label: _outputs([u]) for u in new if u.label in kept} == kept  # as they were
+        extra = [u for u in new if u.label not in kept]
+        want = {
+            "train": [f"train {task} {a} seed {s}" for a, s in added],
+            "plan": [f"plan {task} {a} seed {s}" for a, s in added]
+            + [f"measure {task} {a} seed {s}" for a, s in added],
+        }.get(stage, [])
+        assert sorted(u.label for u in extra) == sorted(want)
+        for u in extra:
+            if u.kind == "plan":
+                cells = u.args[0]
+                assert {(c.protocol, c.solver) for c in cells} == {(spec.main_protocol, "cem")}
+                assert sorted(c.budget for c in cells) == ["T1", "T2", "T3", "T4", "T5"]
+                assert all(c.temperature is None and c.pairs is None for c in cells)
+                floors = {f"{a.kind}/{a.name}/{a.key}" for c in cells for a in c.artifacts()[1:]}
+                assert floors <= _outputs(old)
+    smoke = load_profile("smoke")
+    for stage in cluster.STAGES:
+        assert _outputs(cluster.stage_units(stage, [spec], smoke)) == _outputs(
+            cluster.stage_units(stage, [plain], smoke)
+        )

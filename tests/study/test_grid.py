@@ -166,8 +166,9 @@ def test_cell_jobs_list_every_cell_of_the_grid_longest_first():
     plain, mppi = cell_jobs(spec, prof, None), cell_jobs(spec, prof, 5.0)
     # independent count: 6 arms (DINO-WM included) x (CEM 5 tiers x 3 seeds + iCEM/MPPI 5 tiers
     # x 1 seed under the main protocol, all 15 cells and MPPI at swm's T x 1 seed under the
-    # secondary one), and the ceiling's CEM at 5 tiers under the main protocol
-    assert len(plain) + len(mppi) == 6 * (5 * 3 + 10 + 15 + 5) + 5 == 275
+    # secondary one), the headline seeds' CEM at 5 tiers under the main protocol (3 arms x 2
+    # seeds), and the ceiling's CEM at 5 tiers under the main protocol
+    assert len(plain) + len(mppi) == 6 * (5 * 3 + 10 + 15 + 5) + 3 * 2 * 5 + 5 == 305
     assert {j.solver for j in mppi} == {"mppi"}
     # every arm at the study's T*, except DINO-WM at its own 0.5 on the mean cost (0.5 D)
     d = prof.dinowm.token_grid**2 * 96  # the stand-in's 96 features per token
@@ -219,14 +220,17 @@ def test_planning_cells_take_the_temperature_their_label_names():
 
 @pytest.mark.slow
 def test_build_study_fills_the_cache_the_serial_grid_reads(data_root):
-    """Two workers build a small study; the chapters' serial calls then build nothing, and
-    build_times reads every stage back from the manifests."""
+    """Two workers build a small study with a headline seed; the chapters' serial calls then
+    build nothing, and build_times reads every stage back from the manifests."""
     import dataclasses
 
     from jepa_geometry.study.build import build_study, build_times
-    from jepa_geometry.study.spec import load_study
+    from jepa_geometry.study.spec import HeadlineSeeds, load_study
 
-    spec = dataclasses.replace(load_study("tworoom"), arms=("lewm", "scale"))
+    spec = dataclasses.replace(
+        load_study("tworoom").with_arms(["lewm", "scale"]),
+        headline_seeds=HeadlineSeeds(("lewm", "scale"), {"smoke": (1,)}),
+    )
     prof = jg.load_profile("smoke", {"train.steps": 4})
     stages = build_study(spec, prof, workers=2, progress=False)
     assert list(stages.stage) == [
@@ -238,12 +242,30 @@ def test_build_study_fills_the_cache_the_serial_grid_reads(data_root):
     manifests = sorted(data_root.rglob("manifest.json"))
     grid = study.planning_grid(spec, prof, progress=False)
     assert sorted(data_root.rglob("manifest.json")) == manifests  # nothing rebuilt
-    assert len(grid.timing) == 2 * (5 + 10 + 15 + 5)  # one seed in smoke: every cell once per arm
+    # one seed in smoke: every cell once per arm; the headline seed: CEM under the main protocol
+    assert len(grid.timing) == 2 * (5 + 10 + 15 + 5) + 2 * 5
+    added = grid.timing[grid.timing.train_seed == 1]
+    assert set(zip(added.protocol, added.solver, strict=True)) == {(spec.main_protocol, "cem")}
+    eps = grid.episodes
+    floor = eps[eps.arm == "random"]  # the random floor once per cell, though two parts plan it
+    assert not floor.duplicated(["protocol", "solver", "budget", "episode"]).any()
+    assert len(floor) == 35 * prof.eval.episodes
     assert len(grid.ceiling) and set(grid.ceiling["arm"]) == {"ceiling", "random"}
     times = build_times(spec, prof).set_index("stage")
     sweep = len(study.mppi_sweep_jobs("tworoom", prof))
-    # per arm 25 cells need no T* (CEM, iCEM, MPPI at swm's T) and 10 do; the ceiling's 5
-    assert list(times.jobs) == [1, 2, sweep + 2 * 25 + 5, 2 * 10, 1 + 2 + sweep + 2 * 35 + 5]
+    # per model of seed 0, 25 cells need no T* (CEM, iCEM, MPPI at swm's T) and 10 do, and
+    # the ceiling's 5; the headline seed's 2 models and their 5 CEM cells each are a stage of
+    # their own (another build, in the book), whose wall time the total adds to the study's
+    plain = sweep + 2 * 25 + 5
+    assert list(times.index) == [
+        "dataset",
+        "models",
+        "MPPI sweep + other cells",
+        "MPPI cells at T*",
+        "headline seeds",
+        "total",
+    ]
+    assert list(times.jobs) == [1, 2, plain, 2 * 10, 2 + 2 * 5, 1 + 2 + plain + 2 * 10 + 12]
     assert (times.job_seconds > 0).all() and (times.wall_seconds >= 0).all()
     assert times.loc["total", "wall_seconds"] >= times.loc["models", "wall_seconds"]
 

@@ -71,3 +71,17 @@ def test_no_recorded_build_of_a_task_is_an_empty_check():
 
     out = previous_build_check(pd.DataFrame(), "reacher", "laptop")
     assert out.empty and list(out.columns) == list(COLUMNS)
+
+
+def test_a_build_with_headline_seeds_is_checked_on_the_recorded_seeds():
+    """The headline seeds (3 and 4 at laptop) came after the recorded build: the check reads
+    its first three seeds, the same numbers as a build without them."""
+    from jepa_geometry.study.regression import previous_build_check
+
+    three = _cell_table({"lewm": 0.71, "scale": 0.85})
+    five = _cell_table({"lewm": 0.6, "scale": 0.6}, seeds=5, seed=1)
+    five = pd.concat([three, five[five.train_seed >= 3]], ignore_index=True)
+    pd.testing.assert_frame_equal(
+        previous_build_check(five, "tworoom", "laptop"),
+        previous_build_check(three, "tworoom", "laptop"),
+    )

@@ -1,10 +1,12 @@
 """One study specification per task, validated before anything is planned."""
 
 import dataclasses
+from importlib.resources import files
 
 import pytest
+import yaml
 
-from jepa_geometry.profiles import load_profile
+from jepa_geometry.profiles import load_profile, with_overrides
 from jepa_geometry.study.grid import (
     CEILING_BUDGET_S,
     CEILING_MIN_PAIRS,
@@ -12,7 +14,14 @@ from jepa_geometry.study.grid import (
     ceiling_rule_pairs,
     ceiling_seconds_per_pair,
 )
-from jepa_geometry.study.spec import SpecError, available_studies, load_study
+from jepa_geometry.study.spec import (
+    HeadlineSeeds,
+    SpecError,
+    available_studies,
+    load_study,
+    read_study,
+)
+from jepa_geometry.verdict.reference import paper_tasks
 
 
 def test_the_tworoom_study_is_the_book_s_grid():
@@ -104,3 +113,115 @@ def test_a_ceiling_cost_without_the_task_s_measurement_stops_with_one_line():
     bad = dataclasses.replace(laptop, cluster=cluster)
     with pytest.raises(StudyError, match=r"no entry for 'tworoom'; it has: cube$"):
         ceiling_seconds_per_pair(load_study("tworoom"), bad)
+
+
+# --------------------------------------------------------------------------------------
+# The headline claims' seeds (issue #67)
+# --------------------------------------------------------------------------------------
+
+HEADLINE = HeadlineSeeds(("lewm", "scale", "anisowm"), {"laptop": (3, 4)})
+
+
+@pytest.mark.parametrize(
+    ("arms", "seeds", "message"),
+    [
+        (("scale", "anisowm"), {"laptop": (3,)}, r"must be arms of the study, 'lewm' among them"),
+        (("lewm", "scale-halfq"), {"laptop": (3,)}, r"valid: lewm, scale, aux, anisowm, "),
+        (("lewm", "nosuch"), {"laptop": (3,)}, "unknown arm component"),
+        (("lewm", "lewm"), {"laptop": (3,)}, "duplicate"),
+        (("lewm", "scale"), {"big": (3,)}, r"unknown profile 'big'; valid: smoke, laptop, paper"),
+        (("lewm", "scale"), {"laptop": ()}, r"laptop seeds must be a non-empty list of distinct"),
+        (("lewm", "scale"), {"laptop": (3, 3)}, r"distinct integers in \[0, 4294967295\], got"),
+        (("lewm", "scale"), {"laptop": (True,)}, r"got \(True,\)"),
+        (("lewm", "scale"), {"laptop": (-1,)}, r"got \(-1,\)"),
+        (("lewm", "scale"), {"laptop": (2**32,)}, r"got \(4294967296,\)"),
+        (("lewm", "scale"), {"laptop": ("3",)}, r"got \('3',\)"),
+    ],
+)
+def test_bad_headline_seeds_stop_with_one_line(arms, seeds, message):
+    with pytest.raises(SpecError, match=message) as stop:
+        dataclasses.replace(load_study("tworoom"), headline_seeds=HeadlineSeeds(arms, seeds))
+    assert str(stop.value).startswith("study 'tworoom': headline_seeds") and "\n" not in str(
+        stop.value
+    )
+
+
+def planned_headline(task: str) -> HeadlineSeeds:
+    """The headline seeds a task's study file plans: its field where the seeds are built, or
+    the field it states commented out until their evidence is committed (README, "Five seeds
+    for the headline claims")."""
+    text = (files("jepa_geometry.study") / "specs" / f"{task}.yaml").read_text()
+    line = next(ln.removeprefix("# ") for ln in text.splitlines() if "headline_seeds: {" in ln)
+    raw = yaml.safe_load(line)["headline_seeds"]
+    return HeadlineSeeds(tuple(raw["arms"]), {k: tuple(v) for k, v in raw["seeds"].items()})
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "headline_seeds: [3, 4]",
+        "headline_seeds: {arms: [lewm, scale]}",
+        "headline_seeds: {arms: lewm, seeds: {laptop: [3]}}",
+        "headline_seeds: {arms: [lewm, scale], seeds: [3, 4]}",
+        "headline_seeds: {arms: [lewm, scale], seeds: {laptop: 3}}",
+        "headline_seeds: {arms: [lewm, scale], seeds: {laptop: [3]}, tasks: [tworoom]}",
+    ],
+)
+def test_a_headline_seeds_field_of_the_wrong_shape_stops_naming_the_file(written, tmp_path):
+    text = (files("jepa_geometry.study") / "specs" / "reacher.yaml").read_text()
+    old = next(line for line in text.splitlines() if line.startswith("headline_seeds:"))
+    path = tmp_path / "reacher.yaml"
+    path.write_text(text.replace(old, written))
+    with pytest.raises(SpecError) as stop:
+        read_study(path, "reacher")
+    line = str(stop.value)
+    assert line.startswith(f"study file {path}: headline_seeds must be null or {{arms: ")
+    assert "\n" not in line
+    path.write_text(text.replace(old, "headline_seeds: null"))
+    assert read_study(path, "reacher").headline_seeds is None
+
+
+def test_the_headline_arms_are_those_the_papers_headline_claims_compare():
+    """On every task the book plans, the two arms of SCALE's headline claims (``scale``, the
+    arm of its per-solver table, and ``lewm``), and ``anisowm`` where AnisoWM reports the task;
+    two more seeds at the laptop profile, none at smoke or paper; Cube (not planned) none."""
+    laptop, smoke, paper = (load_profile(p) for p in ("laptop", "smoke", "paper"))
+    for task in ("tworoom", "reacher", "pointmaze", "pusht"):
+        spec = dataclasses.replace(load_study(task), headline_seeds=planned_headline(task))
+        aniso = ("anisowm",) if task in paper_tasks("AnisoWM") else ()
+        assert spec.headline_seeds.arms == ("lewm", "scale", *aniso)
+        assert spec.added_seeds(spec.profile(laptop)) == [3, 4]
+        assert spec.added_seeds(smoke) == spec.added_seeds(paper) == []
+    assert load_study("cube").headline_seeds is None
+
+
+def test_the_headline_seeds_add_models_after_the_profile_s_own():
+    spec = dataclasses.replace(load_study("tworoom"), headline_seeds=HEADLINE)
+    laptop = load_profile("laptop")
+    every = [(a, s) for s in (0, 1, 2) for a in spec.arms]
+    added = [(a, s) for s in (3, 4) for a in ("lewm", "scale", "anisowm")]
+    assert spec.models(laptop) == every + added and spec.headline_models(laptop) == added
+    assert spec.seeds_label(laptop) == "3; 5 for lewm, scale, anisowm"
+    assert "seeds 3 and 4" in spec.headline_sentence(laptop)
+    smoke = load_profile("smoke")  # a profile the field does not name adds nothing
+    assert spec.models(smoke) == [(a, 0) for a in spec.arms] and spec.seeds_label(smoke) == "1"
+    assert spec.headline_sentence(smoke) == ""
+    five = with_overrides(laptop, {"seeds.train": [0, 1, 2, 3, 4]})  # trains every arm anyway
+    assert spec.added_seeds(five) == [] and spec.models(five) == [
+        (a, s) for s in range(5) for a in spec.arms
+    ]
+    # the arms in the study's order, whatever the file's
+    shuffled = HeadlineSeeds(("anisowm", "lewm", "scale"), {"laptop": (4, 3)})
+    spec = dataclasses.replace(spec, headline_seeds=shuffled)
+    assert spec.headline_models(laptop) == [
+        (a, s) for s in (4, 3) for a in ("lewm", "scale", "anisowm")
+    ]
+
+
+def test_a_study_with_other_arms_keeps_the_headline_seeds_of_the_arms_it_has():
+    spec = dataclasses.replace(load_study("tworoom"), headline_seeds=HEADLINE)
+    assert spec.with_arms(["lewm", "scale", "aux"]).headline_seeds.arms == ("lewm", "scale")
+    assert spec.with_arms(["lewm", "aux"]).headline_seeds is None  # the baseline alone
+    assert spec.with_arms(["lewm", "anisowm"]).arms == ("lewm", "anisowm")
+    with pytest.raises(SpecError, match=r"study 'tworoom': .*unknown arm component"):
+        spec.with_arms(["lewm", "nosuch"])

@@ -244,30 +244,45 @@ def measure(
         ctx.close()
 
 
+def model_list(
+    arms: Sequence[str], profile: Profile, models: Sequence[tuple[str, int]] | None
+) -> list[tuple[str, int]]:
+    """The (arm, training seed) models a measurement covers: ``models`` when given (a study's
+    :meth:`~jepa_geometry.study.spec.StudySpec.models`, with its headline seeds), else every
+    arm with every training seed of the profile, seed by seed."""
+    if models is not None:
+        return list(models)
+    return [(m, seed) for seed in profile.seeds.train for m in check_arms(list(arms))]
+
+
 def coordinate_probes(
-    task: str, arms: list[str], profile: Profile, settings: GeometrySettings | None = None
+    task: str,
+    arms: list[str],
+    profile: Profile,
+    settings: GeometrySettings | None = None,
+    models: Sequence[tuple[str, int]] | None = None,
 ) -> pd.DataFrame:
     """Held-out ridge R² of each coordinate of q (:func:`probes.coordinate_r2`) for every
-    arm x training seed, on the probe frames of :func:`measure_model`. Columns: ``arm``,
-    ``train_seed``, ``coordinate`` (the task's q names), ``r2``. Each model's R² are a small
-    cached result (:func:`~jepa_geometry.artifacts.memo`): one encoding of its probe frames,
-    on one thread, once."""
+    arm x training seed (or ``models``: :func:`model_list`), on the probe frames of
+    :func:`measure_model`. Columns: ``arm``, ``train_seed``, ``coordinate`` (the task's q
+    names), ``r2``. Each model's R² are a small cached result
+    (:func:`~jepa_geometry.artifacts.memo`): one encoding of its probe frames, on one thread,
+    once."""
     s = settings or GeometrySettings.of(profile)
     names = q_names(task)
     rows = []
-    for seed in profile.seeds.train:
-        for m in check_arms(arms):
+    for m, seed in model_list(arms, profile, models):
 
-            def compute(arm: str = m, train_seed: int = seed) -> list[float]:
-                z, q = _encode_probe_frames(task, arm, train_seed, profile, s)
-                return [float(v) for v in probes.coordinate_r2(z, q, seed=s.probe_seed)]
+        def compute(arm: str = m, train_seed: int = seed) -> list[float]:
+            z, q = _encode_probe_frames(task, arm, train_seed, profile, s)
+            return [float(v) for v in probes.coordinate_r2(z, q, seed=s.probe_seed)]
 
-            spec = geometry_artifact(task, m, seed, profile, s).spec
-            r2 = memo(f"coordinate-r2-{task}", spec, compute)
-            rows += [
-                {"arm": m, "train_seed": seed, "coordinate": c, "r2": v}
-                for c, v in zip(names, r2, strict=True)
-            ]
+        spec = geometry_artifact(task, m, seed, profile, s).spec
+        r2 = memo(f"coordinate-r2-{task}", spec, compute)
+        rows += [
+            {"arm": m, "train_seed": seed, "coordinate": c, "r2": v}
+            for c, v in zip(names, r2, strict=True)
+        ]
     return pd.DataFrame(rows)
 
 
@@ -277,12 +292,14 @@ def measure_arms(
     profile: Profile,
     settings: GeometrySettings | None = None,
     progress: bool = True,
+    models: Sequence[tuple[str, int]] | None = None,
 ) -> Geometry:
-    """:func:`measure_model` for every arm x training seed, gathered into tidy tables."""
+    """:func:`measure_model` for every arm x training seed (or ``models``: :func:`model_list`),
+    gathered into tidy tables."""
     s = settings or GeometrySettings.of(profile)
     ctx = _Context(task, profile, s)
     probe_rows, spectra, ranks, lands, lams = [], [], [], [], {}
-    jobs = [(m, seed) for seed in profile.seeds.train for m in check_arms(arms)]
+    jobs = model_list(arms, profile, models)
     try:
         for m, seed in progress_bar(jobs, desc=f"geometry {task}", progress=progress):
             r = measure_model(task, m, seed, profile, ctx)

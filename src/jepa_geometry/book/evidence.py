@@ -361,7 +361,8 @@ def sample_artifacts(task: str, profile_name: str) -> tuple[Profile, PlanningCel
     ladder), the sample's planning cell, and the artifacts compared (dataset, model, cell)."""
     spec = load_study(task)
     profile = spec.profile(load_profile(profile_name))
-    cells = [j for j in cell_jobs(spec, profile, None) if j.arm == "lewm"]
+    first = profile.seeds.train[0]
+    cells = [j for j in cell_jobs(spec, profile, None) if (j.arm, j.train_seed) == ("lewm", first)]
     job = [j for j in cells if j.solver in ("cem", "icem")][-1]
     arts: list[Artifact] = [
         dataset_artifact(task, profile),

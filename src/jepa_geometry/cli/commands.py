@@ -13,7 +13,6 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -139,7 +138,7 @@ def _arms_of(args: argparse.Namespace, spec: StudySpec) -> StudySpec:
     """The study ``spec`` with ``--arms`` instead of its file's arms, if given."""
     if args.arms is None:
         return spec
-    return replace(spec, arms=tuple(_arm_of(args, a) for a in args.arms.split(",")))
+    return spec.with_arms([_arm_of(args, a) for a in args.arms.split(",")])
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -235,6 +234,10 @@ def cmd_grid(args: argparse.Namespace) -> int:
                 f"not counted: dinowm of {', '.join(units.attrs['left_out'])} (the DINOv2 "
                 f"file dinowm.dinov2_weights={profile.dinowm.dinov2_weights!r} is missing)"
             )
+        headline = cluster.headline_statement(units, profile)
+        if headline:  # the units the study files' headline seeds add, and what they cost
+            print(units.attrs["headline"].to_string(**fmt))
+            print(headline)
         return 0
     result = cluster.run_grid(
         specs,

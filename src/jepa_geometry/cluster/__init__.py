@@ -25,7 +25,13 @@ weights as an uninterrupted one (``tests/cluster/test_submit.py``).
 The names below are the package's entry points, for ``from jepa_geometry import cluster``.
 """
 
-from jepa_geometry.cluster.dry_run import dry_run, dry_run_summary
+from jepa_geometry.cluster.dry_run import (
+    dry_run,
+    dry_run_summary,
+    headline_statement,
+    needed_whole,
+    wall_hours,
+)
 from jepa_geometry.cluster.estimate import (
     ClusterError,
     cell_hours,
@@ -80,10 +86,12 @@ __all__ = [
     "dry_run_summary",
     "gate_units",
     "grid_summary",
+    "headline_statement",
     "make_executor",
     "measure_unit",
     "missing_dinov2",
     "model_label",
+    "needed_whole",
     "plan_units",
     "pretrain_hours",
     "run_grid",
@@ -93,4 +101,5 @@ __all__ = [
     "train_hours",
     "train_unit",
     "waiting_unit",
+    "wall_hours",
 ]

@@ -10,7 +10,8 @@ runs five **stages** in order (:data:`STAGES`), each waiting for the previous on
    stand-in, the five datasets the stand-in learns from);
 2. ``pretrain``: DINO-WM's stand-in encoder, once for every study that needs it (nothing when
    no study trains ``dinowm``, or when its encoder is DINOv2's file);
-3. ``train``: every (task, arm, seed) model;
+3. ``train``: every (task, arm, seed) model (a study's headline seeds included:
+   :meth:`~jepa_geometry.study.spec.StudySpec.models`);
 4. ``plan``: every model's cells that need no MPPI sweep (CEM, iCEM, MPPI at swm's shipped
    temperature), the ceiling's cells (one job each), each task's MPPI sweep (baseline, validation
    pairs), each task's gate (:func:`gate_units`) and every model's geometry;
@@ -225,10 +226,6 @@ def _standin(spec: StudySpec, profile: Profile) -> Artifact | None:
     if DINOWM not in check_study_arms(spec.arms) or profile.dinowm.encoder != "standin":
         return None
     return standin_artifact(profile, standin_settings(profile))
-
-
-def _models(spec: StudySpec, profile: Profile) -> list[tuple[str, int]]:
-    return [(arm, s) for s in profile.seeds.train for arm in check_study_arms(spec.arms)]
 
 
 def _per_model(cells: list[PlanningCell]) -> dict[tuple[str, int, str], list[PlanningCell]]:
@@ -447,7 +444,7 @@ def _study_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[
                     )
                 )
         elif stage == "train":
-            units += [train_unit(task, arm, s, p) for arm, s in _models(spec, p)]
+            units += [train_unit(task, arm, s, p) for arm, s in spec.models(p)]
         if stage in ("collect", "train", "plan"):
             units += gate_units(stage, task, base)
         if stage == "plan":
@@ -455,7 +452,7 @@ def _study_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[
                 sweep = mppi_sweep_jobs(task, p, protocol=spec.main_protocol)
                 units.append(_plan_unit(stage, f"MPPI sweep {task}", sweep))
             units += plan_units(stage, task, cell_jobs(spec, p, None))
-            units += [measure_unit(task, arm, s, p) for arm, s in _models(spec, p)]
+            units += [measure_unit(task, arm, s, p) for arm, s in spec.models(p)]
         elif stage == "chosen" and spec.plans:
             units += _mppi_units(spec, p)
     return units

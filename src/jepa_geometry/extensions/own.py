@@ -72,8 +72,10 @@ def own_arm(objective: str) -> str:
 
 
 def own_spec(task: str, objective: str) -> StudySpec:
-    """The task's study with the arms :data:`BESIDE` and the reader's (:func:`own_arm`)."""
-    return replace(load_study(task), arms=(*BESIDE, own_arm(objective)))
+    """The task's study with the arms :data:`BESIDE` and the reader's (:func:`own_arm`), each
+    with the profile's training seeds: the reader's arm is compared on the seeds every arm
+    has, so the study's headline seeds (which it does not train) are left out."""
+    return replace(load_study(task), arms=(*BESIDE, own_arm(objective)), headline_seeds=None)
 
 
 def user_arm(spec: StudySpec) -> str:

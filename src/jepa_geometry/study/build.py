@@ -7,7 +7,8 @@ every model and cell one after the other. :func:`build_study` builds the same ar
 in four stages:
 
 1. the dataset (its collector has its own worker processes);
-2. every (arm, training seed) model;
+2. every (arm, training seed) model (:meth:`~jepa_geometry.study.spec.StudySpec.models`: the
+   headline seeds' too);
 3. the MPPI temperature sweep and every cell that needs no sweep (CEM, iCEM, MPPI at swm's
    shipped temperature; the ceiling's among them), longest first;
 4. the MPPI cells at ``T*``, once the sweep has fixed it.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -35,7 +37,6 @@ from jepa_geometry.profiles import Profile
 from jepa_geometry.study.grid import (
     ceiling_cells,
     ceiling_pairs,
-    check_study_arms,
     grid_parts,
     mppi_sweep_jobs,
     planning_cell,
@@ -47,8 +48,9 @@ from jepa_geometry.wm.training import model_untrained, world_model_artifact
 
 
 def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> list[PlanningCell]:
-    """The planning cells of the study's grid, one per (training seed, arm, cell) when the
-    study plans, and the ceiling's (:func:`~jepa_geometry.study.grid.ceiling_cells`, on
+    """The planning cells of the study's grid, one per (training seed, arm, cell) of each of
+    its :func:`~jepa_geometry.study.grid.grid_parts` when the study plans, and the ceiling's
+    (:func:`~jepa_geometry.study.grid.ceiling_cells`, on
     :func:`~jepa_geometry.study.grid.ceiling_pairs` pairs) when it has one.
 
     ``temperature=None`` lists the cells that need no MPPI sweep (CEM, iCEM, and MPPI at swm's
@@ -56,10 +58,10 @@ def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> l
     plan, largest first, so the longest jobs start first and the pool ends with short ones.
     """
     jobs = []
-    for cells, seeds in grid_parts(spec, profile) if spec.plans else []:
+    for cells, seeds, arms in grid_parts(spec, profile) if spec.plans else []:
         mine = [c for c in cells if (c.solver == "mppi") == (temperature is not None)]
         for seed in seeds:
-            for arm in check_study_arms(spec.arms):
+            for arm in arms:
                 jobs += [planning_cell(spec.task, arm, seed, profile, c, temperature) for c in mine]
     pairs = ceiling_pairs(spec, profile)
     if pairs is not None and temperature is None:
@@ -84,16 +86,19 @@ def build_times(spec: StudySpec, profile: Profile) -> pd.DataFrame:
     ``wall_seconds`` = last end - first start, where an artifact's start is its manifest's
     ``created`` time minus its build wall time (the elapsed time; smaller than the work when
     jobs ran in parallel, larger if the stage was interrupted and resumed later); and a
-    ``total`` row spanning the first start to the last end. A random floor, shared by the
-    cells planned on its pairs, counts in the stage that first needs it. Missing artifacts raise
+    ``total`` row spanning the first start to the last end of the study's own build. The
+    headline claims' added seeds (:attr:`~jepa_geometry.study.spec.StudySpec.headline_seeds`)
+    were built later, by another build: their models and cells are one stage of their own,
+    ``headline seeds``, and the total adds its wall time to the study's span rather than
+    spanning the days between the two builds. A random floor, shared by the cells planned on
+    its pairs, counts in the stage that first needs it. Missing artifacts raise
     :class:`~jepa_geometry.artifacts.ArtifactError`: build the study first. Times have the
     manifests' one-second resolution.
     """
     task = spec.task
+    first_build = replace(spec, headline_seeds=None)
     models = [
-        world_model_artifact(task, m, s, profile).manifest()
-        for s in profile.seeds.train
-        for m in check_study_arms(spec.arms)
+        world_model_artifact(task, m, s, profile).manifest() for m, s in first_build.models(profile)
     ]
 
     seen: set[str] = set()  # a random floor is shared by cells: count it where first built
@@ -111,30 +116,42 @@ def build_times(spec: StudySpec, profile: Profile) -> pd.DataFrame:
     temperature, _ = select_mppi_temperature(
         task, profile, protocol=spec.main_protocol, progress=False
     )
-    plain = sweep + cell_jobs(spec, profile, None)
-    mppi = cell_jobs(spec, profile, temperature)
+    plain = sweep + cell_jobs(first_build, profile, None)
+    mppi = cell_jobs(first_build, profile, temperature)
     stages = {
         "dataset": [dataset_artifact(task, profile).manifest()],
         "models": models,
         "MPPI sweep + other cells": cells(plain),
         "MPPI cells at T*": cells(mppi),
     }
+    jobs = {"MPPI sweep + other cells": len(plain), "MPPI cells at T*": len(mppi)}
+    added = spec.headline_models(profile)
+    if added:
+        extra = [j for j in cell_jobs(spec, profile, None) if (j.arm, j.train_seed) in added]
+        stages["headline seeds"] = [
+            world_model_artifact(task, m, s, profile).manifest() for m, s in added
+        ] + cells(extra)
+        jobs["headline seeds"] = len(added) + len(extra)
     rows, spans = [], []
     for name, manifests in stages.items():
         first, last, work = _span(manifests)
-        spans.append((first, last))
-        jobs = {"MPPI sweep + other cells": len(plain), "MPPI cells at T*": len(mppi)}.get(
-            name, len(manifests)
-        )
+        if name != "headline seeds":
+            spans.append((first, last))
         rows.append(
-            {"stage": name, "jobs": jobs, "job_seconds": work, "wall_seconds": last - first}
+            {
+                "stage": name,
+                "jobs": jobs.get(name, len(manifests)),
+                "job_seconds": work,
+                "wall_seconds": last - first,
+            }
         )
+    later = sum(r["wall_seconds"] for r in rows if r["stage"] == "headline seeds")
     rows.append(
         {
             "stage": "total",
             "jobs": sum(r["jobs"] for r in rows),
             "job_seconds": sum(r["job_seconds"] for r in rows),
-            "wall_seconds": max(e for _, e in spans) - min(s for s, _ in spans),
+            "wall_seconds": max(e for _, e in spans) - min(s for s, _ in spans) + later,
         }
     )
     out = pd.DataFrame(rows)
@@ -167,9 +184,7 @@ def build_study(
             say(log_line(f"{spec.task} study: {name} done", seconds))
         return out
 
-    models = [
-        (spec.task, m, s, profile) for s in profile.seeds.train for m in check_study_arms(spec.arms)
-    ]
+    models = [(spec.task, m, s, profile) for m, s in spec.models(profile)]
     sweep = mppi_sweep_jobs(spec.task, profile, protocol=spec.main_protocol) if spec.plans else []
     first = [(j,) for j in sweep + cell_jobs(spec, profile, None)]
     # the frames are loaded only for work that needs them: a study whose models and cells are

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from jepa_geometry.analysis.measurements import model_list
 from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.objective import DIAGNOSTICS
 from jepa_geometry.wm.training import training_log
@@ -31,14 +32,25 @@ def diagnostics_long(logs: pd.DataFrame, seed: int) -> pd.DataFrame:
     return out[["arm", "train_seed", "step", "diagnostic", "value"]].reset_index(drop=True)
 
 
-def training_diagnostics(task: str, arms: Sequence[str], profile: Profile) -> pd.DataFrame:
-    """Every logged embedding diagnostic of every (arm, training seed) model, long form: one
-    row per (arm, train_seed, step, diagnostic) with its ``value``
+def training_diagnostics(
+    task: str,
+    arms: Sequence[str],
+    profile: Profile,
+    models: Sequence[tuple[str, int]] | None = None,
+) -> pd.DataFrame:
+    """Every logged embedding diagnostic of every (arm, training seed) model (or of
+    ``models``, :func:`~jepa_geometry.analysis.measurements.model_list`), long form: one row
+    per (arm, train_seed, step, diagnostic) with its ``value``
     (:func:`~jepa_geometry.wm.objective.embedding_diagnostics`; ΛReg's only for ΛReg arms).
     Models missing from the cache are trained first."""
+    jobs = model_list(arms, profile, models)
     parts = []
-    for s in profile.seeds.train:
-        logs = [pd.DataFrame(training_log(task, m, s, profile)).assign(arm=m) for m in arms]
+    for s in dict.fromkeys(seed for _, seed in jobs):  # seed by seed, in the models' order
+        logs = [
+            pd.DataFrame(training_log(task, m, s, profile)).assign(arm=m)
+            for m, seed in jobs
+            if seed == s
+        ]
         parts.append(diagnostics_long(pd.concat(logs, ignore_index=True), s))
     return pd.concat(parts, ignore_index=True)
 

@@ -3,7 +3,9 @@
 The grid of every task's study (chapters 6 and 7, executed once per task):
 
 * **Arms** (:data:`STUDY_ARMS`): ``lewm`` (the baseline), ``scale``, ``aux``, ``anisowm``
-  (κ = 2) and ``scale+anisowm``, each trained with every seed of ``profile.seeds.train``.
+  (κ = 2) and ``scale+anisowm``, each trained with every seed of ``profile.seeds.train``; the
+  arms a study's headline claims compare also with its headline seeds
+  (:class:`~jepa_geometry.study.spec.HeadlineSeeds`), planned with CEM under its main protocol.
 * **Cells** (:func:`plan_cells`): CEM, iCEM and MPPI at the five budget tiers (SCALE's grid),
   under each protocol named (``goal100_budget150``: goal 100 steps ahead, budget 150;
   ``goal25_budget50``: 25 / 50); under SCALE's protocol also MPPI at stable-worldmodel's
@@ -239,18 +241,25 @@ def with_eval_seed(profile: Profile, seed: int) -> Profile:
 
 
 def train_arms(
-    task: str, arms: Sequence[str], profile: Profile, progress: bool = True
+    task: str,
+    arms: Sequence[str],
+    profile: Profile,
+    progress: bool = True,
+    models: Sequence[tuple[str, int]] | None = None,
 ) -> pd.DataFrame:
     """Train (or find cached) every arm x training seed; one row per model.
 
-    Columns: arm, train_seed, train_seconds (wall time of the run that built it), token_seconds
-    (DINO-WM's frozen-token pass before it, 0 for the other arms), steps_per_s, pred (final
-    prediction loss), parameters.
+    ``models``: the (arm, training seed) models, in order, when they are not every arm with
+    every training seed (a study's :meth:`~jepa_geometry.study.spec.StudySpec.models`, with
+    its headline seeds). Columns: arm, train_seed, train_seconds (wall time of the run that
+    built it), token_seconds (DINO-WM's frozen-token pass before it, 0 for the other arms),
+    steps_per_s, pred (final prediction loss), parameters.
     """
 
     rows = []
-    jobs = [(m, s) for s in profile.seeds.train for m in check_study_arms(arms)]
-    for m, s in progress_bar(jobs, desc=f"train {task}", progress=progress):
+    names = check_study_arms(arms)
+    jobs = [(m, s) for s in profile.seeds.train for m in names] if models is None else models
+    for m, s in progress_bar(list(jobs), desc=f"train {task}", progress=progress):
         summ = train_world_model(task, m, s, profile, progress=False).manifest()["summary"]
         rows.append(
             {
@@ -367,12 +376,14 @@ def evaluate_arms(
     temperature: float,
     seeds: Sequence[int] | None = None,
     progress: bool = True,
+    floor: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Plan every (arm, training seed, cell); cached per cell, so an interrupted grid resumes.
 
     Returns ``(episodes, cells)``: the tidy per-episode table of all arms plus the random floor
     (``arm == "random"``, once per protocol, repeated for every solver cell so it lines up
-    with the arms), and one row per evaluated cell with its wall time (``eval_seconds``).
+    with the arms; left out with ``floor=False``, where another call's table has it for the
+    same cells), and one row per evaluated cell with its wall time (``eval_seconds``).
     """
     names = check_study_arms(arms)
     seeds = list(profile.seeds.train if seeds is None else seeds)
@@ -394,7 +405,7 @@ def evaluate_arms(
                 "plans": int(res.episodes["plans"].sum()),
             }
         )
-    for c, rnd in floors.items():
+    for c, rnd in floors.items() if floor else ():
         rnd = rnd.copy()
         rnd.insert(0, "train_seed", -1)
         rnd.insert(0, "arm", "random")
@@ -542,18 +553,28 @@ class PlanningGrid:
     the baseline over every pair."""
 
 
-def grid_parts(spec: StudySpec, profile: Profile) -> list[tuple[list[Cell], list[int]]]:
-    """The study's cells, each group with the training seeds it is planned with.
+def grid_parts(spec: StudySpec, profile: Profile) -> list[tuple[list[Cell], list[int], list[str]]]:
+    """The study's cells, each group with the training seeds and the arms it is planned with.
 
     Under the main protocol CEM plans with every training seed at every tier, iCEM and MPPI
     with ``spec.solver_seeds``; the other protocols plan every cell with
-    ``spec.secondary_seeds``.
+    ``spec.secondary_seeds``; every arm plans each group. Last, the headline seeds
+    (:meth:`~jepa_geometry.study.spec.StudySpec.added_seeds`) plan CEM at every tier of the
+    main protocol for the headline arms only: the cells the headline success claims read
+    (SCALE's mean over T1-T5, AnisoWM's T1), and no other.
     """
+    arms = list(spec.arms)
     first = plan_cells(spec.protocols[:1])
-    parts = [([c for c in first if c.solver == "cem"], list(profile.seeds.train))]
-    parts.append(([c for c in first if c.solver != "cem"], spec.seeds("solver_seeds", profile)))
+    cem = [c for c in first if c.solver == "cem"]
+    parts = [(cem, list(profile.seeds.train), arms)]
+    parts.append(
+        ([c for c in first if c.solver != "cem"], spec.seeds("solver_seeds", profile), arms)
+    )
     if len(spec.protocols) > 1:
-        parts.append((plan_cells(spec.protocols[1:]), spec.seeds("secondary_seeds", profile)))
+        parts.append((plan_cells(spec.protocols[1:]), spec.seeds("secondary_seeds", profile), arms))
+    added = spec.added_seeds(profile)
+    if added:
+        parts.append((cem, added, list(spec.headline_seeds.arms)))
     return parts
 
 
@@ -564,7 +585,8 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
     Under the main protocol CEM plans with every training seed at every tier, iCEM and MPPI
     with ``spec.solver_seeds``; the other protocols (e.g. SCALE's goal +25 / budget 50, which
     saturates on Two-Room) plan every cell with ``spec.secondary_seeds``. Both bound the cost
-    on a laptop; SCALE's own per-solver tables use one training seed. A study that does not
+    on a laptop; SCALE's own per-solver tables use one training seed. The headline seeds add
+    CEM under the main protocol for the headline arms (:func:`grid_parts`). A study that does not
     plan (``spec.plans`` false) gives empty tables and a NaN temperature. The ceiling
     (``spec.ceiling``) plans :func:`ceiling_cells` either way: on a task whose models do not
     plan, it says whether the task can be planned at the study's budget at all.
@@ -593,18 +615,21 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
     temperature, sweep = select_mppi_temperature(
         spec.task, profile, protocol=spec.main_protocol, progress=progress
     )
-    parts = [
-        evaluate_arms(
-            spec.task,
-            spec.arms,
-            profile,
-            cells,
-            temperature=temperature,
-            seeds=seeds,
-            progress=progress,
+    parts, floored = [], set()  # a cell's random floor once, though two parts plan it
+    for cells, seeds, arms in jobs:
+        parts.append(
+            evaluate_arms(
+                spec.task,
+                arms,
+                profile,
+                cells,
+                temperature=temperature,
+                seeds=seeds,
+                progress=progress,
+                floor=not floored.issuperset(cells),
+            )
         )
-        for cells, seeds in jobs
-    ]
+        floored.update(cells)
     return PlanningGrid(
         temperature=temperature,
         sweep=sweep,

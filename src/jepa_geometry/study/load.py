@@ -70,7 +70,7 @@ class Studies:
                     "plans": bool(s and s.spec.plans),
                     "protocols": ", ".join(s.spec.protocols) if s else "",
                     "arms": ", ".join(s.spec.arms) if s else "",
-                    "training seeds": len(s.profile.seeds.train) if s else 0,
+                    "training seeds": s.spec.seeds_label(s.profile) if s else "0",
                     "note": self.missing.get(
                         task,
                         ""
@@ -89,8 +89,9 @@ def load_task_study(task: str, base: Profile) -> TaskStudy:
     profile = spec.profile(base)
     with cache_only():
         grid = planning_grid(spec, profile, progress=False)
-        geo = measure_arms(task, list(spec.arms), profile, progress=False)
-        diag = training_diagnostics(task, list(spec.arms), profile)
+        models = spec.models(profile)  # the headline seeds' models too
+        geo = measure_arms(task, list(spec.arms), profile, progress=False, models=models)
+        diag = training_diagnostics(task, list(spec.arms), profile, models=models)
     return TaskStudy(task, spec, profile, grid, geo, diag)
 
 

@@ -60,8 +60,9 @@ def previous_build_check(episodes: pd.DataFrame, task: str, profile: str) -> pd.
     build's estimate and interval (computed as the chapter computes them: the two-stage
     bootstrap over seeds and pairs, and the paired bootstrap for differences) and ``inside``
     = previous low <= new estimate <= previous high. ``episodes`` is the study's tidy
-    per-episode table (``planning_grid(...).episodes``). No record for this task or profile:
-    an empty table with the same columns.
+    per-episode table (``planning_grid(...).episodes``), read on the record's number of
+    training seeds, the first ones. No record for this task or profile: an empty table with
+    the same columns.
     """
     records = [r for r in _records().get(task, []) if r["profile"] == profile]
     if not records:
@@ -76,7 +77,10 @@ def previous_build_check(episodes: pd.DataFrame, task: str, profile: str) -> pd.
     missing = [a for a in arms if a not in set(sel["arm"])]
     if missing:
         raise RegressionError(f"this build has no {cell} results for arms {missing}")
-    seeds = sorted(set(sel[sel["arm"] == BASELINE]["train_seed"]))
+    # the recorded build's seeds are the first ones: a study's headline seeds, added after it,
+    # are not in the record (StudySpec.headline_seeds)
+    seeds = sorted(set(sel[sel["arm"] == BASELINE]["train_seed"]))[: record["seeds"]]
+    sel = sel[sel["train_seed"].isin(seeds)]
     if len(seeds) != record["seeds"] or sel[sel["arm"] == BASELINE].shape[0] != (
         record["seeds"] * record["pairs"]
     ):

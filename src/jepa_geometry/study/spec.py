@@ -8,7 +8,8 @@ on; none re-declares an arm, a protocol or a seed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
@@ -17,7 +18,7 @@ import yaml
 
 from jepa_geometry.envs import check_task
 from jepa_geometry.planning.protocol import PROTOCOLS
-from jepa_geometry.profiles import PROFILES, Profile
+from jepa_geometry.profiles import MAX_SEED, PROFILES, Profile
 from jepa_geometry.study.levers import Lever, ladder_lever
 from jepa_geometry.wm.arms import ARMS, check_arms
 
@@ -27,12 +28,35 @@ DECISION_TASK = "tworoom"
 before its models were trained: SIGReg's strength (``tables.sigreg_strength_decision``) and the
 ΛReg variant (``lambdareg.choose_variant``). Every task's study applies them; its pages show
 the decision as taken there."""
+HEADLINE_BUDGET: dict[str, tuple[float, int]] = {"laptop": (8.0, 2)}
+"""Per profile, the budget of the headline seeds' added work: wall-clock hours on that many
+cores (issue #67: 8 hours of the 2-core machine that builds the laptop book). The dry run states
+their work against it (``jepa-geometry grid --dry-run``); were it over, the cost rule fixed
+before any of their models was trained would choose within it (README, *Five seeds for the
+headline claims*)."""
 _FIELDS = ("task", "arms", "protocols", "solver_seeds", "secondary_seeds", "about")
-_OPTIONAL = ("settings", "plans", "ceiling")
+_OPTIONAL = ("settings", "plans", "ceiling", "headline_seeds")
 
 
 class SpecError(ValueError):
     """A study specification names an unknown task, arm, protocol or seed."""
+
+
+@dataclass(frozen=True)
+class HeadlineSeeds:
+    """Training seeds added, per profile, to the arms that the papers' headline claims compare
+    (the primary families of :mod:`jepa_geometry.verdict.records`).
+
+    A headline claim compares two arms on one task; at a small scale its effect can be smaller
+    than three seeds resolve. The added seeds train ``arms`` again, plan them with CEM at every
+    tier of the main protocol (the cells the success claims read) and measure them (the probes
+    and rank channels the geometry claims read); every other cell, arm and solver keeps the
+    profile's training seeds, so nothing else is recomputed (README, *Five seeds for the headline
+    claims*)."""
+
+    arms: tuple[str, ...]
+    seeds: dict[str, tuple[int, ...]]
+    """Profile name -> the seeds added there (a profile not named adds none)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +66,8 @@ class StudySpec:
     ``protocols[0]`` is the main protocol: the MPPI temperature is chosen under it and CEM
     plans with every training seed there; iCEM and MPPI plan with ``solver_seeds``; the other
     protocols plan every cell with ``secondary_seeds``. ``None`` means every training seed.
+    The arms of ``headline_seeds`` are also trained with its added seeds, planned with CEM
+    under the main protocol and measured (:meth:`models`).
     """
 
     task: str
@@ -60,6 +86,8 @@ class StudySpec:
     """Pairs of every planning cell also planned with the simulator as the world model (the
     ceiling, :mod:`jepa_geometry.planning.ceiling`): a seeded subset of that many pairs, or
     all of them when the profile draws fewer; None: no ceiling."""
+    headline_seeds: HeadlineSeeds | None = None
+    """Seeds added to the headline claims' arms (:class:`HeadlineSeeds`); None: none."""
 
     def __post_init__(self) -> None:
         check_task(self.task)
@@ -94,6 +122,8 @@ class StudySpec:
                 f"study {self.task!r}: ceiling must be null or a number of pairs >= 1, "
                 f"got {self.ceiling!r}"
             )
+        if self.headline_seeds is not None:
+            object.__setattr__(self, "headline_seeds", self._checked_headline(self.headline_seeds))
         for name, rung in self.settings.items():
             if name not in PROFILES:
                 raise SpecError(
@@ -109,6 +139,101 @@ class StudySpec:
                     f"study {self.task!r}: the {name} rung {rung!r} plans under "
                     f"{lever.protocol}, but the main protocol is {self.main_protocol}"
                 )
+
+    def _checked_headline(self, given: HeadlineSeeds) -> HeadlineSeeds:
+        """``given`` with canonical arm names, or a one-line :class:`SpecError`: its arms must
+        be distinct arms of the study, the baseline among them (every headline claim is paired
+        against it, seed by seed); its seeds, per profile, distinct integers in the profiles'
+        range."""
+        where = f"study {self.task!r}: headline_seeds"
+        try:
+            arms = check_arms(list(given.arms))
+        except ValueError as e:
+            raise SpecError(f"{where}: {e}") from None
+        bad = [a for a in arms if a not in self.arms]
+        if bad or BASELINE not in arms:
+            raise SpecError(
+                f"{where}: arms {list(given.arms)} must be arms of the study, {BASELINE!r} "
+                f"among them; valid: {', '.join(self.arms)}"
+            )
+        for name, seeds in given.seeds.items():
+            if name not in PROFILES:
+                raise SpecError(
+                    f"{where}: seeds for unknown profile {name!r}; valid: {', '.join(PROFILES)}"
+                )
+            if (
+                not isinstance(seeds, tuple | list)
+                or not seeds
+                or len(set(seeds)) != len(seeds)
+                or any(
+                    isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= MAX_SEED
+                    for s in seeds
+                )
+            ):
+                raise SpecError(
+                    f"{where}: the {name} seeds must be a non-empty list of distinct integers "
+                    f"in [0, {MAX_SEED}], got {seeds!r}"
+                )
+        ordered = tuple(a for a in self.arms if a in arms)  # the study's order, as models()
+        return HeadlineSeeds(ordered, {k: tuple(v) for k, v in given.seeds.items()})
+
+    def added_seeds(self, profile: Profile) -> list[int]:
+        """The headline seeds added under ``profile``: those :attr:`headline_seeds` names for
+        its name that are not already training seeds of it (those train every arm anyway)."""
+        if self.headline_seeds is None:
+            return []
+        named = self.headline_seeds.seeds.get(profile.name, ())
+        return [s for s in named if s not in profile.seeds.train]
+
+    def headline_models(self, profile: Profile) -> list[tuple[str, int]]:
+        """The (arm, training seed) models the headline seeds add under ``profile``: each
+        headline arm with each :meth:`added_seeds`, seed by seed."""
+        added = self.added_seeds(profile)
+        return [(arm, s) for s in added for arm in self.headline_seeds.arms] if added else []
+
+    def models(self, profile: Profile) -> list[tuple[str, int]]:
+        """Every (arm, training seed) model of the study under ``profile``: each arm with each
+        of the profile's training seeds, seed by seed, then :meth:`headline_models`."""
+        every = [(arm, s) for s in profile.seeds.train for arm in self.arms]
+        return every + self.headline_models(profile)
+
+    def seeds_label(self, profile: Profile) -> str:
+        """The training seeds per model in words: ``"3"``, or ``"3; 5 for lewm, scale,
+        anisowm"`` where the headline seeds add some."""
+        n = len(profile.seeds.train)
+        added = self.added_seeds(profile)
+        if not added:
+            return str(n)
+        return f"{n}; {n + len(added)} for {', '.join(self.headline_seeds.arms)}"
+
+    def headline_sentence(self, profile: Profile) -> str:
+        """What the headline seeds add under ``profile``, in one sentence for a page (empty
+        where they add none)."""
+        added = self.added_seeds(profile)
+        if not added:
+            return ""
+        n, words = len(profile.seeds.train), [str(s) for s in added]
+        seeds = ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+        return (
+            f"The arms the papers' headline claims compare ({', '.join(self.headline_seeds.arms)})"
+            f" are also trained with seed{'s' if len(words) > 1 else ''} {seeds}, planned with "
+            "CEM at every tier of the main protocol and measured, so those claims rest on "
+            f"{n + len(words)} training seeds; every other cell keeps {n}."
+        )
+
+    def with_arms(self, arms: Sequence[str]) -> StudySpec:
+        """This study with ``arms`` instead of its own (``grid --arms``, a study without an
+        arm it cannot build). The headline seeds stay with those of their arms it still has,
+        and go when the baseline alone is left: a headline claim compares two arms."""
+        try:
+            names = check_arms(list(arms))
+        except ValueError as e:
+            raise SpecError(f"study {self.task!r}: {e}") from e
+        head = self.headline_seeds
+        if head is not None:
+            kept = tuple(a for a in head.arms if a in names)
+            head = replace(head, arms=kept) if set(kept) - {BASELINE} else None
+        return replace(self, arms=tuple(names), headline_seeds=head)
 
     def lever(self, profile: Profile) -> Lever | None:
         """The rung this study runs at under ``profile`` (``None``: as profiled)."""
@@ -203,7 +328,27 @@ def read_study(path: Traversable, task: str) -> StudySpec:
         settings=_settings(task, raw.get("settings", {})),
         plans=_plans(task, raw.get("plans", True)),
         ceiling=raw.get("ceiling"),
+        headline_seeds=_headline_seeds(path, raw.get("headline_seeds")),
     )
+
+
+def _headline_seeds(path: Traversable, raw: Any) -> HeadlineSeeds | None:
+    """The ``headline_seeds`` field's shape (its values are checked by :class:`StudySpec`):
+    null, or ``{arms: [...], seeds: {<profile>: [...]}}``."""
+    if raw is None:
+        return None
+    if (
+        not isinstance(raw, dict)
+        or set(raw) != {"arms", "seeds"}
+        or not isinstance(raw["arms"], list)
+        or not isinstance(raw["seeds"], dict)
+        or not all(isinstance(v, list) for v in raw["seeds"].values())
+    ):
+        raise SpecError(
+            f"study file {path}: headline_seeds must be null or "
+            f"{{arms: [arm, ...], seeds: {{profile: [seed, ...]}}}}, got {raw!r}"
+        )
+    return HeadlineSeeds(tuple(raw["arms"]), {k: tuple(v) for k, v in raw["seeds"].items()})
 
 
 def _plans(task: str, raw: Any) -> bool:

@@ -318,7 +318,8 @@ def primary_table(board: pd.DataFrame, items: Sequence, studies: Studies) -> pd.
     """The papers' headline claims (the primary families, :data:`~jepa_geometry.verdict.rule.
     PRIMARY`) as the book answers them, one row per claim and task: the label and its reason,
     ours beside the paper's effect, the claim's bound and this run's resolution, and what
-    would decide an undecided one: the training seeds at its measured effect and spread
+    would decide an undecided one (decided: a label that settles it, or an interval already on
+    one side of the claim's bound): the training seeds at its measured effect and spread
     (:func:`~jepa_geometry.verdict.rule.seeds_to_decide`) and their cost at this profile in
     hours of a 2-core machine (:func:`added_seed_hours` for both arms, each unit on one core).
     ``board`` is :func:`~jepa_geometry.book.tables.geometry.dashboard` output over ``items``
@@ -327,8 +328,12 @@ def primary_table(board: pd.DataFrame, items: Sequence, studies: Studies) -> pd.
     for (task, claim, ev), (_, r) in zip(items, board.iterrows(), strict=True):
         if r["family"] != PRIMARY or r["verdict"] not in VERDICTS:
             continue
-        decided = r["verdict"] in ("reproduced", "contradicted", "not detected at this scale")
         need = r["seeds to decide"]
+        # decided: a verdict that settles it, or an interval already clear of the claim's bound
+        # (a paper's effect below the resolution stays so, but more seeds would not move it)
+        decided = r["verdict"] in ("reproduced", "contradicted", "not detected at this scale") or (
+            need != "" and int(need) <= ev.models
+        )
         st = studies.studies.get(task)
         seeds, cost = "decided" if decided else "> 50", ""
         if not decided and need != "":
