@@ -158,11 +158,15 @@ def test_lambda_table_and_figure_read_every_lambdareg_model():
 
 
 def test_cell_jobs_list_every_cell_of_the_grid_longest_first():
+    import dataclasses
+
     from jepa_geometry.planning.solver import budget_tiers
     from jepa_geometry.study.build import cell_jobs
     from jepa_geometry.study.spec import load_study
+    from tests.study.test_spec import planned_headline
 
     spec, prof = load_study("tworoom"), jg.load_profile("laptop")
+    spec = dataclasses.replace(spec, headline_seeds=planned_headline("tworoom"))
     plain, mppi = cell_jobs(spec, prof, None), cell_jobs(spec, prof, 5.0)
     # independent count: 6 arms (DINO-WM included) x (CEM 5 tiers x 3 seeds + iCEM/MPPI 5 tiers
     # x 1 seed under the main protocol, all 15 cells and MPPI at swm's T x 1 seed under the
