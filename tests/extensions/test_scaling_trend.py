@@ -26,8 +26,8 @@ def test_the_weighted_line_is_numpys_weighted_fit():
 def test_a_known_slope_and_its_crossing_are_recovered():
     flops = np.array([1e12, 3e12, 1e13])
     effect = 0.01 + 0.05 * np.log10(flops / 1e12)
-    half = 0.01
-    t = scaling_trend.trend(flops, effect, effect - half, effect + half, target=0.2)
+    se = 0.01
+    t = scaling_trend.trend(flops, effect, [se] * 3, target=0.2)
     assert t["slope"] == pytest.approx(0.05)
     assert t["slope_low"] < 0.05 < t["slope_high"]
     cross = 1e12 * 10 ** ((0.2 - 0.01) / 0.05)  # log10 F* = 12 + 3.8
@@ -37,30 +37,24 @@ def test_a_known_slope_and_its_crossing_are_recovered():
     assert scaling_trend.reading(t, -1, 0.03, 1.0) == "shrinks"
     assert "FLOPs [" in scaling_trend.crossing_words(t) and not t["reached"]
     # the same line read for a claim of the opposite direction moves away: never
-    away = scaling_trend.trend(
-        flops, effect, effect - half, effect + half, target=-0.03, direction=-1
-    )
+    away = scaling_trend.trend(flops, effect, [se] * 3, target=-0.03, direction=-1)
     assert math.isnan(away["cross"]) and not away["estimable"]
     # a target the line has passed already is reached, at the largest budget
-    passed = scaling_trend.trend(flops, effect, effect - half, effect + half, target=0.03)
+    passed = scaling_trend.trend(flops, effect, [se] * 3, target=0.03)
     assert passed["reached"] and passed["cross"] == pytest.approx(1e13)
     assert scaling_trend.crossing_words(passed) == "reached within the studied budgets"
     with pytest.raises(ScalingError, match="direction must be"):
-        scaling_trend.trend(flops, effect, effect - half, effect + half, 0.2, direction=0)
+        scaling_trend.trend(flops, effect, [se] * 3, 0.2, direction=0)
 
 
 def test_a_flat_or_noisy_effect_has_no_crossing():
     flops = [1e12, 3e12, 1e13]
-    flat = scaling_trend.trend(flops, [0.0, 0.0, 0.0], [-0.001] * 3, [0.001] * 3, target=0.03)
+    flat = scaling_trend.trend(flops, [0.0, 0.0, 0.0], [0.0005] * 3, target=0.03)
     assert not flat["estimable"] and scaling_trend.crossing_words(flat) == "not estimable"
     assert scaling_trend.reading(flat, 1, 0.03, 1.0) == "stays"
-    noisy = scaling_trend.trend(
-        flops, [0.0, 0.05, -0.02], [-0.2, -0.15, -0.22], [0.2, 0.25, 0.18], 0.03
-    )
+    noisy = scaling_trend.trend(flops, [0.0, 0.05, -0.02], [0.1] * 3, 0.03)
     assert scaling_trend.reading(noisy, 1, 0.03, 1.0) == "unclear" and not noisy["estimable"]
-    again = scaling_trend.trend(
-        flops, [0.0, 0.05, -0.02], [-0.2, -0.15, -0.22], [0.2, 0.25, 0.18], 0.03
-    )
+    again = scaling_trend.trend(flops, [0.0, 0.05, -0.02], [0.1] * 3, 0.03)
     assert again == noisy  # seeded: the same inputs give the same reading
 
 
@@ -83,12 +77,21 @@ def test_the_trend_table_fits_step_points_only():
                 "effect": eff,
                 "low": eff - 0.01,
                 "high": eff + 0.01,
+                "se": 0.005,
+                "df": np.inf,
                 "direction": 1,
                 "threshold": 0.0,
                 "min_effect": 0.03,
             }
         )
-    unbounded = {**rows[0], "claim": "d", "low": -np.inf, "high": np.inf}
+    unbounded = {
+        **rows[0],
+        "claim": "d",
+        "low": -np.inf,
+        "high": np.inf,
+        "se": np.nan,
+        "df": np.inf,
+    }
     rows += [unbounded, {**unbounded, "flops": 1e13}]
     # both arms at 0 of n: a degenerate interval, inconclusive, not a very precise point
     degenerate = {**rows[0], "claim": "e", "effect": 0.0, "low": 0.0, "high": 0.0}
@@ -102,3 +105,15 @@ def test_the_trend_table_fits_step_points_only():
     assert table["points"].iloc[0] == 3
     assert table["slope per decade"].iloc[0] == pytest.approx(0.05)
     assert table["reading"].iloc[0] == "grows"
+
+
+def test_a_mean_over_three_seeds_draws_its_t_tail():
+    """Points whose standard errors rest on three seeds (df = 2) give the slope a wider
+    interval than the same standard errors taken as normal: the trend reads each point's tail."""
+    flops = np.array([1e12, 3e12, 1e13])
+    effect = 0.01 + 0.05 * np.log10(flops / 1e12)
+    normal = scaling_trend.trend(flops, effect, [0.01] * 3, target=0.2)
+    seeds3 = scaling_trend.trend(flops, effect, [0.01] * 3, target=0.2, df=[2.0] * 3)
+    assert seeds3["slope"] == normal["slope"]
+    width = lambda t: t["slope_high"] - t["slope_low"]  # noqa: E731
+    assert width(seeds3) > 1.3 * width(normal)

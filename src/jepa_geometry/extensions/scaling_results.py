@@ -169,7 +169,8 @@ def claim_effects(results: Sequence[PointResult]) -> pd.DataFrame:
     """Every claim of both papers (:data:`~jepa_geometry.verdict.records.PAPER_CLAIMS`) that a
     point measures, one row per (claim, task, point): ``task``, ``point``, ``steps`` (the
     run's optimizer steps), ``flops`` (its training FLOPs), ``paper``, ``claim``, ``column``,
-    ``direction``, ``threshold``, ``min_effect``, ``effect``, ``low``, ``high`` (95 %) and
+    ``direction``, ``threshold``, ``min_effect``, ``effect``, ``low``, ``high`` (95 %), ``se``
+    and ``df`` (its standard error and degrees of freedom, which the trend reads) and
     ``paper_effect`` (comparable papers' values only, else NaN)."""
     rows = []
     for r in results:
@@ -193,6 +194,8 @@ def claim_effects(results: Sequence[PointResult]) -> pd.DataFrame:
                     "effect": e.effect,
                     "low": e.low,
                     "high": e.high,
+                    "se": e.standard_error() if np.isfinite(e.low) else np.nan,
+                    "df": e.df if e.replicates is None else np.inf,
                     "paper_effect": np.nan if c.paper_effect is None else c.paper_effect,
                 }
             )

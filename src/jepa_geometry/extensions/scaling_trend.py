@@ -18,9 +18,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.extensions.scaling import ScalingError
-from jepa_geometry.verdict import rule
 
-Z95 = rule.Z95
 N_TREND_BOOT = 2000
 TREND_SEED = 0
 SE_FLOOR = 1e-6  # guards the weights; trend_table leaves degenerate intervals out of the fit
@@ -40,16 +38,19 @@ def wls_line(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]
 def trend(
     flops: Sequence[float],
     effect: Sequence[float],
-    low: Sequence[float],
-    high: Sequence[float],
+    se: Sequence[float],
     target: float,
     direction: int = 1,
+    df: Sequence[float] | None = None,
     seed: int = TREND_SEED,
     n_boot: int = N_TREND_BOOT,
 ) -> dict[str, Any]:
     """The trend of an effect against log10 training FLOPs, and where it would reach ``target``.
 
-    Each point's standard error is its 95 % interval's half-width / 1.96; the line is the
+    Each point's standard error ``se`` is its evidence's
+    (:meth:`~jepa_geometry.verdict.rule.Evidence.standard_error`: a t-interval's half-width
+    over its own t quantile, which at three seeds is 4.3, not 1.96) and ``df`` its degrees of
+    freedom (None: normal); the line is the
     weighted least-squares fit with weights 1 / se² (:func:`wls_line`). Its interval is a
     parametric bootstrap: each effect redrawn from ``N(effect, se²)``, the line refitted
     ``n_boot`` times; the 2.5 and 97.5 percentiles of the slope. The crossing is the compute
@@ -67,16 +68,22 @@ def trend(
     if direction not in (1, -1):
         raise ScalingError(f"direction must be +1 or -1, got {direction!r}")
     x = np.log10(np.asarray(flops, dtype=float))
-    y, lo, hi = (np.asarray(v, dtype=float) for v in (effect, low, high))
-    if not (len(x) == len(y) == len(lo) == len(hi)) or len(x) < 2:
+    y, se = (np.asarray(v, dtype=float) for v in (effect, se))
+    if not (len(x) == len(y) == len(se)) or len(x) < 2:
         raise ScalingError(f"a trend needs at least two points with intervals, got {len(x)}")
-    if not all(np.all(np.isfinite(v)) for v in (x, y, lo, hi)):
-        raise ScalingError("a trend needs finite FLOPs, effects and intervals")
-    se = np.maximum((hi - lo) / (2 * Z95), SE_FLOOR)
+    if not all(np.all(np.isfinite(v)) for v in (x, y, se)):
+        raise ScalingError("a trend needs finite FLOPs, effects and standard errors")
+    se = np.maximum(se, SE_FLOOR)
     w = 1 / se**2
     a, b = wls_line(x, y, w)
     rng = np.random.default_rng(seed)
-    draws = y + se * rng.standard_normal((n_boot, len(x)))
+    dfs = np.full(len(x), np.inf) if df is None else np.asarray(df, dtype=float)
+    noise = np.where(  # each point's own tail: a mean over three seeds is a t with 2 df
+        np.isfinite(dfs),
+        rng.standard_t(np.where(np.isfinite(dfs), dfs, 1.0), (n_boot, len(x))),
+        rng.standard_normal((n_boot, len(x))),
+    )
+    draws = y + se * noise
     fits = np.array([wls_line(x, d, w) for d in draws])
     slopes = fits[:, 1]
     top = x.max()
@@ -164,7 +171,7 @@ def trend_table(effects: pd.DataFrame) -> pd.DataFrame:
         grp = bounded
         d = int(grp["direction"].iloc[0])
         target = d * (float(grp["threshold"].iloc[0]) + float(grp["min_effect"].iloc[0]))
-        t = trend(grp["flops"], grp["effect"], grp["low"], grp["high"], target, d)
+        t = trend(grp["flops"], grp["effect"], grp["se"], target, d, df=grp["df"])
         decades = float(np.log10(grp["flops"].max() / grp["flops"].min()))
         rows.append(
             {
@@ -219,7 +226,6 @@ __all__ = [
     "SE_FLOOR",
     "TREND_COLUMNS",
     "TREND_SEED",
-    "Z95",
     "crossing_words",
     "reading",
     "trend",

@@ -306,9 +306,6 @@ def _percentile_bounds(effect: float, reps: np.ndarray, tail: float) -> tuple[fl
     return min(lo, effect), max(hi, effect)
 
 
-Z95 = float(sps.norm.ppf(0.975))
-
-
 def one_sided_p(claim: Claim, ev: Evidence) -> float:
     """p-value of H0 "direction * effect <= threshold + min_effect" (no meaningful effect in
     the claimed direction), read from the same distribution as the displayed interval
