@@ -8,8 +8,10 @@ a blank is meant, a header still spelled as an identifier (``top8_share``), a fi
 more than :data:`MAX_SHRINK` times wider than the column shows it (its text shrinks below
 reading size), a glued table captioned as a figure, a number on a chapter's page that does not
 carry the chapter's number, a page that opens with code instead of prose, or a JavaScript
-error or failed request in the console. A screenshot of every page is kept under
-``<build>/screenshots/``.
+error or failed request in the console, a table wider than its column without the scroll cue
+``book/_static/wide-tables.js`` gives it, or a landing page whose glued findings do not start in
+its first screen. A screenshot of every page is kept under ``<build>/screenshots/``, with every
+page's height (``heights.tsv``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ per inch and CSS shows 96 per inch, so a figure at its native size is shown 110/
 times narrower than its pixels (1.2 allows for rounding). More than that, and it is wider than
 the column at its native size: its text shrinks below the size it was set at."""
 CHAPTER_PAGE = re.compile(r"^ch(\d\d)_")
+ROOT_PAGE = "book/intro.html"
+FIRST_SCREEN = 1000
+"""Pixels of the landing page a reader sees first: its glued findings must start within them."""
+SCREEN = 900
+"""Pixels of one screen of a 1,400 x 900 window, the unit page heights are counted in
+(``screenshots/heights.tsv``: page, pixels, screens)."""
 
 
 def ensure_chromium() -> None:
@@ -59,7 +67,7 @@ def _driver():
         "--headless=new",
         "--no-sandbox",
         "--disable-gpu",
-        "--window-size=1280,1600",
+        "--window-size=1400,1600",
         "--disable-dev-shm-usage",
     ):
         opts.add_argument(arg)
@@ -99,6 +107,7 @@ def check_book(html_root: Path) -> dict[str, list[str]]:
     )
     ids: dict[Path, set[str]] = {}
     report: dict[str, list[str]] = {}
+    heights: dict[str, int] = {}
     driver = _driver()
     try:
         for page in pages:
@@ -176,6 +185,23 @@ def check_book(html_root: Path) -> dict[str, list[str]]:
                     for _, n in numbers
                     if n and n.split()[-1][: len(prefix)] != prefix
                 ]
+            clipped = driver.execute_script(
+                "return [...document.querySelectorAll('.bd-article table')]"
+                ".filter(t => t.scrollWidth > t.clientWidth + 1"
+                " && !t.classList.contains('scrolls'))"
+                ".map(t => (t.closest('[id]') || {id: ''}).id)"
+            )
+            problems += [
+                f"table {fid or '(no id)'} clipped without a scroll cue" for fid in clipped
+            ]
+            if rel == ROOT_PAGE:
+                top = driver.execute_script(
+                    "const f = document.querySelector('ul.findings');"
+                    "return f && f.children.length ? f.getBoundingClientRect().top : null;"
+                )
+                if top is None or top > FIRST_SCREEN:
+                    problems.append(f"the glued findings are not in the first {FIRST_SCREEN} px")
+            heights[rel] = driver.execute_script("return document.documentElement.scrollHeight")
             first = driver.execute_script(
                 "const a = document.querySelector('main article') || document.body;"
                 "const f = a.querySelector('p, .admonition, div.cell_input, div.cell_output');"
@@ -190,4 +216,7 @@ def check_book(html_root: Path) -> dict[str, list[str]]:
             report[rel] = problems
     finally:
         driver.quit()
+    (shots / "heights.tsv").write_text(
+        "".join(f"{rel}\t{h}\t{h / SCREEN:.1f}\n" for rel, h in heights.items())
+    )
     return report

@@ -5,7 +5,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.book.display import format_number, header, styler_html, table_html
+from jepa_geometry.book.display import (
+    Findings,
+    format_number,
+    header,
+    styler_html,
+    table_html,
+    unbroken_intervals,
+)
 
 
 def test_numbers_read_as_a_reader_expects():
@@ -78,3 +85,20 @@ def test_a_table_a_chapter_styled_shows_readable_numbers_wherever_it_gave_no_for
     swept = df.set_index(pd.Index([0.666667, 2.6666667], name="temperature"))
     html = styler_html(swept.style.format("{:.1%}"))
     assert _row_labels(html) == ["0.6667", "2.667"]  # labels the chapter left alone
+
+
+def test_findings_show_a_list_and_compare_as_text():
+    """The HTML a reader sees is an escaped list with bold leads; the text form the evidence
+    compares holds every number, so a changed number is a changed value."""
+    f = Findings((("SCALE plans <better>:", "+7.07 [+1.6, +12.5] pp"), ("Geometry:", "0 of 5")))
+    assert repr(f) == "- SCALE plans <better>: +7.07 [+1.6, +12.5] pp\n- Geometry: 0 of 5"
+    html = f._repr_html_()
+    assert html.startswith('<ul class="findings"><li><strong>SCALE plans &lt;better&gt;:')
+    assert html.count("<li>") == 2 and "+12.5" in html
+
+
+def test_an_interval_never_wraps_inside_but_its_table_still_wraps_between_words():
+    html = table_html(pd.DataFrame({"ours": ["+7.07 [+1.6, +12.5] pp"], "why": ["a long reason"]}))
+    assert "+7.07\u00a0[+1.6,\u00a0+12.5] pp" in html
+    assert "a long reason" in html  # other text keeps its spaces
+    assert unbroken_intervals("<td>[a, b]</td>") == "<td>[a, b]</td>"  # no estimate before it

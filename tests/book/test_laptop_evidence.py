@@ -1,7 +1,8 @@
 """CI keeps code and committed evidence together (issue 51): the cross-task page, a task's
 planning page and the reader's own objective (chapter 10) render at the laptop
 profile from ``evidence/laptop`` alone, cache-only (nothing collected, trained or planned), and
-every glued value equals the committed one. A change that would alter
+every glued value equals the committed one (identical, or equal: floats within the stated
+tolerance, as a render on another CPU gives). A change that would alter
 a laptop number fails here, in minutes, instead of silently needing hours of rebuild."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, DATA_ENV, READ_ONLY_ENV
-from jepa_geometry.book.evidence import evidence_pages, glued_differences
+from jepa_geometry.book.evidence import evidence_pages, glued_comparison
 from jepa_geometry.book.run import run_chapter
 from jepa_geometry.book.toc import EXECUTED_DIR, resolve_page
 from tests.conftest import REPO
@@ -41,6 +42,6 @@ def test_a_laptop_page_renders_from_the_committed_evidence_to_the_same_values(
     found = resolve_page(page)
     out = tmp_path / EXECUTED_DIR / f"{page}.ipynb"
     run_chapter(found.source, out, {**found.parameters, "profile": "laptop"})
-    assert glued_differences(REPO, "laptop", [page], executed=tmp_path) == []
+    assert glued_comparison(REPO, "laptop", [page], executed=tmp_path).differences == []
     kinds = ("datasets", "checkpoints", "results")  # a page's drawn figures go to figures/
     assert [p for k in kinds for p in (empty / k).rglob("*") if p.is_file()] == []  # none built

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from jepa_geometry.envs import TASKS, make_task, q_indices, q_names, shared_task
+from jepa_geometry.envs import TASKS, make_task, q_indices, q_names, shared_task, task_title
 
 Q_DIMS = {"tworoom": 2, "pusht": 6, "reacher": 4, "cube": 9, "pointmaze": 2}
 ACTION_DIMS = {"tworoom": 2, "pusht": 2, "reacher": 2, "cube": 5, "pointmaze": 2}
@@ -271,7 +271,7 @@ def test_task_table_lists_each_tasks_definitions():
     """Against the q definitions in the module docstring, written out by hand."""
     from jepa_geometry.book.tables.models import task_table
 
-    table = task_table()
+    table = task_table().rename(index={task_title(t): t for t in TASKS})  # shown by title
     assert list(table.index) == list(TASKS)
     assert table.loc["pusht", "half q"] == "block_x, block_y, cos_theta, sin_theta"
     assert table.loc["reacher", "half q"] == "cos_q0, sin_q0"
@@ -282,7 +282,7 @@ def test_task_table_lists_each_tasks_definitions():
         assert len(table.loc[name, "q"].split(", ")) == Q_DIMS[name]
         assert table.loc[name, "action dim"] == ACTION_DIMS[name]
     assert table.loc["reacher", "environment"] == "swm/ReacherDMControl-v0"
-    assert list(task_table(["cube"]).index) == ["cube"]
+    assert list(task_table(["cube"]).index) == ["Cube"]
 
 
 SWM_PROBE = """

@@ -59,8 +59,8 @@ def test_success_by_point_is_the_tier_mean_beside_the_task_s_ceiling():
         "task",
         "point",
         "steps",
-        "lewm (%)",
-        "scale (%)",
+        "LeWM (%)",
+        "SCALE (%)",
         "ceiling, 3 pairs (%)",
     ]
     assert shown.loc[0, "steps"] == smoke.train.steps

@@ -368,14 +368,14 @@ def test_arm_weights_table_has_the_papers_defaults():
     from jepa_geometry.book.tables.models import arm_weights_table
 
     t = arm_weights_table(["lewm", "scale", "aux", "anisowm", "scale+anisowm"], "reacher", 0.05)
-    assert list(t.columns) == ["sigreg", "scale", "aux", "kappa"]
-    assert (t["sigreg"] == 0.05).all()
+    assert list(t.columns) == ["SIGReg", "SCALE", "Aux", "κ"]  # weights and arms as shown
+    assert (t["SIGReg"] == 0.05).all()
     # SCALE's λ 0.15 and Aux's w 0.4 on Reacher, κ = 2 (the papers' defaults)
-    assert t.loc["scale", "scale"] == t.loc["scale+anisowm", "scale"] == 0.15
-    assert t.loc["aux", "aux"] == 0.4 and t.loc["anisowm", "kappa"] == 2.0
-    assert t.loc["scale+anisowm", "kappa"] == 2.0
-    assert np.isnan(t.loc["lewm", ["scale", "aux", "kappa"]].astype(float)).all()
-    assert np.isnan(float(t.loc["scale+anisowm", "aux"]))
+    assert t.loc["SCALE", "SCALE"] == t.loc["SCALE + AnisoWM", "SCALE"] == 0.15
+    assert t.loc["Aux", "Aux"] == 0.4 and t.loc["AnisoWM", "κ"] == 2.0
+    assert t.loc["SCALE + AnisoWM", "κ"] == 2.0
+    assert np.isnan(t.loc["LeWM", ["SCALE", "Aux", "κ"]].astype(float)).all()
+    assert np.isnan(float(t.loc["SCALE + AnisoWM", "Aux"]))
 
 
 def _synthetic_logs():

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
+from dataclasses import dataclass
 from functools import partial
+from html import escape
 from numbers import Real
 from typing import Any
 
@@ -87,7 +90,18 @@ def styler_html(styler: Styler) -> str:
         styler = styler.format(format_number, subset=truth)
     if _plain_index(styler.data):
         styler = styler.hide(axis="index")
-    return styler.format_index(header, axis=1).to_html()
+    return unbroken_intervals(styler.format_index(header, axis=1).to_html())
+
+
+_INTERVAL = re.compile(r"(?<=[^\s<>])( \[[^\[\]<>]{1,40}\])")
+
+
+def unbroken_intervals(html: str) -> str:
+    """``html`` with every interval kept on one line: an estimate and its ``[low, high]`` (at
+    most 40 characters between the brackets) joined by no-break spaces, so a narrow column
+    wraps between cells' words, never inside ``+7.07 [+1.6, +12.5]``. Only the HTML changes;
+    the text form the evidence compares is pandas' own."""
+    return _INTERVAL.sub(lambda m: m.group(1).replace(" ", "\u00a0"), html)
 
 
 def _unformatted(styler: Styler) -> list[tuple[int, int]]:
@@ -135,7 +149,7 @@ def table_html(df: pd.DataFrame) -> str:
         styler = styler.hide(axis="index")
     else:
         styler = styler.format_index(format_number, axis=0)
-    return styler.to_html()
+    return unbroken_intervals(styler.to_html())
 
 
 def use_for_data_frames() -> None:
@@ -150,3 +164,24 @@ def use_for_data_frames() -> None:
         html = shell.display_formatter.formatters["text/html"]
         html.for_type(pd.DataFrame, table_html)
         html.for_type(Styler, styler_html)
+
+
+@dataclass(frozen=True)
+class Findings:
+    """Short findings shown as a list, each a bold lead and its sentence.
+
+    Glued by the page that computes them and pasted on another page (MyST-NB pastes across
+    pages only text, HTML and images): its HTML is the list the reader sees, its text form
+    (``- lead sentence`` per line) is what the evidence compares, so a changed number is a
+    changed value (an ``IPython.display.HTML`` object's text form would hide it)."""
+
+    items: tuple[tuple[str, str], ...]
+
+    def __repr__(self) -> str:
+        return "\n".join(f"- {lead} {text}" for lead, text in self.items)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<li><strong>{escape(lead)}</strong> {escape(text)}</li>" for lead, text in self.items
+        )
+        return f'<ul class="findings">{rows}</ul>'

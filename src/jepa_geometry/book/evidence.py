@@ -9,7 +9,7 @@ a dataset's frames, a model's weights, which stay in the DVC remote) into
 ``evidence/laptop/pages/<page>.json``. The cache reads that tree as a read-only root behind
 ``data/`` (:func:`~jepa_geometry.artifacts.read_only_roots`), so a fresh clone renders the
 laptop book from it without training, collecting or planning anything, and
-:func:`glued_differences` tells whether a render reproduced every committed value.
+:func:`glued_comparison` tells whether a render reproduced every committed value.
 
 This follows DVC's own split: small outputs (metrics, plots) kept in git, large data in the
 remote. A file is copied only after its bytes match the manifest's sha256, each artifact
@@ -48,6 +48,7 @@ from jepa_geometry.artifacts import (
     replace_dir,
     sha256_file,
 )
+from jepa_geometry.book.evidence_compare import Comparison, combine, compare_files, compare_values
 from jepa_geometry.book.run import READS_KEY
 from jepa_geometry.book.toc import EXECUTED_DIR, book_pages
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
@@ -310,29 +311,27 @@ def incomplete_in_data(root: Path, executed: Path | None = None) -> list[str]:
     return out
 
 
-def glued_differences(
+def glued_comparison(
     root: Path,
     profile: str = "laptop",
     only: Iterable[str] | None = None,
     executed: Path | None = None,
-) -> list[str]:
-    """One line per glued value of the executed pages (every page, or those of ``only``; in
-    ``<executed>/book/chapters/``, default ``root``'s) that differs from the committed one in
-    ``evidence/<profile>/pages/`` (a value missing on either side counts); empty when the
-    render reproduced every number."""
+) -> Comparison:
+    """Every glued value of the executed pages (every page, or those of ``only``; in
+    ``<executed>/book/chapters/``, default ``root``'s) against the committed one in
+    ``evidence/<profile>/pages/``: identical, equal (the numbers in each text within
+    :data:`~jepa_geometry.book.evidence_compare.FLOAT_TOLERANCE`, integers and the words
+    around them exactly) or different, a value missing on either side included. A render on
+    another CPU than the export's may differ in a float's last digits and is still equal."""
     committed = root / EVIDENCE_DIR / profile / PAGES_DIR
-    out = []
+    parts = []
     for name, nb in _notebooks(root, executed or root, only).items():
         path = committed / f"{name}.json"
-        if not path.is_file():
-            out.append(f"{name}: no committed values ({path})")
-            continue
-        want = json.loads(path.read_text())
-        got = glued_values(nb)
-        for key in sorted(set(want) | set(got)):
-            if want.get(key) != got.get(key):
-                out.append(f"{name}: {key} = {got.get(key)!r}, committed {want.get(key)!r}")
-    return out
+        if path.is_file():
+            parts.append(compare_values(json.loads(path.read_text()), glued_values(nb), name))
+        else:
+            parts.append(Comparison(False, [f"{name}: no committed values ({path})"]))
+    return combine(parts)
 
 
 def evidence_pages(root: Path, profile: str = "laptop") -> list[str]:
@@ -344,16 +343,25 @@ def evidence_pages(root: Path, profile: str = "laptop") -> list[str]:
 
 @dataclass
 class SampleFile:
-    """One payload file of the rebuilt sample against the evidence's manifest."""
+    """One payload file of the rebuilt sample against the committed one."""
 
     artifact: str
     file: str
-    rebuilt: str | None  # sha256 of the rebuilt file (None: the rebuild lacks it)
-    evidence: str | None  # sha256 the committed manifest lists (None: it lists no such file)
+    comparison: Comparison
 
-    @property
-    def same(self) -> bool:
-        return self.rebuilt is not None and self.rebuilt == self.evidence
+
+def _against_committed(where: str, sha: str, copies: list[Path], rebuilt: Path) -> Comparison:
+    """The rebuilt file against the committed one, value by value: the first of ``copies``
+    whose bytes have the committed ``sha`` (the evidence tree holds the small files; a heavy
+    one is in ``data/`` once ``dvc pull`` fetched it). Without a copy nothing but the sha256
+    can be compared, and it differs."""
+    for copy in copies:
+        if copy.is_file() and sha256_file(copy) == sha:
+            return compare_files(copy, rebuilt, where)
+    return Comparison(
+        False,
+        [f"{where}: sha256 differs, and no committed copy to compare values with (dvc pull)"],
+    )
 
 
 def sample_artifacts(task: str, profile_name: str) -> tuple[Profile, PlanningCell, list[Artifact]]:
@@ -380,8 +388,11 @@ def sample_check(
     progress: bool = True,
 ) -> list[SampleFile]:
     """Rebuild one dataset, one model and one planning cell of ``task`` from nothing, in an
-    empty cache, and compare every payload file's sha256 (the heavy ones too) with the
-    committed evidence: the check anyone can run that the evidence is what the code computes.
+    empty cache, and compare every payload file (the heavy ones too) with the committed
+    evidence: the check anyone can run that the evidence is what the code computes. A file
+    with the committed sha256 is identical; another is compared value by value with the
+    committed copy (:func:`~jepa_geometry.book.evidence_compare.compare_files`), equal when
+    it differs only in floats within the tolerance (another CPU's rounding).
 
     The sample is the task study's LeWM model of its first training seed, and the cheapest
     of that model's CEM / iCEM cells (fewest rollouts per plan), all at the study's rung of its
@@ -396,6 +407,7 @@ def sample_check(
         if not (evidence / ref / MANIFEST).is_file():
             raise EvidenceError(f"the evidence {evidence} holds no {ref}: export it first")
         committed[ref] = read_manifest(evidence / ref / MANIFEST)["files"]
+    folders = list(dict.fromkeys((evidence, data_root(), *read_only_roots())))
     with (
         tempfile.TemporaryDirectory(dir=workdir) as tmp,
         environ({DATA_ENV: tmp, READ_ONLY_ENV: ""}),
@@ -408,14 +420,17 @@ def sample_check(
             ref = f"{art.kind}/{art.name}/{art.key}"
             rebuilt = art.manifest()["files"]
             for name in sorted(set(rebuilt) | set(committed[ref])):
-                out.append(
-                    SampleFile(
-                        ref,
-                        name,
-                        rebuilt.get(name, {}).get("sha256"),
-                        committed[ref].get(name, {}).get("sha256"),
-                    )
-                )
+                where, sha = f"{ref}/{name}", committed[ref].get(name, {}).get("sha256")
+                if name not in rebuilt:
+                    found = Comparison(False, [f"{where}: committed, missing from the rebuild"])
+                elif sha is None:
+                    found = Comparison(False, [f"{where}: rebuilt, not in the committed manifest"])
+                elif rebuilt[name]["sha256"] == sha:
+                    found = Comparison()
+                else:
+                    copies = [folder / ref / name for folder in folders]
+                    found = _against_committed(where, sha, copies, art.file(name))
+                out.append(SampleFile(ref, name, found))
     return out
 
 
@@ -427,7 +442,7 @@ __all__ = [
     "EvidenceError",
     "Export",
     "export_evidence",
-    "glued_differences",
+    "glued_comparison",
     "glued_values",
     "evidence_pages",
     "page_reads",

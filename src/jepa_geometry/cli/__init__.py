@@ -13,7 +13,7 @@
     jepa-geometry chapter chapters/ch01_metric_leverage.md out.ipynb -p profile smoke
     jepa-geometry evidence export                      # commit what the built book read
     jepa-geometry evidence diff                        # rendered values against committed ones
-    jepa-geometry evidence check --task tworoom        # rebuild a sample, compare its sha256
+    jepa-geometry evidence check --task tworoom        # rebuild a sample, compare its files
 
 Every command that reads or builds an artifact takes ``--profile`` and the same
 ``--set KEY=VALUE`` profile overrides, so a model trained with an override can be planned

@@ -27,11 +27,12 @@ from jepa_geometry.book.evidence import (
     EvidenceError,
     evidence_pages,
     export_evidence,
-    glued_differences,
+    glued_comparison,
     incomplete_in_data,
     over_budget,
     sample_check,
 )
+from jepa_geometry.book.evidence_compare import DIFFERENT, combine
 from jepa_geometry.book.html import build_html
 from jepa_geometry.book.run import build_book, cost_statement, run_chapter, run_experiment
 from jepa_geometry.book.toc import book_pages, resolve_page
@@ -338,12 +339,19 @@ def cmd_evidence(args: argparse.Namespace) -> int:
             )
         return 0
     if args.action == "diff":
-        lines = glued_differences(root, args.profile, args.only)
-        print("\n".join(lines) if lines else "every glued value equals the committed one")
-        return 1 if lines else 0
+        found = glued_comparison(root, args.profile, args.only)
+        for line in found.shown():
+            print(f"{DIFFERENT}  {line}")
+        pages = len(set(args.only)) if args.only else len(book_pages(root))
+        print(found.summary(f"the glued values of {pages} page(s)"))
+        return 1 if found.outcome == DIFFERENT else 0
     files = sample_check(root, args.task, args.profile, progress=not args.quiet)
     for f in files:
-        print(f"{'same' if f.same else 'DIFFERENT'}  {f.artifact}/{f.file}")
-    bad = sum(not f.same for f in files)
-    print(f"{len(files) - bad} of {len(files)} files rebuilt bit-identical to the evidence")
-    return 1 if bad else 0
+        path, c = f"{f.artifact}/{f.file}", f.comparison
+        if c.outcome == DIFFERENT:
+            print("\n".join(f"{DIFFERENT}  {line}" for line in c.shown()))
+        else:
+            print(f"{c.outcome:<9}  {path}" + (f": {c.largest}" if c.largest else ""))
+    found = combine(f.comparison for f in files)
+    print(found.summary(f"the {len(files)} rebuilt files"))
+    return 1 if found.outcome == DIFFERENT else 0

@@ -40,7 +40,7 @@ from jepa_geometry.verdict.claims import (
     evaluate_all,
     on_task,
 )
-from jepa_geometry.verdict.preconditions import preconditions
+from jepa_geometry.verdict.preconditions import LAMBDA_SELECTED, LEWM_ISOTROPIC, preconditions
 from jepa_geometry.verdict.records import (
     PAPER_CLAIMS,
     across_claims,
@@ -335,14 +335,15 @@ def primary_table(board: pd.DataFrame, items: Sequence, studies: Studies) -> pd.
             need != "" and int(need) <= ev.models
         )
         st = studies.studies.get(task)
-        seeds, cost = "decided" if decided else "> 50", ""
+        seeds, cost, hours = "decided" if decided else "> 50", "", float("nan")
         if not decided and need != "":
             seeds = int(need)
         if not decided and need != "" and st is not None:
             more = max(int(need) - ev.models, 0)
             per_model = not claim.measure.startswith("success")
             core_h = more * added_seed_hours(st, (claim.a, claim.b), per_model)
-            cost = f"{more} more: {core_h / CORES:.1f} h"
+            hours = core_h / CORES
+            cost = f"{more} more: {hours:.1f} h"
         rows.append(
             {
                 "paper": r["paper"],
@@ -357,9 +358,29 @@ def primary_table(board: pd.DataFrame, items: Sequence, studies: Studies) -> pd.
                 "seeds": ev.models,
                 "seeds to decide": seeds,
                 "their cost": cost,
+                "hours to decide": hours,
+                **_primary_numbers(claim, ev),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _primary_numbers(claim: Claim, ev: Evidence) -> dict[str, object]:
+    """A primary row's numbers as figures read them, in the claim's display unit (pp for
+    success): ours and its 95 % interval, the paper's difference (NaN where it publishes none)
+    and whether its setting is ours (``comparable``), and the bound the claim must clear
+    (``threshold + direction · min_effect``)."""
+    k = claim.display_scale
+    paper = claim.paper_value if claim.paper_value is not None else float("nan")
+    return {
+        "effect": k * ev.effect,
+        "low": k * ev.low,
+        "high": k * ev.high,
+        "paper value": k * paper,
+        "comparable": claim.paper_effect is not None,
+        "bound": k * (claim.threshold + claim.direction * claim.min_effect),
+        "unit": claim.unit,
+    }
 
 
 def primary_sentence(primary: pd.DataFrame) -> str:
@@ -381,6 +402,92 @@ def primary_sentence(primary: pd.DataFrame) -> str:
             "effect and spread"
         )
     return "; ".join(parts) + "."
+
+
+def _and_join(names: Sequence[str]) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _short(x: float) -> str:
+    """A number at a glance: two significant digits, signed, no ``-0``."""
+    return f"{0.0 if abs(x) < 1e-9 else x:+.2g}"
+
+
+def claim_finding(rows: pd.DataFrame) -> str:
+    """One headline claim over its tasks (its rows of :func:`primary_table`) in a sentence: which
+    label it reads on which tasks, then per task ours with its 95 % interval beside the paper's
+    difference (marked where it comes from another setting; "none published" where there is
+    none), at two significant digits: the table beside it gives three."""
+    labels = "; ".join(
+        f"{label} on {_and_join(rows.loc[rows['verdict'] == label, 'task'])}"
+        for label in VERDICTS
+        if (rows["verdict"] == label).any()
+    )
+    shown = []
+    for r in rows.to_dict("records"):
+        unit = f" {r['unit']}" if r["unit"] else ""
+        if pd.isna(r["paper value"]):
+            theirs = "none published"
+        else:
+            other = "" if r["comparable"] else ", another setting"
+            theirs = f"{_short(r['paper value'])}{other}"
+        ours = f"{_short(r['effect'])} [{_short(r['low'])}, {_short(r['high'])}]{unit}"
+        shown.append(f"{r['task']} {ours} ({theirs})")
+    return f"{labels}. Ours [95 % CI] (the paper's): {'; '.join(shown)}."
+
+
+def premises_finding(pre: pd.DataFrame) -> str:
+    """What the geometry says of AnisoWM's premises (:func:`preconditions_by_task` rows): on how
+    many tasks LeWM is near-isotropic and on how many models' tasks ΛReg's Λ departs from I
+    enough to count as selected, each with its criterion."""
+    parts = []
+    for name in (LEWM_ISOTROPIC, LAMBDA_SELECTED):
+        rows = pre[pre["precondition"].str.startswith(name)]
+        if rows.empty:
+            continue
+        holds = int(rows["holds"].astype(bool).sum())
+        criterion = rows["criterion"].iloc[0].split(" (")[0]
+        pairs = "tasks" if name == LEWM_ISOTROPIC else "task-arm pairs"
+        parts.append(f"{name} on {holds} of {len(rows)} {pairs} ({criterion})")
+    if not parts:
+        return "No task's geometry is measured at this profile."
+    return "AnisoWM's premises, measured: " + "; ".join(parts) + "."
+
+
+def reach_finding(primary: pd.DataFrame) -> str:
+    """What more training seeds would decide (:func:`primary_table`'s "seeds to decide"): how
+    many undecided headline claim-task pairs the seeds needed at their measured effect and spread
+    would settle, the most seeds and hours any one of them needs, and how many lie beyond 50
+    seeds (out of reach at this scale)."""
+    open_ = primary[primary["seeds to decide"] != "decided"]
+    if open_.empty:
+        return "Every headline claim-task pair is decided at this profile."
+    within = open_[open_["seeds to decide"].map(lambda x: isinstance(x, int))]
+    beyond = len(open_) - len(within)
+    text = f"{len(open_)} of {len(primary)} headline claim-task pairs are undecided"
+    if len(within):
+        worst = within.loc[within["hours to decide"].idxmax()]
+        text += (
+            f"; {len(within)} would be decided by at most {int(within['seeds to decide'].max())} "
+            f"training seeds (the costliest, {worst['claim']} on {worst['task']}, "
+            f"{worst['hours to decide']:.1f} h of this {CORES}-core machine)"
+        )
+    if beyond:
+        text += f"; {beyond} would need more than 50 seeds"
+    return text + "."
+
+
+def findings(primary: pd.DataFrame, pre: pd.DataFrame) -> list[tuple[str, str]]:
+    """The book's answer as the landing page opens with it: ``(lead, sentence)`` per headline
+    claim (:func:`claim_finding`), then AnisoWM's premises (:func:`premises_finding`) and what
+    more seeds would decide (:func:`reach_finding`)."""
+    out = [
+        (f"{claim}:", claim_finding(rows)) for claim, rows in primary.groupby("claim", sort=False)
+    ]
+    out.append(("Geometry:", premises_finding(pre)))
+    out.append(("More seeds:", reach_finding(primary)))
+    return out
 
 
 def page_labels(studies: Studies) -> pd.DataFrame:

@@ -364,6 +364,7 @@ def evaluate(spec: ClaimSpec, m: Measurements) -> tuple[Claim, Evidence] | None:
         spec.threshold,
         paper_effect,
         note,
+        paper_value=value,
         unit="pp" if success else "",
         display_scale=100.0 if success else 1.0,
         reference=spec.number.table if spec.number is not None and spec.number.cite else "",

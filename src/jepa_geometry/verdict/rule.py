@@ -191,6 +191,7 @@ class Claim:
     threshold: float = 0.0
     paper_effect: float | None = None  # m(a) - m(b) as reported, in our units, if comparable
     paper_note: str = ""  # where the paper's number comes from / why it is not comparable
+    paper_value: float | None = None  # the paper's m(a) - m(b) even where not comparable
     unit: str = ""  # display unit of effects, e.g. "pp"
     display_scale: float = 1.0  # effects are shown times this (100 for success in pp)
     reference: str = ""  # id of the reference-file table holding the paper's numbers, if any

@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.book.plots.geometry import RANK_METRICS, plot_ranking
+from jepa_geometry.book.style import label
 from tests.book.plots import png
 
 
@@ -41,4 +42,4 @@ def test_ranking_figure_is_the_same_on_every_run():
 def test_ranking_figure_shows_each_source_s_own_metrics():
     fig = plot_ranking(_ranking_rows(), ["lewm", "scale"], seed=0)
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
-    assert labels == [m for cols in RANK_METRICS.values() for m in cols]
+    assert labels == [label(m) for cols in RANK_METRICS.values() for m in cols]

@@ -76,7 +76,7 @@ def test_the_premises_legend_names_every_task_and_arm_just_below_the_panels():
     fig = plot_scaling_premises(_premises(), budgets)
     gap = _legend_gap(fig)
     texts = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert texts == ["Two-Room", "Push-T", "Cube", "lewm", "scale"]
+    assert texts == ["Two-Room", "Push-T", "Cube", "LeWM", "SCALE"]
     assert 0 < gap < 0.25, f"{gap:.2f} in between the last panels' labels and the legend"
 
 

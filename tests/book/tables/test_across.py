@@ -280,3 +280,33 @@ def test_saturation_sentence_applies_the_tier_mean_rule(rates, said):
     assert f"{100 * np.mean(rates):.1f} % under SCALE's protocol" in text
     assert f"({100 * rates[-1]:.1f} % at T3, the smallest budget)" in text
     assert text.endswith(said) and "at least 90 %" in text
+
+
+def test_the_verdict_board_puts_the_primary_claims_first_and_keeps_the_claim_in_view():
+    board = pd.DataFrame(
+        {
+            "claim": ["c secondary", "c extension", "c primary"],
+            "task": ["Two-Room"] * 3,
+            "paper": ["SCALE"] * 3,
+            "verdict": ["inconclusive", "reproduced", "below this run's resolution"],
+            "reason": ["r1", "r2", "r3"],
+            "our effect [95% CI]": ["+1 [0, +2]"] * 3,
+            "paper's effect": ["+2"] * 3,
+            "min effect": ["+0.05"] * 3,
+            "family": ["secondary", "ours (extension)", "primary"],
+        }
+    )
+    styled = across.verdict_board_display(board)
+    assert list(styled.data["claim"]) == ["c primary", "c secondary", "c extension"]
+    assert list(styled.data["verdict"])[0] == "below resolution"
+    html = styled.to_html()
+    assert across.STICKY_FIRST in html
+
+
+def test_coverage_names_arms_and_keeps_protocols_apart():
+    coverage = pd.DataFrame(
+        {"arms": ["lewm, scale+anisowm"], "protocols": ["goal100_budget150, goal25_budget50"]}
+    )
+    shown = across.coverage_display(coverage)
+    assert shown["arms"].item() == "LeWM, SCALE + AnisoWM"
+    assert shown["protocols"].item() == "goal 100, budget 150; goal 25, budget 50"

@@ -11,8 +11,8 @@ def test_weight_table_gives_each_task_its_papers_weights():
     from jepa_geometry.book.tables.gate import weight_table
 
     t = weight_table("reacher", ["lewm", "scale", "aux", "scale+anisowm"]).set_index("arm")
-    assert t.loc["scale", "SCALE λ"] == 0.15 and t.loc["aux", "Aux w"] == 0.4
-    assert np.isnan(t.loc["lewm", "SCALE λ"]) and t.loc["scale+anisowm", "ΛReg κ"] == 2.0
+    assert t.loc["SCALE", "SCALE λ"] == 0.15 and t.loc["Aux", "Aux w"] == 0.4
+    assert np.isnan(t.loc["LeWM", "SCALE λ"]) and t.loc["SCALE + AnisoWM", "ΛReg κ"] == 2.0
     assert weight_table("pointmaze", ["scale"]).iloc[0]["SCALE λ"] == 0.1
 
 

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from jepa_geometry.book import tables
+from jepa_geometry.book.style import display_name
 from jepa_geometry.verdict.reference import reference_numbers
 
 WORDS = ("more", "less", "neither")
@@ -51,10 +52,13 @@ def test_a_probe_word_reads_the_named_measure_and_pairs_the_seeds():
 def test_probe_summary_is_mean_and_sd_over_seeds():
     probes = pd.DataFrame({"arm": ["scale", "lewm", "lewm", "lewm"], "x": [0.5, 0.1, 0.2, 0.6]})
     out = tables.geometry.probe_summary(probes, ["x"])
-    assert list(out.index) == ["lewm", "scale"]  # the book's order, baseline first
+    assert list(out.index) == ["LeWM", "SCALE"]  # the book's order, baseline first, shown
     sd = np.std([0.1, 0.2, 0.6], ddof=1)
-    assert out.loc["lewm", "x"] == f"{0.3:.3f} ± {sd:.3f}"
-    assert out.loc["scale", "x"] == "0.500"  # one seed: no spread to report
+    assert out.loc["LeWM", "x"] == f"{0.3:.3f} ± {sd:.3f}"
+    assert out.loc["SCALE", "x"] == "0.500"  # one seed: no spread to report
+    ratio = probes.rename(columns={"x": "ratio_p90_over_p10"})
+    named = tables.geometry.probe_summary(ratio, ["ratio_p90_over_p10"])
+    assert list(named.columns) == ["p90/p10 ratio"]
 
 
 def test_paper_ranking_table_carries_the_reference_values():
@@ -62,7 +66,8 @@ def test_paper_ranking_table_carries_the_reference_values():
     ref = reference_numbers(table="aniso_cost_ordering", task="tworoom")
     for _, r in ref.iterrows():
         metric = {"J_enc": "agree_enc", "J_pred": "agree_pred"}[r["cost"]]
-        assert t.loc[(r["paper"], r["arm"]), metric] == pytest.approx(r["value"])
+        row = (r["paper"], display_name(r["arm"]))
+        assert t.loc[row, display_name(metric)] == pytest.approx(r["value"])
 
 
 def test_landscape_summary_averages_goals_then_seeds():
@@ -141,18 +146,19 @@ def test_final_diagnostics_averages_the_last_rows_of_each_model_then_seeds():
     )
     out = tables.geometry.final_diagnostics(pd.DataFrame(rows), last=3)
     # seed 0: mean(1, 2, 3) = 2; seed 1: 2.2 -> 2.1 ± sd(2, 2.2); step 50 (9.0) is dropped
-    assert out.loc["anisowm", "cond_lambda"] == f"{2.1:.3f} ± {np.std([2.0, 2.2], ddof=1):.3f}"
-    assert out.loc["lewm", "top8_share"] == "0.200" and out.loc["lewm", "cond_lambda"] == ""
-    assert list(out.index) == ["lewm", "anisowm"] and list(out.columns) == [
-        "top8_share",
-        "cond_lambda",
+    assert out.loc["AnisoWM", "cond Λ"] == f"{2.1:.3f} ± {np.std([2.0, 2.2], ddof=1):.3f}"
+    assert out.loc["LeWM", "top-8 share"] == "0.200" and out.loc["LeWM", "cond Λ"] == ""
+    assert list(out.index) == ["LeWM", "AnisoWM"] and list(out.columns) == [
+        "top-8 share",
+        "cond Λ",
     ]
 
 
 def test_a_task_anisowm_does_not_report_has_scale_s_ranking_rows_only():
     ranking = tables.geometry.paper_ranking_table("pointmaze")
     assert set(ranking.index.get_level_values("paper")) == {"SCALE"}
-    assert "agree_pred" not in ranking.columns and "tau_pred" in ranking.columns
+    assert display_name("agree_pred") not in ranking.columns
+    assert display_name("tau_pred") in ranking.columns
 
 
 def test_coordinate_table_averages_seeds_in_q_order():

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from jepa_geometry.book import tables
+from jepa_geometry.book.style import display_name
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.stats import format_rate
@@ -73,7 +74,7 @@ def test_tier_spread_subtracts_the_poorest_tier():
         ]
     )
     s = tables.planning.tier_spread(t, "p", ["lewm", "scale", "aux"])
-    assert list(s.index) == ["lewm", "scale"]  # aux has no T5 cell
+    assert list(s.index) == ["LeWM", "SCALE"]  # aux has no T5 cell; arms by display name
     np.testing.assert_allclose(s["T1 - T5 (pp)"], [50.0, 70.0])
 
 
@@ -209,11 +210,11 @@ def test_scale_s_mppi_at_t_half_sits_beside_our_mppi_at_the_same_temperature():
         beside = tables.planning.beside_papers(table, task, arms)
         scale = beside[beside["paper"] == "SCALE"].set_index(["solver", "budget", "arm"])
         theirs = ref[ref["task"] == task]
-        assert set(scale.index.get_level_values("solver")) == {"cem", "icem", "mppi_swm"}
+        assert set(scale.index.get_level_values("solver")) == {"CEM", "iCEM", "MPPI at T = 0.5"}
         assert len(scale) == len(theirs)
         for r in theirs.itertuples():
             ours = {"mppi": "mppi_swm"}.get(r.solver, r.solver)
-            row = scale.loc[(ours, r.tier, r.arm)]
+            row = scale.loc[(display_name(ours), r.tier, display_name(r.arm))]
             assert row["paper value (%)"] == r.value
             assert row["ours (%)"] == format_rate(
                 rates[ours], rates[ours] - 0.05, rates[ours] + 0.05
@@ -231,7 +232,7 @@ def test_half_q_table_pairs_each_contrast_and_sets_scale_beside():
     for arm, ok in (("lewm", base), ("scale", full), ("scale-halfq", half), ("aux", base)):
         rows += _t1_rows(arm, lambda s, e, ok=ok: bool(ok[s, e]), pairs=200)
     t = tables.planning.half_q_table(pd.DataFrame(rows), "reacher", "p")
-    assert list(t["contrast"]) == ["scale − lewm", "scale-halfq − lewm", "scale-halfq − scale"]
+    assert list(t["contrast"]) == ["SCALE − LeWM", "SCALE half-q − LeWM", "SCALE half-q − SCALE"]
     for (a, b), text in zip(
         [(full, base), (half, base), (half, full)], t["ours (pp)"], strict=True
     ):
@@ -243,7 +244,7 @@ def test_half_q_table_pairs_each_contrast_and_sets_scale_beside():
     assert t["SCALE (pp)"].iloc[0] == ""  # SCALE's Reacher headline has no full-q contrast
     assert (t["seeds"] == 3).all()
     md = tables.planning.half_q_markdown(t, "reacher")
-    assert "| scale-halfq − scale" in md and "not a result of this book" in md
+    assert "| SCALE half-q − SCALE" in md and "not a result of this book" in md
     empty = tables.planning.half_q_table(
         pd.DataFrame(rows).query("arm != 'scale-halfq'"), "reacher", "p"
     )
@@ -299,14 +300,14 @@ def test_plan_cost_and_the_dinowm_table_match_direct_sums():
     for versus in ("lewm", "scale"):
         a = cell[cell.arm == "dinowm"].sort_values(["train_seed", "episode"]).success.to_numpy()
         b = cell[cell.arm == versus].sort_values(["train_seed", "episode"]).success.to_numpy()
-        ours = t.loc[f"dinowm − {versus}, success at CEM T1", "ours"]
+        ours = t.loc[f"DINO-WM − {display_name(versus)}, success at CEM T1", "ours"]
         assert ours.startswith(f"{100 * (a.mean() - b.mean()):.1f} [")
     tier = (
         reference_numbers(table="scale_success_per_tier", task="tworoom", solver="cem", tier="T1")
         .set_index("arm")
         .value
     )
-    assert t.loc["dinowm − lewm, success at CEM T1", "SCALE"] == (
+    assert t.loc["DINO-WM − LeWM, success at CEM T1", "SCALE"] == (
         f"{tier['dinowm'] - tier['lewm']:+.1f} pp"
     )
     assert t.loc["training cost, seconds per model / LeWM's", "ours"].startswith(
@@ -384,7 +385,8 @@ def test_ceiling_table_sets_the_arms_on_the_ceiling_s_pairs_and_pairs_the_gap():
     assert np.isnan(by.loc["ceiling", "gap"])
     shown = tables.planning.ceiling_display(t)
     assert list(shown.columns[:3]) == ["solver", "budget", "pairs"]
-    assert shown.loc[0, "ceiling - lewm (pp)"].startswith("33.3 [")
+    assert shown.loc[0, "ceiling - LeWM (pp)"].startswith("33.3 [")
+    assert "LeWM (%)" in shown.columns and "random (%)" in shown.columns
     words = tables.planning.ceiling_sentence(t)
     assert "CEM at T1 reaches 66.7 [" in words and "of 3 pairs" in words
     assert "on the same pairs lewm reaches 33.3 [" in words

@@ -1,12 +1,14 @@
 """The book's figures, one module per family of chapters, and the one place they are saved.
 
-- :mod:`.shared`: the style (``set_theme``), the figures' sizes, one colour per arm or task,
-  and ``savefig``, which writes every figure to ``data/figures/<profile>/<fig_id>.png``;
+- :mod:`.shared`: the style (``set_theme``), the figures' sizes and ``savefig``, which writes
+  every figure to ``data/figures/<profile>/<fig_id>.png`` (one colour per arm or task and one
+  display name per code name: :mod:`jepa_geometry.book.style`);
 - :mod:`.theory`: chapters 1-3 (metric leverage, the closed forms, the 2-D toy);
 - :mod:`.models`: chapters 4-5 (a task's episodes, the world models' training);
 - :mod:`.planning`: chapter 6 (planning success, each arm against the baseline);
 - :mod:`.geometry`: chapter 7 (spectra, probes, rank channels, cost landscapes);
 - :mod:`.across`: chapter 8 (across the tasks, AnisoWM's κ sweep on trained models);
+- :mod:`.primary`: the papers' headline claims, ours beside theirs (the landing page, chapter 8);
 - :mod:`.scaling`: chapter 9 (toward the papers' scale).
 
 What a figure plots is computed elsewhere (the library's layers below); these functions only
@@ -38,11 +40,11 @@ from jepa_geometry.book.plots.models import (
     plot_training_diagnostics,
 )
 from jepa_geometry.book.plots.planning import plot_paired, plot_success_cells
+from jepa_geometry.book.plots.primary import plot_primary
 from jepa_geometry.book.plots.scaling import plot_scaling_effects, plot_scaling_premises
 from jepa_geometry.book.plots.shared import (
     INLINE_DPI,
     PAGE_WIDTH,
-    colorblind_palette,
     figure_path,
     savefig,
     set_theme,
@@ -64,7 +66,6 @@ __all__ = [
     "INLINE_DPI",
     "PAGE_WIDTH",
     "RANK_METRICS",
-    "colorblind_palette",
     "figure_path",
     "plot_box_planning",
     "plot_contrast_forest",
@@ -85,6 +86,7 @@ __all__ = [
     "plot_paired",
     "plot_pca_probes",
     "plot_prediction_vs_regret",
+    "plot_primary",
     "plot_ranking",
     "plot_regret_vs_eta",
     "plot_scale_grid",

@@ -8,22 +8,22 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from jepa_geometry.book.plots.shared import PAGE_WIDTH, colorblind_palette, legend_below
-from jepa_geometry.envs import task_title
-from jepa_geometry.study.grid import GRID_SOLVERS, SOLVER_NAMES
+from jepa_geometry.book.plots.shared import PAGE_WIDTH, legend_below
+from jepa_geometry.book.style import arm_colour, label, task_colour
+from jepa_geometry.study.grid import GRID_SOLVERS
+from jepa_geometry.study.spec import BASELINE
 
 
 def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
     """SCALE's main grid as one faceted figure: rows tasks, columns solvers; per arm our
     tier-mean success with its 95 % interval (dots and bars) and SCALE's value (open
-    diamonds, same colour); the random policy as a grey band.
+    diamonds, same colour); the random policy as a translucent band of its colour.
 
     ``grid`` is :func:`jepa_geometry.book.tables.across.scale_grid` output.
     """
     tasks = list(dict.fromkeys(grid["task"]))
     solvers = [s for s in GRID_SOLVERS if s in set(grid["solver"])]
     arms = [a for a in dict.fromkeys(grid["arm"]) if a != "random"]
-    palette = colorblind_palette(arms)
     fig, axes = plt.subplots(
         len(tasks),
         len(solvers),
@@ -37,7 +37,14 @@ def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
             g = grid[(grid.task == task) & (grid.solver == solver)].set_index("arm")
             if "random" in g.index:
                 r = g.loc["random"]
-                ax.axhspan(100 * r.low, 100 * r.high, color="0.85", zorder=0)
+                ax.axhspan(
+                    100 * r.low,
+                    100 * r.high,
+                    color=arm_colour("random"),
+                    alpha=0.35,
+                    lw=0,
+                    zorder=0,
+                )
             for x, arm in enumerate(arms):
                 if arm not in g.index:
                     continue
@@ -49,19 +56,19 @@ def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
                     fmt="o",
                     ms=4,
                     capsize=2,
-                    color=palette[arm],
+                    color=arm_colour(arm),
                 )
                 if np.isfinite(r.paper):
-                    ax.plot(x, r.paper, "D", mfc="none", mec=palette[arm], ms=6)
-            ax.set_xticks(range(len(arms)), arms, rotation=45, ha="right", fontsize=8)
+                    ax.plot(x, r.paper, "D", mfc="none", mec=arm_colour(arm), ms=6)
+            ax.set_xticks(range(len(arms)), map(label, arms), rotation=45, ha="right", fontsize=8)
             if i == 0:
-                ax.set_title(SOLVER_NAMES[solver])
+                ax.set_title(label(solver))
             if j == 0:
-                ax.set_ylabel(f"{task_title(task)}\nsuccess (%)")
+                ax.set_ylabel(f"{label(task)}\nsuccess (%)")
     handles = [
         plt.Line2D([], [], ls="", marker="o", color="0.3", label="ours (95 % CI)"),
         plt.Line2D([], [], ls="", marker="D", mfc="none", mec="0.3", label="SCALE"),
-        plt.matplotlib.patches.Patch(color="0.85", label="random policy"),
+        plt.matplotlib.patches.Patch(color=arm_colour("random"), alpha=0.35, label="random policy"),
     ]
     fig.legend(
         handles=handles,
@@ -83,8 +90,7 @@ def plot_contrast_forest(contrasts: pd.DataFrame) -> plt.Figure:
     """
     arms = list(dict.fromkeys(contrasts["arm"]))
     rows = list(dict.fromkeys(zip(contrasts.task, contrasts.solver, strict=True)))
-    labels = [f"{task_title(t)} {SOLVER_NAMES[s]}" for t, s in rows]
-    palette = colorblind_palette(arms)
+    labels = [f"{label(t)} {label(s)}" for t, s in rows]
     ncols = min(len(arms), 2)
     nrows = -(-len(arms) // ncols)
     fig, axes = plt.subplots(
@@ -110,12 +116,12 @@ def plot_contrast_forest(contrasts: pd.DataFrame) -> plt.Figure:
                 fmt="o",
                 ms=4,
                 capsize=2,
-                color=palette[arm],
+                color=arm_colour(arm),
             )
             if np.isfinite(r.paper):
                 ax.plot(r.paper, y, "D", mfc="none", mec="k", ms=5)
         ax.axvline(0, color="k", lw=0.8)
-        ax.set_title(f"{arm} − lewm", fontsize=10)
+        ax.set_title(f"{label(arm)} − {label(BASELINE)}", fontsize=10)
         ax.set_xlabel("difference (pp)", fontsize=9)
     axes[0, 0].set_yticks(range(len(rows)), labels)
     axes[0, 0].invert_yaxis()
@@ -134,10 +140,11 @@ def plot_geometry_heatmap(geometry: pd.DataFrame, measures: list[str]) -> plt.Fi
     ``geometry`` is :func:`jepa_geometry.book.tables.across_geometry.geometry_table` output.
     """
     g = geometry[geometry.measure.isin(measures)].copy()
-    g["row"] = [f"{task_title(t)} · {a}" for t, a in zip(g.task, g.arm, strict=True)]
+    g["row"] = [f"{label(t)} · {label(a)}" for t, a in zip(g.task, g.arm, strict=True)]
     order = list(dict.fromkeys(g["row"]))
     ours = g.pivot(index="row", columns="measure", values="ours").reindex(order)[measures]
     paper = g.pivot(index="row", columns="measure", values="paper").reindex(order)[measures]
+    ours.columns = paper.columns = [label(m) for m in measures]
     both = pd.concat([ours, paper])
     lo, hi = both.min(), both.max()
     span = (hi - lo).replace(0, 1.0)
@@ -173,14 +180,14 @@ def plot_geometry_heatmap(geometry: pd.DataFrame, measures: list[str]) -> plt.Fi
 
 
 def plot_lambda_by_task(spectra: pd.DataFrame) -> plt.Figure:
-    """The learned ΛReg target variances, sorted, one line per task (mean over seeds): how
-    far from the isotropic 1 each task's Λ moved.
+    """The learned ΛReg target variances, sorted, one line per task in its colour (mean over
+    seeds): how far from the isotropic 1 each task's Λ moved.
 
     ``spectra`` is :func:`jepa_geometry.book.tables.across_geometry.lambda_spectra_by_task` output.
     """
     fig, ax = plt.subplots(figsize=(5.6, 3.4))
     for task, g in spectra.groupby("task", sort=False):
-        ax.plot(g["rank"], g["variance"], lw=1.5, label=task)
+        ax.plot(g["rank"], g["variance"], lw=1.5, color=task_colour(task), label=label(task))
     ax.axhline(1.0, color="k", lw=0.8, ls="--", label="isotropic (SIGReg)")
     ax.set_xlabel("coordinate rank / D (largest first)")
     ax.set_ylabel("target variance $v_i$")
@@ -206,7 +213,6 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
         return fig
     tasks = list(dict.fromkeys(success["task"]))
     fig, axes = plt.subplots(1, 1 + len(tasks), figsize=(PAGE_WIDTH, 3.2))
-    colours = dict(zip(tasks, sns.color_palette(n_colors=len(tasks)), strict=True))
     ax = axes[0]
     kappas = sorted(set(success["kappa"]))
     pos = {k: i for i, k in enumerate(kappas)}  # κ evenly spaced: the sweep's points in order
@@ -218,12 +224,12 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
                 g["kappa"].map(pos),
                 100 * g["success"],
                 yerr=err if split == "evaluation" else None,
-                color=colours[task],
+                color=task_colour(task),
                 ls=ls,
                 marker="o",
                 ms=3,
                 capsize=2,
-                label=f"{task} ({split})",
+                label=f"{label(task)} ({split})",
             )
     ax.set_xticks(range(len(kappas)), [f"{k:g}" for k in kappas])
     ax.set(xlabel="κ (bound on cond Λ)", ylabel="success (%)", title="CEM T1 success")
@@ -236,7 +242,7 @@ def plot_trained_kappa_sweep(success: pd.DataFrame, spectra: pd.DataFrame) -> pl
             s = g[g["kappa"] == k]
             ax.plot(s["rank"], s["variance"], color=cmap(i), lw=1.2, label=f"κ = {k:g}")
         ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
-        ax.set(xlabel="coordinate rank / D", ylabel="target variance $v_i$", title=task)
+        ax.set(xlabel="coordinate rank / D", ylabel="target variance $v_i$", title=label(task))
         ax.legend(fontsize=6)
     legend_below(fig, handles, labels, ncol=len(tasks) * 2, fontsize=7)
     return fig

@@ -12,12 +12,14 @@ import seaborn as sns
 from matplotlib.patches import Circle
 
 from jepa_geometry.analysis import landscape
-from jepa_geometry.book.plots.shared import PAGE_WIDTH
+from jepa_geometry.book.plots.shared import PAGE_WIDTH, by_arm
+from jepa_geometry.book.style import arm_colour, label
 
 
 def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
     """AnisoWM Figure 5's analogue: the final learned ΛReg target variances of every
-    (arm, seed), sorted, beside the first model's sorted spectrum over training (a heat map).
+    (arm, seed), sorted, in the arm's colour, beside the first model's sorted spectrum over
+    training (a heat map).
 
     ``lambda_spectra`` is :attr:`jepa_geometry.analysis.measurements.Geometry.lambda_spectra`.
     """
@@ -25,9 +27,8 @@ def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
         raise ValueError("no ΛReg spectra: none of the measured arms has a ΛReg term")
     fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2))
     for (m, s), sp in sorted(lambda_spectra.items()):
-        axes[0].plot(
-            np.arange(1, len(sp["final_sorted"]) + 1), sp["final_sorted"], label=f"{m} seed {s}"
-        )
+        x = np.arange(1, len(sp["final_sorted"]) + 1)
+        axes[0].plot(x, sp["final_sorted"], color=arm_colour(m), label=f"{label(m)} seed {s}")
     axes[0].axhline(1.0, color="0.5", lw=0.8, ls="--")
     axes[0].set(
         xlabel="coordinate (sorted)", ylabel="target variance $v_i$", title="final learned spectrum"
@@ -46,7 +47,7 @@ def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
     axes[1].set(
         xlabel="training step",
         ylabel="coordinate (sorted)",
-        title=f"spectrum over training ({m}, seed {s})",
+        title=f"spectrum over training ({label(m)}, seed {s})",
     )
     fig.tight_layout()
     return fig
@@ -56,13 +57,10 @@ def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]
     """SCALE's geometry at a glance: the PCA spectrum of held-out embeddings (first 16 PCs, band:
     range over seeds) and the R² of q from the top-k PCs against the full embedding."""
     fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.4))
-    spec = spectra[spectra.pc <= 16]
     sns.lineplot(
-        data=spec,
+        **by_arm(spectra[spectra.pc <= 16], arms),
         x="pc",
         y="share",
-        hue="arm",
-        hue_order=arms,
         marker="o",
         ms=4,
         errorbar=("pi", 100),
@@ -77,14 +75,15 @@ def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]
     long = probes.melt(
         id_vars=["arm", "train_seed"],
         var_name="probe",
-        value_name="R2",
+        value_name="R²",
         value_vars=["r2_top2", "r2_top4", "r2_top8", "r2_full_ridge", "r2_full_mlp"],
     )
+    long["probe"] = long["probe"].map(label)
     sns.barplot(
-        data=long, x="probe", y="R2", hue="arm", hue_order=arms, errorbar=("pi", 100), ax=axes[1]
+        **by_arm(long, arms), x="probe", y="R²", saturation=1, errorbar=("pi", 100), ax=axes[1]
     )
     axes[1].set(
-        ylim=(min(0, long.R2.min()), 1.02), title="R² of q: leading PCs\nvs the full embedding"
+        ylim=(min(0, long["R²"].min()), 1.02), title="R² of q: leading PCs\nvs the full embedding"
     )
     axes[1].legend(fontsize=7)
     axes[1].tick_params(axis="x", labelrotation=30)
@@ -112,13 +111,12 @@ def plot_ranking(ranking: pd.DataFrame, arms: list[str], seed: int) -> plt.Figur
         for source, cols in RANK_METRICS.items()
     ]
     r = pd.concat(parts, ignore_index=True)
+    r["metric"] = r["metric"].map(label)
     fig, ax = plt.subplots(figsize=(PAGE_WIDTH, 3.4))
     sns.pointplot(
-        data=r,
+        **by_arm(r, arms),
         x="metric",
         y="value",
-        hue="arm",
-        hue_order=arms,
         dodge=0.5,
         linestyle="none",
         errorbar=("ci", 95),
@@ -171,17 +169,21 @@ def plot_landscape_examples(
     fig, axes = plt.subplots(rows, cols, figsize=(side * cols, 0.97 * side * rows), squeeze=False)
     for row, (arm, arm_panels) in zip(axes, panels.items(), strict=True):
         plot_landscapes(grid, arm_panels, axes=row)
-        row[0].set_ylabel(f"{arm} (seed {seed})")
+        row[0].set_ylabel(f"{label(arm)} (seed {seed})")
     fig.tight_layout()
     return fig
 
 
 def plot_landscape_distribution(landscape_rows: pd.DataFrame, arms: list[str]) -> plt.Figure:
-    """Box plots of the landscape IoU and Spearman ρ over random goals, every seed pooled."""
+    """Box plots of the landscape IoU and Spearman ρ over random goals, every seed pooled, one
+    box per arm in its colour."""
     fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2))
+    shown = by_arm(landscape_rows, arms)
     for ax, col in zip(axes, ["iou", "spearman"], strict=True):
-        sns.boxplot(data=landscape_rows, x="arm", y=col, order=arms, ax=ax, fliersize=1)
-        ax.set(title=f"{col} over random goals (all seeds)", xlabel="")
+        sns.boxplot(
+            **shown, x="arm", y=col, order=shown["hue_order"], saturation=1, ax=ax, fliersize=1
+        )
+        ax.set(title=f"{label(col)} over random goals (all seeds)", xlabel="", ylabel=label(col))
         ax.tick_params(axis="x", labelrotation=20)
     fig.tight_layout()
     return fig

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from jepa_geometry.book.plots.shared import PAGE_WIDTH
+from jepa_geometry.book.plots.shared import PAGE_WIDTH, by_arm
+from jepa_geometry.book.style import arm_colour, label
 
 
 def plot_task_strip(task: str, strip: dict[str, np.ndarray], stride: int) -> plt.Figure:
@@ -26,10 +27,10 @@ def plot_task_strip(task: str, strip: dict[str, np.ndarray], stride: int) -> plt
     ax_img.set(
         xticks=[],
         yticks=[],
-        title=f"{task}: steps 0, {stride}, ... of held-out episode {int(strip['episode'])}",
+        title=f"{label(task)}: steps 0, {stride}, ... of held-out episode {int(strip['episode'])}",
     )
     for j, name in enumerate(names):
-        ax_q.plot(strip["step"], strip["q"][:, j], label=name)
+        ax_q.plot(strip["step"], strip["q"][:, j], label=label(name))
     ax_q.set(xlabel="env step", ylabel="standardized q")
     ax_q.legend(ncol=min(5, len(names)), fontsize=7, loc="upper right")
     fig.tight_layout()
@@ -37,16 +38,19 @@ def plot_task_strip(task: str, strip: dict[str, np.ndarray], stride: int) -> plt
 
 
 def plot_loss_terms(long: pd.DataFrame, title: str) -> plt.Figure:
-    """One log-scale panel per loss term over training steps, one line per arm.
+    """One log-scale panel per loss term over training steps, titled by the term's display
+    name, one line per arm in its colour.
 
     ``long`` is :func:`jepa_geometry.book.tables.models.loss_terms_long` output (columns step, arm,
     term, value); panels do not share a y axis, since the terms differ by orders of magnitude.
     """
+    arms = list(dict.fromkeys(long["arm"]))
+    shown = by_arm(long, arms)
+    shown["data"] = shown["data"].assign(term=long["term"].map(label))
     grid = sns.relplot(
-        data=long,
+        **shown,
         x="step",
         y="value",
-        hue="arm",
         col="term",
         kind="line",
         col_wrap=2,
@@ -54,21 +58,23 @@ def plot_loss_terms(long: pd.DataFrame, title: str) -> plt.Figure:
         facet_kws={"sharey": False},
     )
     grid.set(yscale="log")
+    grid.set_titles("{col_name}")
     grid.figure.suptitle(title, y=1.03)
     return grid.figure
 
 
 def plot_lambda_target_spectrum(summary: pd.DataFrame) -> plt.Figure:
     """ΛReg's target spectrum during training: largest and smallest target variance and the
-    share of coordinates with ``v > 1``, per arm.
+    share of coordinates with ``v > 1``, per arm in its colour (one line style per quantity).
 
     ``summary`` is :func:`jepa_geometry.book.tables.models.lambda_target_summary` output.
     """
     fig, ax = plt.subplots()
     for m, g in summary.groupby("arm", sort=False):
-        ax.plot(g["step"], g["largest v"], label=f"{m}: largest v")
-        ax.plot(g["step"], g["smallest v"], "--", label=f"{m}: smallest v")
-        ax.plot(g["step"], g["share of v > 1"], ":", label=f"{m}: share of v > 1")
+        c, name = arm_colour(m), label(m)
+        ax.plot(g["step"], g["largest v"], color=c, label=f"{name}: largest v")
+        ax.plot(g["step"], g["smallest v"], "--", color=c, label=f"{name}: smallest v")
+        ax.plot(g["step"], g["share of v > 1"], ":", color=c, label=f"{name}: share of v > 1")
     ax.set(xlabel="step", ylabel="target variance", title="ΛReg target spectrum during training")
     ax.legend(fontsize=8)
     return fig
@@ -93,7 +99,6 @@ def plot_training_diagnostics(
     fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH, 5.4), sharex=True)
     axes = axes.ravel()
     arms = list(dict.fromkeys(diagnostics["arm"]))
-    colors = dict(zip(arms, sns.color_palette("tab10", len(arms)), strict=True))
     refs = {
         "cond_lambda": kappa,
         "corr_v_var_z": 0.0,
@@ -106,9 +111,9 @@ def plot_training_diagnostics(
             ax.plot(
                 g["step"],
                 g["value"],
-                color=colors[m],
+                color=arm_colour(m),
                 lw=1,
-                label=m if s == d[d["arm"] == m]["train_seed"].min() else None,
+                label=label(m) if s == d[d["arm"] == m]["train_seed"].min() else None,
             )
         ax.axhline(refs[name], color="0.4", lw=0.8, ls="--")
         lo, hi = ax.get_ylim()  # keep the reference line in view

@@ -10,8 +10,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.book.plots.shared import PAGE_WIDTH, colorblind_palette, legend_below
-from jepa_geometry.envs import task_title
+from jepa_geometry.book.plots.shared import PAGE_WIDTH, legend_below
+from jepa_geometry.book.style import NEUTRAL, label, task_colour
 
 
 def _scaling_panels(n: int) -> tuple[plt.Figure, np.ndarray]:
@@ -37,11 +37,11 @@ def _lowest(axes: np.ndarray, n: int) -> list[plt.Axes]:
     return [axes[max(r for r in range(rows) if r * cols + c < n), c] for c in range(min(n, cols))]
 
 
-def _paper_budgets(ax: plt.Axes, budgets: pd.DataFrame, palette: dict[str, Any]) -> None:
-    """The papers' training budget of each task in ``palette``: a dotted line of its colour."""
+def _paper_budgets(ax: plt.Axes, budgets: pd.DataFrame, tasks: list[str]) -> None:
+    """The papers' training budget of each of ``tasks``: a dotted line of the task's colour."""
     for b in budgets.itertuples():
-        if b.task in palette:
-            ax.axvline(b.flops, color=palette[b.task], ls=":", lw=1)
+        if b.task in tasks:
+            ax.axvline(b.flops, color=task_colour(b.task), ls=":", lw=1)
 
 
 def _interval_line(ax: plt.Axes, g: pd.DataFrame, y: str, **style: Any) -> None:
@@ -63,7 +63,6 @@ def plot_scaling_effects(
     ``budgets`` one :func:`~jepa_geometry.extensions.scaling_results.paper_budget` row per task.
     """
     tasks = list(dict.fromkeys(effects["task"]))
-    palette = colorblind_palette(tasks)
     fig, axes = _scaling_panels(len(claims))
     for ax, claim in zip(axes.flat, claims, strict=False):
         sub = effects[effects["claim"] == claim]
@@ -72,16 +71,17 @@ def plot_scaling_effects(
                 g = grp[grp["image"] == 1.0] if res else grp[grp["image"] != 1.0]
                 if g.empty:
                     continue
-                label = task_title(task) if res else None
-                style = {"fmt": marker + ("-" if res else ""), "mfc": mfc, "label": label}
-                _interval_line(ax, g.sort_values("flops"), "effect", color=palette[task], **style)
+                shown = label(task) if res else None
+                style = {"fmt": marker + ("-" if res else ""), "mfc": mfc, "label": shown}
+                colour = task_colour(task)
+                _interval_line(ax, g.sort_values("flops"), "effect", color=colour, **style)
             paper = grp["paper_effect"].dropna()
             if not paper.empty:
-                ax.axhline(float(paper.iloc[0]), color=palette[task], ls="--", lw=1)
+                ax.axhline(float(paper.iloc[0]), color=task_colour(task), ls="--", lw=1)
         d, thr, m = (float(sub[c].iloc[0]) for c in ("direction", "threshold", "min_effect"))
         ax.axhline(d * (thr + m), color="0.5", ls=":", lw=1)
         ax.axhline(0.0, color="0.7", lw=0.6)
-        _paper_budgets(ax, budgets, palette)
+        _paper_budgets(ax, budgets, tasks)
         ax.set_xscale("log")
         ax.set_title(textwrap.fill(claim, 48), fontsize=8)
         ax.tick_params(labelsize=7)
@@ -105,25 +105,24 @@ def plot_scaling_premises(premises: pd.DataFrame, budgets: pd.DataFrame) -> plt.
     """
     measures = list(dict.fromkeys(premises["measure"]))
     tasks = list(dict.fromkeys(premises["task"]))
-    palette = colorblind_palette(tasks)
     arms = list(dict.fromkeys(premises["arm"]))
     markers = dict(zip(arms, "o^sDvP<>", strict=False))
     fig, axes = _scaling_panels(len(measures))
     for ax, measure in zip(axes.flat, measures, strict=False):
         sub = premises[premises["measure"] == measure]
         for (task, arm), g in sub.groupby(["task", "arm"], sort=False):
-            style = {"fmt": markers[arm] + "-", "color": palette[task], "lw": 0.8}
+            style = {"fmt": markers[arm] + "-", "color": task_colour(task), "lw": 0.8}
             _interval_line(ax, g.sort_values("flops"), "value", **style)
         ref = sub["reference"].dropna()
         if not ref.empty:
             ax.axhline(float(ref.mean()), color="0.5", ls=":", lw=1)
-        _paper_budgets(ax, budgets, palette)
+        _paper_budgets(ax, budgets, tasks)
         ax.set_xscale("log")
         ax.set_title(measure, fontsize=8)
         ax.tick_params(labelsize=7)
     handles = [
-        plt.Line2D([], [], color=palette[t], marker="o", ls="", label=task_title(t)) for t in tasks
-    ] + [plt.Line2D([], [], color="0.3", marker=markers[a], ls="", label=a) for a in arms]
+        plt.Line2D([], [], color=task_colour(t), marker="o", ls="", label=label(t)) for t in tasks
+    ] + [plt.Line2D([], [], color=NEUTRAL, marker=markers[a], ls="", label=label(a)) for a in arms]
     labels = [h.get_label() for h in handles]
     legend_below(fig, handles, labels, ncol=len(labels), fontsize=8)
     return fig

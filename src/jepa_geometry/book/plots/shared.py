@@ -1,6 +1,7 @@
 """What every figure of the book shares: the style (:func:`set_theme`), the sizes
-(:data:`INLINE_DPI`, :data:`PAGE_WIDTH`), the one colour per name (:func:`colorblind_palette`)
-and the one place figures are saved (:func:`savefig`).
+(:data:`INLINE_DPI`, :data:`PAGE_WIDTH`) and the one place figures are saved (:func:`savefig`);
+an arm's or a task's colour and a code name's display name are the book's, in
+:mod:`jepa_geometry.book.style`.
 
 Every figure of the book goes through :func:`savefig` with a stable id (``scale_fig3``,
 ``aniso_fig1``, ``ours_...``), so regenerated figures land at a predictable path,
@@ -15,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
+import pandas as pd
 import seaborn as sns
 
 from jepa_geometry.artifacts import atomic_path, data_root
+from jepa_geometry.book.style import arm_colour, label
 
 _FIG_ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -80,7 +83,13 @@ def legend_below(
     fig.tight_layout(rect=(0, band / fig.get_figheight(), 1, 1))
 
 
-def colorblind_palette(names: Sequence[str]) -> dict[str, Any]:
-    """One colour of seaborn's colourblind palette per name (arm or task), in order: the same
-    name list gives the same colours in every figure that draws it."""
-    return dict(zip(names, sns.color_palette("colorblind", len(names)), strict=True))
+def by_arm(data: pd.DataFrame, arms: Sequence[str]) -> dict[str, Any]:
+    """seaborn's arguments for one hue per arm: ``data`` with its ``arm`` column shown by the
+    arms' display names (seaborn writes the hue's values into the legend), ``arms`` in their
+    order and each in the book's colour, whichever arms the figure shows."""
+    return {
+        "data": data.assign(arm=data["arm"].map(label)),
+        "hue": "arm",
+        "hue_order": [label(a) for a in arms],
+        "palette": {label(a): arm_colour(a) for a in arms},
+    }

@@ -8,6 +8,7 @@ import pandas as pd
 import seaborn as sns
 
 from jepa_geometry.book.plots.shared import PAGE_WIDTH
+from jepa_geometry.book.style import arm_colour, label
 from jepa_geometry.theory.linear_gaussian import quadratic_form_grid
 
 
@@ -20,6 +21,7 @@ def plot_leverage_identity(lev: pd.DataFrame) -> plt.Figure:
         var_name="",
         value_name="cost contribution",
     )
+    long[""] = long[""].map(label)
     fig, ax = plt.subplots()
     sns.lineplot(data=long, x="pc", y="cost contribution", hue="", style="", markers=True, ax=ax)
     ax.set(
@@ -37,6 +39,7 @@ def plot_leverage_sweep(sweep: pd.DataFrame) -> plt.Figure:
     long = sweep.melt(
         id_vars="state_scale", value_vars=cols, var_name="measure", value_name="value"
     )
+    long["measure"] = long["measure"].map(label)
     fig, ax = plt.subplots()
     sns.lineplot(data=long, x="state_scale", y="value", hue="measure", marker="o", ax=ax)
     ax.set(
@@ -185,6 +188,11 @@ def plot_lowest_cost_sets(
     return fig
 
 
+REGULARIZER_ARMS: dict[str, str] = {"sigreg": "lewm", "lambdareg": "anisowm"}
+"""The 2-D toy's regularizers and the arm each is the regularizer of: SIGReg LeWM's, ΛReg
+AnisoWM's."""
+
+
 def plot_prediction_vs_regret(
     long: pd.DataFrame, reference: float, n_seeds: int, seed: int = 0
 ) -> plt.Figure:
@@ -192,12 +200,18 @@ def plot_prediction_vs_regret(
     regret against the process noise, one panel each, per regularizer with 95 % intervals
     over seeds (bootstrap drawn with ``seed``, so the figure is the same on every run).
     ``long`` is :func:`~jepa_geometry.book.tables.theory.long_table` output with the measures
-    ``heldout_error`` and ``normalized_regret``; ``reference`` is the Σ⁻¹ regret."""
+    ``heldout_error`` and ``normalized_regret``; ``reference`` is the Σ⁻¹ regret. Each
+    regularizer is drawn in the colour of the arm it regularizes (:data:`REGULARIZER_ARMS`)."""
+    shown = long.assign(
+        regularizer=long["regularizer"].map(label), measure=long["measure"].map(label)
+    )
+    palette = {label(r): arm_colour(a) for r, a in REGULARIZER_ARMS.items()}
     g = sns.relplot(
-        data=long,
+        data=shown,
         x="noise",
         y="value",
         hue="regularizer",
+        palette={r: c for r, c in palette.items() if r in set(shown["regularizer"])},
         col="measure",
         kind="line",
         marker="o",
@@ -207,6 +221,7 @@ def plot_prediction_vs_regret(
         height=2.8,
         aspect=1.0,
     )
+    g.set_titles("{col_name}")
     g.axes[0, 0].set(
         xscale="log",
         yscale="log",

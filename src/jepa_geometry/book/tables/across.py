@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry import stats
+from jepa_geometry.book.style import display_name, named
 from jepa_geometry.book.tables.planning import ceiling_columns, lewm_paper_protocol
 from jepa_geometry.book.tables.shared import arm_order, mark_papers, paper_value, verdict_style
 from jepa_geometry.envs import task_title
@@ -48,7 +49,7 @@ from jepa_geometry.study.load import Studies
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.verdict.across import SHORT_VERDICTS
 from jepa_geometry.verdict.reference import reference_numbers
-from jepa_geometry.verdict.rule import paired_unit_evidence
+from jepa_geometry.verdict.rule import EXTENSION, PRIMARY, SECONDARY, paired_unit_evidence
 
 CONTRAST_ARMS: tuple[str, ...] = (
     "scale",
@@ -643,3 +644,54 @@ def primary_display(primary: pd.DataFrame) -> Any:
         **{"white-space": "nowrap", "font-size": "0.8em", "padding": "0.1rem 0.35rem"}
     )
     return mark_papers(styled)
+
+
+STICKY_FIRST = 'class="sticky-first"'
+"""The table attribute that keeps a table's first column in view while it scrolls sideways
+(``book/_static/wide-tables.css``)."""
+
+
+def verdict_board_display(board: pd.DataFrame) -> Any:
+    """The book's verdict as chapter 8 shows it first: one line per claim-task pair, in the
+    order a reader asks (the claim, kept in view while the table scrolls; the task; the label,
+    coloured, and why it reads so; ours beside the paper's effect and the claim's minimum), the
+    primary families first, then the secondary ones and our extensions. The long form (units,
+    p-values, premises, seeds to decide) stays in :func:`~jepa_geometry.book.tables.geometry.
+    verdict_display` below it."""
+    rank = board["family"].map({PRIMARY: 0, SECONDARY: 1, EXTENSION: 2}).fillna(3)
+    rows = board.assign(_rank=rank).sort_values(["_rank", "paper"], kind="stable")
+    shown = pd.DataFrame(
+        {
+            "claim": rows["claim"],
+            "task": rows["task"],
+            "verdict": rows["verdict"].replace(SHORT_VERDICTS),
+            "why": rows["reason"],
+            "ours [95% CI]": rows["our effect [95% CI]"],
+            "paper's effect": rows["paper's effect"],
+            "min effect": rows["min effect"],
+            "family": rows["family"],
+        }
+    )
+    short = ["task", "verdict", "ours [95% CI]", "paper's effect", "min effect", "family"]
+    styled = (
+        verdict_style(shown, ("claim", "why"))
+        .set_table_attributes(STICKY_FIRST)
+        .set_properties(**{"font-size": "0.8em", "padding": "0.1rem 0.35rem"})
+        .set_properties(subset=short, **{"white-space": "nowrap"})
+        .set_properties(subset=["claim", "why"], **{"min-width": "12em"})
+    )
+    return mark_papers(styled)
+
+
+def coverage_display(coverage: pd.DataFrame) -> pd.DataFrame:
+    """Which tasks are in chapter 8's tables (:meth:`~jepa_geometry.study.load.Studies.
+    coverage`) as the page shows it: arms and protocols by their display names, the protocols
+    apart by semicolons ("goal 100, budget 150; goal 25, budget 50")."""
+    out = coverage.copy()
+    if "arms" in out:
+        out["arms"] = out["arms"].map(lambda v: named(v) if isinstance(v, str) else v)
+    if "protocols" in out:
+        out["protocols"] = out["protocols"].map(
+            lambda v: "; ".join(display_name(p) for p in v.split(", ")) if isinstance(v, str) else v
+        )
+    return out

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.analysis.measurements import Geometry
+from jepa_geometry.book.style import shown
 from jepa_geometry.book.tables.geometry import lambda_table
 from jepa_geometry.book.tables.shared import arm_order, paper_value
 from jepa_geometry.envs import TASKS, task_title
@@ -111,7 +112,8 @@ def _paper_geometry(task: str, arm: str, measure: str) -> tuple[float, str]:
 
 
 def geometry_display(geometry: pd.DataFrame) -> pd.DataFrame:
-    """:func:`geometry_table` wide: rows task / arm, columns measures, each ``ours (paper)``."""
+    """:func:`geometry_table` wide: rows task / arm, columns measures, each ``ours (paper)``;
+    arms and measures by their display names."""
 
     def text(r: pd.Series) -> str:
         return f"{r.ours:.3g}" + ("" if np.isnan(r.paper) else f" ({r.paper:.3g})")
@@ -120,14 +122,16 @@ def geometry_display(geometry: pd.DataFrame) -> pd.DataFrame:
     wide = t.pivot(index=["task", "arm"], columns="measure", values="cell")
     cols = [m for m in (*GEOMETRY_MEASURES, "cond_lambda") if m in wide.columns]
     order = [(task_title(task), arm) for task in TASKS for arm in arm_order(list(t.arm))]
-    return wide.reindex([i for i in order if i in wide.index])[cols].fillna("").reset_index()
+    out = wide.reindex([i for i in order if i in wide.index])[cols].fillna("").reset_index()
+    return shown(out, cells=["arm"])
 
 
 def lambda_by_task(studies: Studies, paper: Profile) -> pd.DataFrame:
     """AnisoWM's learned target spectra per task (it reports that they differ by task): per
     ΛReg arm, the mean over seeds of ``cond Λ`` and of the share of the D coordinates whose
     target variance is above the mean (1, since tr Λ = D), beside AnisoWM's share where it
-    gives a count (its D is the ``paper`` profile's embedding width)."""
+    gives a count (its D is the ``paper`` profile's embedding width); arms by their display
+    names."""
     rows = []
     for task, st in studies.studies.items():
         lam = lambda_table(st.geometry.lambda_spectra)
@@ -146,7 +150,7 @@ def lambda_by_task(studies: Studies, paper: Profile) -> pd.DataFrame:
                     else np.nan,
                 }
             )
-    return pd.DataFrame(rows)
+    return shown(pd.DataFrame(rows), cells=["arm"])
 
 
 def lambda_spectra_by_task(studies: Studies, arm: str = "anisowm") -> pd.DataFrame:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from jepa_geometry.book.style import named, shown
 from jepa_geometry.study.rules.gate import POWER_RATIO
 from jepa_geometry.wm.arms import arm_weights
 
@@ -16,11 +17,13 @@ from jepa_geometry.wm.arms import arm_weights
 def weight_table(task: str, arms: Sequence[str]) -> pd.DataFrame:
     """The papers' default loss weights of each arm on ``task``
     (:func:`~jepa_geometry.wm.arms.arm_weights`): one row per arm, a column per weight the
-    arms use (λ_sig, SCALE's λ, Aux's w, ΛReg's κ), NaN where an arm has no such term."""
+    arms use (λ_sig, SCALE's λ, Aux's w, ΛReg's κ), NaN where an arm has no such term; arms by
+    their display names."""
     rows = [{"arm": a, **arm_weights(a, task).as_dict()} for a in arms]
     out = pd.DataFrame(rows)
     names = {"sigreg": "λ_sig", "scale": "SCALE λ", "aux": "Aux w", "kappa": "ΛReg κ"}
-    return out.reindex(columns=["arm", *[c for c in names if c in out]]).rename(columns=names)
+    out = out.reindex(columns=["arm", *[c for c in names if c in out]]).rename(columns=names)
+    return shown(out, cells=["arm"])
 
 
 def gate_sentence(gate: pd.DataFrame, chosen: str, main_protocol: str, profile: str) -> str:
@@ -121,7 +124,7 @@ the two rates it decided on (a page shows them before the settings and costs).""
 
 def gate_style(gate: pd.DataFrame) -> Any:
     """The gate's table as shown on a page: :data:`GATE_KEY_COLUMNS` first, task and sentence
-    dropped, rates in percent."""
+    dropped, rates in percent, arms and protocols by their display names."""
     formats = {
         "solved at start": "{:.1%}",
         "lewm hard": "{:.1%}",
@@ -129,9 +132,9 @@ def gate_style(gate: pd.DataFrame) -> Any:
         "train (min)": "{:.1f}",
         "collect (min)": "{:.1f}",
     }
-    shown = gate.drop(columns=["task", "reason", "gap", "powered"], errors="ignore")
-    first = [c for c in GATE_KEY_COLUMNS if c in shown]
-    shown = shown[first + [c for c in shown if c not in first]]
-    return shown.style.format({k: v for k, v in formats.items() if k in shown}, na_rep="").hide(
-        axis="index"
-    )
+    table = gate.drop(columns=["task", "reason", "gap", "powered"], errors="ignore")
+    first = [c for c in GATE_KEY_COLUMNS if c in table]
+    table = table[first + [c for c in table if c not in first]]
+    out = shown(table, cells=["protocol"])
+    formats = {named(k): v for k, v in formats.items() if k in table}
+    return out.style.format(formats, na_rep="").hide(axis="index")

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jepa_geometry.book.style import shown
 from jepa_geometry.book.tables.shared import arm_order, mark_papers, verdict_style
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.stats import bootstrap_interval
@@ -55,16 +56,17 @@ PAPER_PROBE_TABLES: dict[str, tuple[str, float]] = {
 
 def paper_probe_table(task: str) -> pd.DataFrame:
     """SCALE's reported geometry of ``task`` in the columns of :attr:`Geometry.probes`:
-    one row per arm of the paper (lewm, scale, aux, dinowm), never our results."""
+    one row per arm of the paper (lewm, scale, aux, dinowm), never our results; arms and
+    columns by their display names."""
     values: dict[tuple[str, str], float] = {}
     for table, (column, factor) in PAPER_PROBE_TABLES.items():
         for _, r in reference_numbers(table=table, task=task, allow_empty=True).iterrows():
             values[(r["arm"], column.format(**r.dropna().to_dict()))] = factor * r["value"]
     if not values:  # SCALE reports no geometry for this task
-        return pd.DataFrame(columns=list(PROBE_COLUMNS), index=pd.Index([], name="arm"))
+        return shown(pd.DataFrame(columns=list(PROBE_COLUMNS), index=pd.Index([], name="arm")))
     table = pd.Series(values).unstack().reindex(columns=list(PROBE_COLUMNS))
     order = [a for a in ("lewm", "scale", "aux", "dinowm") if a in table.index]
-    return table.loc[order + sorted(set(table.index) - set(order))]
+    return shown(table.loc[order + sorted(set(table.index) - set(order))])
 
 
 def lambda_table(lambda_spectra: dict) -> pd.DataFrame:
@@ -86,7 +88,8 @@ def lambda_table(lambda_spectra: dict) -> pd.DataFrame:
 def final_diagnostics(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     """Per arm and diagnostic: the mean over seeds of each model's mean over its ``last``
     logged steps, ``± sd`` across seeds, as text (rows in the book's arm order, columns in
-    :data:`~jepa_geometry.wm.objective.DIAGNOSTICS` order; empty where an arm has none)."""
+    :data:`~jepa_geometry.wm.objective.DIAGNOSTICS` order; empty where an arm has none), arms
+    and diagnostics by their display names."""
     per_model = (
         last_logged(diagnostics, last)
         .groupby(["arm", "diagnostic", "train_seed"])["value"]
@@ -100,8 +103,8 @@ def final_diagnostics(diagnostics: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     }
     arms = arm_order(list(per_model["arm"].unique()))
     cols = [d for d in DIAGNOSTICS if d in set(per_model["diagnostic"])]
-    return pd.DataFrame(
-        [[text.get((m, d), "") for d in cols] for m in arms], index=arms, columns=cols
+    return shown(
+        pd.DataFrame([[text.get((m, d), "") for d in cols] for m in arms], index=arms, columns=cols)
     )
 
 
@@ -120,7 +123,8 @@ PROBE_COLUMNS: tuple[str, ...] = (
 
 def probe_summary(probes: pd.DataFrame, columns: Sequence[str] = PROBE_COLUMNS) -> pd.DataFrame:
     """Per arm, each probe measure's mean over training seeds, ``± sd`` across seeds where
-    there are several, as text (rows in the book's arm order)."""
+    there are several, as text (rows in the book's arm order; arms and measures by their
+    display names)."""
     agg = probes.groupby("arm")[list(columns)].agg(["mean", "std"])
     text = {
         c: [
@@ -129,7 +133,7 @@ def probe_summary(probes: pd.DataFrame, columns: Sequence[str] = PROBE_COLUMNS) 
         ]
         for c in columns
     }
-    return pd.DataFrame(text, index=agg.index).loc[arm_order(list(agg.index))]
+    return shown(pd.DataFrame(text, index=agg.index).loc[arm_order(list(agg.index))])
 
 
 _TAU_CHANNEL = {"predictor": "tau_pred", "geometry": "tau_geom", "total": "tau_total"}
@@ -139,8 +143,9 @@ _ORDERING_COST = {"J_enc": "agree_enc", "J_pred": "agree_pred"}
 
 
 def paper_ranking_table(task: str) -> pd.DataFrame:
-    """The papers' rank measures of ``task`` in our column names: SCALE's τ channels and
-    rollout error, AnisoWM's ordering agreement; rows (paper, arm). Never our results."""
+    """The papers' rank measures of ``task`` in our columns: SCALE's τ channels and rollout
+    error, AnisoWM's ordering agreement; rows (paper, arm); arms and measures by their display
+    names. Never our results."""
     tau = reference_numbers(table="scale_rollout_ranking", task=task, allow_empty=True)
     err = reference_numbers(table="scale_rollout_error", task=task, allow_empty=True)
     order = reference_numbers(table="aniso_cost_ordering", task=task, allow_empty=True)
@@ -151,7 +156,7 @@ def paper_ranking_table(task: str) -> pd.DataFrame:
             order.assign(metric=order["cost"].map(_ORDERING_COST)),
         ]
     )
-    return papers.pivot_table(index=["paper", "arm"], columns="metric", values="value")
+    return shown(papers.pivot_table(index=["paper", "arm"], columns="metric", values="value"))
 
 
 def landscape_summary(landscape_rows: pd.DataFrame, arms: Sequence[str]) -> pd.DataFrame:

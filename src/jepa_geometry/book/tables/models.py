@@ -12,6 +12,7 @@ import pandas as pd
 
 from jepa_geometry.analysis.probes import latent_probe_r2
 from jepa_geometry.artifacts import memo
+from jepa_geometry.book.style import shown
 from jepa_geometry.envs import TASKS, q_indices, task_class
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset, tabulate_tasks
 from jepa_geometry.planning.protocol import pair_difficulty
@@ -23,9 +24,9 @@ from jepa_geometry.wm.training import load_world_model, train_world_model, world
 
 
 def task_table(tasks: Sequence[str] = TASKS) -> pd.DataFrame:
-    """One row per task, indexed by task: environment id, action dim, SCALE's q and half q
-    (coordinate names joined by ", "; "-" for a task without a half-q variant), the success
-    rule and the behaviour policy of its dataset.
+    """One row per task, indexed by the task's title: environment id, action dim, SCALE's q
+    and half q (coordinate names joined by ", "; "-" for a task without a half-q variant), the
+    success rule and the behaviour policy of its dataset.
 
     Read from the Task classes alone (no environment is built), so the table the book shows
     is the definitions the code runs: ``half q = [q_names[i] for i in q_indices(task, "half")]``.
@@ -45,7 +46,7 @@ def task_table(tasks: Sequence[str] = TASKS) -> pd.DataFrame:
                 "behaviour policy": cls.behaviour_policy,
             }
         )
-    return pd.DataFrame(rows).set_index("task")
+    return shown(pd.DataFrame(rows).set_index("task"))
 
 
 def dataset_table(summaries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
@@ -122,12 +123,13 @@ LOSS_TERMS: tuple[str, ...] = ("pred", "sigreg", "lambda_reg", "scale", "aux")
 
 def arm_weights_table(arms: Sequence[str], task: str, sigreg_weight: float) -> pd.DataFrame:
     """The default weights of each arm on ``task`` (rows: arms; columns: sigreg, scale, aux,
-    kappa in order of first use; NaN where an arm has no such term).
+    kappa in order of first use; NaN where an arm has no such term), arms and weights by their
+    display names (SIGReg, SCALE, Aux, κ).
 
     An arm's loss is ``L_pred + Σ_term weight · term``, so this table is the whole difference
     between the arms' objectives (:func:`jepa_geometry.wm.arms.arm_weights`).
     """
-    return pd.DataFrame({m: arm_weights(m, task, sigreg_weight).as_dict() for m in arms}).T
+    return shown(pd.DataFrame({m: arm_weights(m, task, sigreg_weight).as_dict() for m in arms}).T)
 
 
 def train_one_seed(

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry import stats
+from jepa_geometry.book.style import display_name, named, shown
 from jepa_geometry.book.tables.shared import arm_order
 from jepa_geometry.envs import task_class, task_title
 from jepa_geometry.envs.collect import episode_counts
@@ -24,7 +25,6 @@ from jepa_geometry.stats import format_rate
 from jepa_geometry.study.grid import (
     CELL_KEYS,
     PAPER_SOLVER,
-    SOLVER_NAMES,
     ceiling_seconds_per_pair,
     paired_table,
 )
@@ -35,20 +35,23 @@ from jepa_geometry.wm.model import build_world_model
 
 def success_grid(table: pd.DataFrame, protocol: str) -> pd.DataFrame:
     """Wide view of :func:`~jepa_geometry.study.grid.success_table` for one protocol: rows solver /
-    budget / training seeds pooled, columns arms (the random floor counts as one seed)."""
+    budget / training seeds pooled, columns arms (the random floor counts as one seed), solvers
+    and arms by their display names."""
     t = table[table["protocol"] == protocol].copy()
     if t.empty:
         raise ValueError(f"no rows for protocol {protocol!r}; have: {sorted(set(table.protocol))}")
     t["cell"] = [format_rate(r, lo, hi) for r, lo, hi in zip(t.rate, t.low, t.high, strict=True)]
     t["seeds"] = t.groupby(["solver", "budget"])["seeds"].transform("max")  # the arms' seeds
     wide = t.pivot(index=["solver", "budget", "seeds"], columns="arm", values="cell")
-    return wide[arm_order(list(wide.columns))]
+    return shown(wide[arm_order(list(wide.columns))])
 
 
 def timing_summary(cells: pd.DataFrame) -> pd.DataFrame:
-    """Planning wall time per protocol x solver x budget: mean and total over models."""
+    """Planning wall time per protocol x solver x budget: mean and total over models
+    (protocols and solvers by their display names)."""
     g = cells.groupby(CELL_KEYS, sort=True)["eval_seconds"]
-    return pd.DataFrame({"models": g.size(), "mean_s": g.mean(), "total_s": g.sum()}).reset_index()
+    out = pd.DataFrame({"models": g.size(), "mean_s": g.mean(), "total_s": g.sum()}).reset_index()
+    return shown(out, cells=["protocol", "solver"])
 
 
 # The papers' success tables and the cell of our grid each one is comparable with.
@@ -99,7 +102,8 @@ def beside_papers(table: pd.DataFrame, task: str, arms: Sequence[str]) -> pd.Dat
 
     ``table`` is :func:`~jepa_geometry.study.grid.success_table` output. A paper value sits
     beside our cell at the same protocol, budget and solver temperature (:data:`OUR_SOLVER`).
-    Rows whose cell we did not plan, and tables with no number for ``task``, are left out.
+    Rows whose cell we did not plan, and tables with no number for ``task``, are left out;
+    protocols, solvers and arms by their display names.
     """
     ours = table.set_index(["protocol", "solver", "budget", "arm"])
     rows = []
@@ -123,7 +127,7 @@ def beside_papers(table: pd.DataFrame, task: str, arms: Sequence[str]) -> pd.Dat
                 }
             )
     columns = ["paper", "protocol", "solver", "budget", "arm", "paper value (%)", "ours (%)"]
-    return pd.DataFrame(rows, columns=columns)
+    return shown(pd.DataFrame(rows, columns=columns), cells=["protocol", "solver", "arm"])
 
 
 HEADROOM_WINDOW: tuple[float, float] = (0.30, 0.85)
@@ -189,8 +193,9 @@ def floor_side(floor: Any) -> str:
 def tier_spread(
     table: pd.DataFrame, protocol: str, arms: Sequence[str], first: str = "T1", last: str = "T5"
 ) -> pd.DataFrame:
-    """CEM success at the richest and the poorest budget tier per arm, and their difference in
-    percentage points: do the tiers spread the arms (the second pre-registered check)?"""
+    """CEM success at the richest and the poorest budget tier per arm (rows, by their display
+    names), and their difference in percentage points: do the tiers spread the arms (the
+    second pre-registered check)?"""
     hi, lo = _cell(table, protocol, "cem", first), _cell(table, protocol, "cem", last)
     keep = [a for a in arms if a in hi.index and a in lo.index]
     out = pd.DataFrame(
@@ -198,7 +203,7 @@ def tier_spread(
     )
     out[f"{first} - {last} (pp)"] = out[f"{first} (%)"] - out[f"{last} (%)"]
     out.index.name = None
-    return out
+    return shown(out)
 
 
 MCNEMAR_CAVEAT = "McNemar p pools seeds and pairs as independent: descriptive, no verdict reads it"
@@ -208,7 +213,7 @@ as independent, so with several seeds it ignores the spread between trained mode
 
 def paired_display(paired: pd.DataFrame, protocol: str) -> pd.DataFrame:
     """:func:`~jepa_geometry.study.grid.paired_table` rows of one protocol, the difference and
-    its interval as text in percentage points."""
+    its interval as text in percentage points, solvers and arms by their display names."""
     t = paired[paired.protocol == protocol].copy()
     if t.empty:
         raise ValueError(f"no paired rows for protocol {protocol!r}")
@@ -216,7 +221,7 @@ def paired_display(paired: pd.DataFrame, protocol: str) -> pd.DataFrame:
         format_rate(d, lo, hi) for d, lo, hi in zip(t["diff"], t.low, t.high, strict=True)
     ]
     cols = ["solver", "budget", "arm", "seeds", "diff (pp)", "a_only", "b_only", "p_mcnemar"]
-    return t[cols].reset_index(drop=True)
+    return shown(t[cols].reset_index(drop=True), cells=["solver", "arm"])
 
 
 def hard_subset_size(episodes: pd.DataFrame, protocol: str) -> tuple[int, int]:
@@ -341,7 +346,7 @@ def half_q_table(
         reported = paper.get((name.get(a, a), b))
         rows.append(
             {
-                "contrast": f"{a} − {b}",
+                "contrast": f"{display_name(a)} − {display_name(b)}",
                 "ours (pp)": format_rate(d["diff"], d["low"], d["high"]),
                 "McNemar p": float(d["p_mcnemar"]),
                 "seeds": int(d["seeds"]),
@@ -359,7 +364,7 @@ def half_q_markdown(table: pd.DataFrame, task: str) -> str:
     if table.empty:
         has_half = task_class(task).half_q is not None
         return f"This study trains no half-q arm: {task_title(task)} has " + (
-            "one in SCALE, but its study file does not list `scale-halfq`."
+            f"one in SCALE, but its study file does not list {display_name('scale-halfq')}."
             if has_half
             else "no half of $q$ in SCALE (its state has two coordinates)."
         )
@@ -403,7 +408,7 @@ def dinowm_table(
     """DINO-WM's row of the study: success contrasts at CEM T1 under ``protocol`` and the
     cost ratios to LeWM, each beside SCALE's number. Empty when the study has no ``dinowm``.
 
-    Rows (``quantity``): ``dinowm − lewm`` and ``dinowm − scale`` (paired difference with its
+    Rows (``quantity``): DINO-WM − LeWM and DINO-WM − SCALE (paired difference with its
     95 % interval in points; SCALE: its CEM difference at T1, code protocol, one training
     seed), ``training cost`` (median seconds per model, frozen-token pass included, over
     LeWM's) and ``planning cost`` (seconds per plan over LeWM's at CEM T1 under ``protocol``,
@@ -431,7 +436,7 @@ def dinowm_table(
         )
         rows.append(
             {
-                "quantity": f"dinowm − {versus}, success at CEM T1",
+                "quantity": f"{display_name('dinowm')} − {display_name(versus)}, success at CEM T1",
                 "ours": f"{format_rate(d['diff'], d['low'], d['high'])} pp "
                 f"(McNemar p = {d['p_mcnemar']:.3g}, {int(d['seeds'])} seeds)",
                 "SCALE": theirs,
@@ -609,16 +614,17 @@ def ceiling_table(
 
 def ceiling_display(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`ceiling_table` as the page shows it: one row per cell (solver, tier, pairs), per
-    arm its success with interval, and for each arm the gap to the ceiling in points."""
+    arm its success with interval, and for each arm the gap to the ceiling in points, solvers
+    and arms by their display names."""
     out = []
     for keys, g in table.groupby(CELL_KEYS, sort=True):
         cell = dict(zip(CELL_KEYS, keys, strict=True))
         row: dict[str, Any] = {
-            "solver": SOLVER_NAMES[cell["solver"]],
+            "solver": display_name(cell["solver"]),
             "budget": cell["budget"],
             "pairs": int(g["pairs"].max()),
         }
-        out.append({**row, **ceiling_columns(g)})
+        out.append({**row, **{named(k): v for k, v in ceiling_columns(g).items()}})
     return pd.DataFrame(out)
 
 

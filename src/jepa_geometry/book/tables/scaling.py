@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from jepa_geometry.book.style import display_name, shown
 from jepa_geometry.envs import task_title
 from jepa_geometry.extensions.scaling import Point
 from jepa_geometry.extensions.scaling_results import PointResult, ScalingResults
@@ -24,9 +25,9 @@ UNIT_COLUMNS: tuple[str, ...] = ("point", "task", "arm", "minutes", "status", "w
 def units_display(units: pd.DataFrame) -> pd.DataFrame:
     """The rule's units (:func:`~jepa_geometry.extensions.scaling_rule.choose_units`) as the
     page shows them: one row per (point, task, arm) with its estimated machine minutes and
-    status."""
+    status, arms by their display names."""
     out = units.assign(task=units["task"].map(task_title), minutes=units["seconds"] / 60)
-    return out[list(UNIT_COLUMNS)]
+    return shown(out[list(UNIT_COLUMNS)], cells=["arm"])
 
 
 def headline_claims(effects: pd.DataFrame, n: int = 6) -> list[str]:
@@ -75,9 +76,11 @@ PREMISE_COLUMNS: tuple[str, ...] = (
 
 def premises_display(premises: pd.DataFrame) -> pd.DataFrame:
     """The premise table (:func:`~jepa_geometry.extensions.scaling_results.premise_table`) as
-    the page shows it: per task, measure and arm, the points in order of compute."""
+    the page shows it: per task, measure and arm, the points in order of compute, arms by
+    their display names."""
     out = premises.sort_values(["task", "measure", "arm", "image", "flops"], kind="stable")
-    return out.assign(task=out["task"].map(task_title))[list(PREMISE_COLUMNS)]
+    out = out.assign(task=out["task"].map(task_title))[list(PREMISE_COLUMNS)]
+    return shown(out, cells=["arm"])
 
 
 def trends_display(trends: pd.DataFrame) -> pd.DataFrame:
@@ -180,8 +183,9 @@ def _step_flops(results: Sequence[PointResult]) -> dict[str, list[float]]:
 
 def success_display(success: pd.DataFrame) -> pd.DataFrame:
     """:func:`~jepa_geometry.extensions.scaling_results.success_by_point` as the page shows
-    it: one row per (task, point) in compute order, per arm its tier-mean success (%) with its
-    interval, and the task's ceiling (the same on every row of the task: it does not train)."""
+    it: one row per (task, point) in compute order, per arm (by its display name) its tier-mean
+    success (%) with its interval, and the task's ceiling (the same on every row of the task:
+    it does not train)."""
     order = {t: i for i, t in enumerate(dict.fromkeys(success["task"]))}  # the study's order
     points = success[success["arm"] != "ceiling"].sort_values(
         ["task", "image", "flops"], key=lambda c: c.map(order) if c.name == "task" else c
@@ -190,7 +194,12 @@ def success_display(success: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (task, point), g in points.groupby(["task", "point"], sort=False):
         row = {"task": task_title(task), "point": point, "steps": int(g["steps"].iloc[0])}
-        row.update({f"{r.arm} (%)": format_rate(r.rate, r.low, r.high) for r in g.itertuples()})
+        row.update(
+            {
+                f"{display_name(r.arm)} (%)": format_rate(r.rate, r.low, r.high)
+                for r in g.itertuples()
+            }
+        )
         if task in top.index:
             c = top.loc[task]
             row[f"ceiling, {int(c.pairs)} pairs (%)"] = format_rate(c.rate, c.low, c.high)

@@ -21,21 +21,23 @@ def arm_order(arms: Sequence[str]) -> list[str]:
 VERDICT_COLOURS: dict[str, str] = {
     "reproduced": "#c7e9c0",
     "contradicted": "#fcbba1",
-    "not detected at this scale": "#e0e0e0",
-    "not detected": "#e0e0e0",
-    BELOW_RESOLUTION: "#dadaeb",
-    "below resolution": "#dadaeb",
+    "not detected at this scale": "#d9d9d9",
+    "not detected": "#d9d9d9",
+    BELOW_RESOLUTION: "#c6dbef",
+    "below resolution": "#c6dbef",
     "inconclusive": "#fdd0a2",
     NOT_TESTED: "#fff7bc",
-    BY_CONSTRUCTION: "#e0e0e0",
+    BY_CONSTRUCTION: "#e7d4e8",
     "not tested": "#fff7bc",
     "reinforce": "#c7e9c0",
     "add up": "#deebf7",
     "fight": "#fcbba1",
-    "unclear": "#ffffff",
+    "unclear": "#f6e8c3",
 }
-"""Cell colours of verdicts and cross-lens readings (colour-blind safe greens, reds, greys;
-pale yellow for a claim not tested, grey for one that holds by construction)."""
+"""Cell colours of verdicts and cross-lens readings, one per label and none white (a white
+cell reads as empty): green reproduced, red contradicted, blue below this run's resolution,
+grey not detected, orange inconclusive, pale yellow not tested, lilac by construction; the
+figures fill our markers with the same colours."""
 
 
 def verdict_style(table: pd.DataFrame, text_columns: Sequence[str] = ("claim",)) -> Any:

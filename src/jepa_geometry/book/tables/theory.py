@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from jepa_geometry.book.style import shown
 from jepa_geometry.theory.leverage import metric_leverage, synthetic_embedding
 from jepa_geometry.verdict.rule import (
     MIN_EFFECTS,
@@ -28,7 +29,7 @@ def headline_table(
     """The chapter's headline table: per (regularizer, noise) each column as
     ``"mean [lo, hi]"`` (the mean over seeds and its 95 % bootstrap interval from
     :func:`~jepa_geometry.theory.toy2d.toy_summary`), the median normalized regret over seeds, and
-    the Σ⁻¹ reference.
+    the Σ⁻¹ reference; regularizers and measures by their display names.
 
     Why the median beside the mean: one seed whose encoder folds the plane can move the mean
     a lot; the median shows whether the typical seed follows the reference.
@@ -45,7 +46,7 @@ def headline_table(
         [median[k] for k in zip(summary.regularizer, summary.noise, strict=True)]
     ).round(4)
     show["reference"] = round(reference, 4)
-    return show
+    return shown(show, cells=["regularizer"])
 
 
 def long_table(results: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
