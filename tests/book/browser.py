@@ -7,7 +7,8 @@ local link or ``#fragment`` that leads nowhere, a table cell reading ``nan`` or 
 a blank is meant, a header still spelled as an identifier (``top8_share``), a figure drawn
 more than :data:`MAX_SHRINK` times wider than the column shows it (its text shrinks below
 reading size), a glued table captioned as a figure, a number on a chapter's page that does not
-carry the chapter's number, a page that opens with code instead of prose, or a JavaScript
+carry the chapter's number, a figure or table number captioned on two pages (a chapter's task
+pages number theirs apart: "Table 6.2.5"), a page that opens with code instead of prose, or a JavaScript
 error or failed request in the console, a table wider than its column without the scroll cue
 ``book/_static/wide-tables.js`` gives it, or a landing page whose glued findings do not start in
 its first screen. A screenshot of every page is kept under ``<build>/screenshots/``, with every
@@ -108,6 +109,7 @@ def check_book(html_root: Path) -> dict[str, list[str]]:
     ids: dict[Path, set[str]] = {}
     report: dict[str, list[str]] = {}
     heights: dict[str, int] = {}
+    captioned: dict[str, list[str]] = {}  # a caption's number -> the pages that caption it
     driver = _driver()
     try:
         for page in pages:
@@ -177,6 +179,8 @@ def check_book(html_root: Path) -> dict[str, list[str]]:
                 for fid, n in numbers
                 if fid.startswith("tbl-") and not n.startswith("Table")
             ]
+            for n in sorted({n for _, n in numbers if n}):
+                captioned.setdefault(n, []).append(rel)
             chapter = CHAPTER_PAGE.match(page.name)
             if chapter:
                 prefix = f"{int(chapter.group(1))}."
@@ -216,6 +220,11 @@ def check_book(html_root: Path) -> dict[str, list[str]]:
             report[rel] = problems
     finally:
         driver.quit()
+    for n, where in captioned.items():
+        for rel in where:
+            others = ", ".join(w for w in where if w != rel)
+            if others:
+                report[rel].append(f"{n!r} is captioned on another page too: {others}")
     (shots / "heights.tsv").write_text(
         "".join(f"{rel}\t{h}\t{h / SCREEN:.1f}\n" for rel, h in heights.items())
     )

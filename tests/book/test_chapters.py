@@ -124,8 +124,16 @@ def test_the_browser_check_finds_what_a_reader_would(tmp_path: Path):
         "</figcaption></figure><table><thead><tr><th>top8_share</th><th>arm</th></tr></thead>"
         "<tr><td>1</td><td>lewm</td></tr></table></article></main></body></html>"
     )
+    for task in ("a", "b"):  # two task pages of a chapter that number a table alike
+        (site / f"ch07_{task}.html").write_text(
+            "<html><body><main><article><p>prose</p><figure id='tbl-x'><figcaption>"
+            "<span class='caption-number'>Table 7.1 </span>t</figcaption></figure>"
+            "</article></main></body></html>"
+        )
     report = check_book(site)
     assert report["ok.html"] == []
+    assert report["ch07_a.html"] == ["'Table 7.1' is captioned on another page too: ch07_b.html"]
+    assert report["ch07_b.html"] == ["'Table 7.1' is captioned on another page too: ch07_a.html"]
     assert sorted(report["ch06_x.html"]) == [
         "'Fig. 3' on a chapter-6 page",
         "1 headers read as identifiers, e.g. 'top8_share'",

@@ -24,6 +24,7 @@ from jepa_geometry.book.evidence_compare import (
     EQUAL,
     FLOAT_TOLERANCE,
     IDENTICAL,
+    combine,
     compare_files,
     printed_unit,
 )
@@ -263,6 +264,14 @@ def test_check_compares_with_the_committed_copy_that_has_the_committed_sha256(tm
     assert found.differences == [
         "c/log.json: sha256 differs, and no committed copy to compare values with (dvc pull)"
     ]
+    # no copy anywhere (weights before `dvc pull`): not compared, named, and not a difference
+    found = evidence._against_committed("m/model.pt", sha, [tmp_path / "absent.pt"], now)
+    assert found.differences == [] and found.uncompared == ["m/model.pt"]
+    both = combine([found, evidence._against_committed("c/log.json", sha, [was], now)])
+    assert both.outcome == EQUAL
+    said = both.summary("the 2 rebuilt files")
+    assert said.startswith("equal: the others of the 2 rebuilt files") and "m/model.pt" in said
+    assert combine([found]).summary("x").endswith("`dvc pull` fetches it)")
 
 
 def test_check_prints_each_file_s_outcome_and_exits_1_only_when_one_differs(

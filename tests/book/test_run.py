@@ -255,3 +255,53 @@ def test_a_task_page_states_the_cost_of_its_study_at_the_study_s_own_rung(data_r
     said = cost_statement(page, {})
     assert f"{len(units)} of its {len(units)} units" in said, said
     assert f"about {units['hours'].sum():.1f} h" in said, said
+
+
+def _student_page(path: Path) -> Path:
+    """A tiny executed page (nothing runs): prose, a result, and the plumbing the book hides."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    result = new_code_cell("answer()", execution_count=1)
+    result.outputs = [new_output("execute_result", {"text/plain": "0.731"}, execution_count=1)]
+    plumbing = new_code_cell("hidden_setup()", metadata={"tags": ["remove-cell"]})
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("# 3. A student's page\n\nThe planner reaches the goal."),
+            result,
+            plumbing,
+        ]
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def test_a_student_s_page_renders_as_html_beside_its_notebook(tmp_path):
+    from jepa_geometry.book.html import notebook_html
+
+    page = _student_page(tmp_path / RUNS_DIR / "ch03_x" / "seed=5-0123abcd" / "ch03_x.ipynb")
+    html = notebook_html(page)
+    assert html == page.with_suffix(".html") and html.is_file()
+    text = html.read_text(encoding="utf-8")
+    assert "The planner reaches the goal." in text and "0.731" in text
+    assert "hidden_setup" not in text  # the book's hidden cells stay hidden
+
+
+def test_jepa_geometry_chapter_prints_where_the_notebook_and_its_html_are(
+    tmp_path, monkeypatch, capsys
+):
+    from jepa_geometry.book.run import ChapterRun
+    from jepa_geometry.cli import commands, main
+
+    page = _student_page(tmp_path / "ch03_x.ipynb")
+    monkeypatch.setattr(commands, "cost_statement", lambda page, params: None)
+    monkeypatch.setattr(commands, "resolve_page", lambda name: None)
+    monkeypatch.setattr(commands, "run_experiment", lambda ch, p: ChapterRun("ch03_x", page, 1, 0))
+    assert main(["chapter", "ch03_x", "-p", "seed=5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2:] == [
+        f"notebook: {page}",
+        f"html:     {page.with_suffix('.html')}  (open it in a browser)",
+    ]
+    assert page.with_suffix(".html").is_file()

@@ -353,11 +353,15 @@ class SampleFile:
 def _against_committed(where: str, sha: str, copies: list[Path], rebuilt: Path) -> Comparison:
     """The rebuilt file against the committed one, value by value: the first of ``copies``
     whose bytes have the committed ``sha`` (the evidence tree holds the small files; a heavy
-    one is in ``data/`` once ``dvc pull`` fetched it). Without a copy nothing but the sha256
-    can be compared, and it differs."""
+    one is in ``data/`` once ``dvc pull`` fetched it). A file with no copy anywhere (a heavy
+    one before ``dvc pull``) is *uncompared*: its values cannot be read, and the files built
+    from it (a model's log and planning cell) are compared instead. A copy whose bytes are
+    not the committed ones leaves nothing to compare with, and the file differs."""
     for copy in copies:
         if copy.is_file() and sha256_file(copy) == sha:
             return compare_files(copy, rebuilt, where)
+    if not any(copy.is_file() for copy in copies):
+        return Comparison(False, uncompared=[where])
     return Comparison(
         False,
         [f"{where}: sha256 differs, and no committed copy to compare values with (dvc pull)"],

@@ -114,13 +114,19 @@ class Comparison:
     identical: bool = True
     differences: list[str] = field(default_factory=list)
     largest: Largest | None = None
+    uncompared: list[str] = field(default_factory=list)
+    """Files whose bytes are not the committed ones and whose committed copy is nowhere here
+    (a model's weights, which the evidence does not hold, before ``dvc pull``): their values
+    cannot be compared, so they count as neither equal nor different, and the summary names
+    them."""
 
     @property
     def outcome(self) -> str:
-        """:data:`IDENTICAL`, :data:`EQUAL` or :data:`DIFFERENT`."""
+        """:data:`IDENTICAL`, :data:`EQUAL` or :data:`DIFFERENT`: what the values that could be
+        compared show (:attr:`uncompared` names the rest)."""
         if self.differences:
             return DIFFERENT
-        return IDENTICAL if self.identical else EQUAL
+        return IDENTICAL if self.identical and not self.uncompared else EQUAL
 
     def shown(self) -> list[str]:
         """The first :data:`SHOWN` differences, and a line counting the rest."""
@@ -133,9 +139,16 @@ class Comparison:
             return f"identical: {subject} are the committed ones, bit for bit"
         if self.outcome == EQUAL:
             largest = f"; {self.largest}" if self.largest else ""
+            if not self.uncompared:
+                return (
+                    f"equal: {subject} match the committed ones, every discrete value exactly "
+                    f"and every float within {tolerance}{largest}"
+                )
             return (
-                f"equal: {subject} match the committed ones, every discrete value exactly and "
-                f"every float within {tolerance}{largest}"
+                f"equal: the others of {subject} match the committed ones, every discrete "
+                f"value exactly and every float within {tolerance}{largest}; not compared: "
+                f"{', '.join(self.uncompared)} (bytes not the committed ones, and no committed "
+                "copy here to compare values with: `dvc pull` fetches it)"
             )
         n = len(self.differences)
         return f"different: {subject} differ from the committed ones ({n} finding(s) above)"
@@ -148,6 +161,7 @@ def combine(parts: Iterable[Comparison]) -> Comparison:
     for part in parts:
         out.identical &= part.identical
         out.differences += part.differences
+        out.uncompared += part.uncompared
         if part.largest and (out.largest is None or part.largest.share > out.largest.share):
             out.largest = part.largest
     return out

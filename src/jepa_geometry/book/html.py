@@ -1,12 +1,17 @@
 """The book's HTML: Jupyter Book's build of the executed pages, each page carrying a banner that
-names the profile the pages were built with (:func:`build_html`).
+names the profile the pages were built with (:func:`build_html`); and one page a reader ran,
+rendered beside its notebook (:func:`notebook_html`), to read in a browser without building the
+book.
 """
 
 from __future__ import annotations
 
+import html
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -87,3 +92,121 @@ def build_html(root: Path | None = None, quiet: bool = True) -> int:
         "--keep-going",
     ]
     return subprocess.run([*cmd, "--quiet"] if quiet else cmd, cwd=root).returncode
+
+
+HIDDEN_TAGS = {
+    "remove_cell_tags": ("remove-cell",),
+    "remove_input_tags": ("remove-input", "hide-input"),
+    "remove_all_outputs_tags": ("remove-output",),
+}
+"""The cell tags the book hides (:func:`~jepa_geometry.book.present.present` sets them), hidden
+the same way in a page's own HTML."""
+
+
+GLUE_PREFIX = "application/papermill.record/"
+_GLUE_BLOCK = re.compile(
+    r"^(?P<fence>`{3,}|:{3,})\{glue(?::(?P<kind>figure|md|text|any))?\}[ \t]*(?P<name>\S+)[ \t]*\n"
+    r"(?P<body>.*?)^(?P=fence)[ \t]*$",
+    re.M | re.S,
+)
+_GLUE_ROLE = re.compile(
+    r"\{glue(?::(?P<kind>text|md|any))?\}`(?P<name>[^`:]+)(?::(?P<fmt>[^`]*))?`"
+)
+_REF_ROLE = re.compile(r"\{(?:numref|ref|eq)\}`(?:[^`<]*<)?(?P<label>[^`>]+)>?`")
+
+
+def glued_outputs(nb: Any) -> dict[str, dict[str, Any]]:
+    """The values a page glued (``myst_nb.glue``), by name: their MIME bundles."""
+    found = {}
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                data = out.get("data", {})
+                found[name] = {k.removeprefix(GLUE_PREFIX): v for k, v in data.items()}
+    return found
+
+
+def _glued_text(bundle: dict[str, Any], fmt: str | None) -> str:
+    text = str(bundle.get("text/plain", "")).strip()
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    if fmt:
+        try:
+            return format(float(text), fmt)
+        except ValueError:
+            pass
+    return text
+
+
+def _glued_block(bundle: dict[str, Any]) -> str:
+    if "text/html" in bundle:
+        return "".join(bundle["text/html"])
+    if "image/png" in bundle:
+        return f'<img src="data:image/png;base64,{"".join(bundle["image/png"]).strip()}">'
+    if "text/markdown" in bundle:
+        return "".join(bundle["text/markdown"])
+    return f"<pre>{html.escape(_glued_text(bundle, None))}</pre>"
+
+
+def resolve_glue(nb: Any) -> None:
+    """Put a page's glued values where its prose shows them, in place, as MyST-NB does in the
+    book: ``{glue:figure}`` blocks become the glued table or figure with its label and caption,
+    ``{glue:text}`` and ``{glue:md}`` roles their values; ``{numref}`` and ``{ref}`` roles
+    name their label (the figures carry their labels, not the book's numbers); the glued
+    outputs leave the code cells that made them."""
+    glued = glued_outputs(nb)
+
+    def block(m: re.Match[str]) -> str:
+        bundle = glued.get(m.group("name"))
+        if bundle is None:
+            return m.group(0)
+        if m.group("kind") == "md":
+            return "".join(bundle.get("text/markdown", "")) or _glued_text(bundle, None)
+        options = [line for line in m.group("body").splitlines() if line.startswith(":")]
+        caption = "\n".join(
+            line for line in m.group("body").splitlines() if not line.startswith(":")
+        ).strip()
+        label = next(
+            (o.split(":", 2)[2].strip() for o in options if o.startswith(":name:")),
+            m.group("name"),
+        )
+        return f"\n{_glued_block(bundle)}\n\n**{label}.** {caption}\n"
+
+    def role(m: re.Match[str]) -> str:
+        bundle = glued.get(m.group("name"))
+        if bundle is None:
+            return m.group(0)
+        if m.group("kind") == "md" and "text/markdown" in bundle:
+            return "".join(bundle["text/markdown"])
+        return _glued_text(bundle, m.group("fmt"))
+
+    for cell in nb.cells:
+        if cell.cell_type == "code":  # a glued value is shown where the prose puts it
+            cell.outputs = [
+                o for o in cell.get("outputs", []) if "scrapbook" not in o.get("metadata", {})
+            ]
+        if cell.cell_type == "markdown":
+            text = _GLUE_BLOCK.sub(block, cell.source)
+            text = _GLUE_ROLE.sub(role, text)
+            cell.source = _REF_ROLE.sub(lambda m: f"**{m.group('label')}**", text)
+
+
+def notebook_html(notebook: Path) -> Path:
+    """Render an executed notebook as HTML beside it (``<name>.html`` next to ``<name>.ipynb``)
+    with nbconvert: its glued values in its prose (:func:`resolve_glue`), without the cells,
+    inputs and outputs the book hides (:data:`HIDDEN_TAGS`); the HTML file's path."""
+    import nbformat
+    from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
+
+    notebook = Path(notebook)
+    nb = nbformat.read(notebook, as_version=4)
+    resolve_glue(nb)
+    exporter = HTMLExporter()
+    exporter.register_preprocessor(TagRemovePreprocessor(enabled=True, **HIDDEN_TAGS), enabled=True)
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
+    out = notebook.with_suffix(".html")
+    with atomic_path(out) as tmp:
+        tmp.write_text(body, encoding="utf-8")
+    return out

@@ -33,7 +33,7 @@ from jepa_geometry.book.evidence import (
     sample_check,
 )
 from jepa_geometry.book.evidence_compare import DIFFERENT, combine
-from jepa_geometry.book.html import build_html
+from jepa_geometry.book.html import build_html, notebook_html
 from jepa_geometry.book.run import build_book, cost_statement, run_chapter, run_experiment
 from jepa_geometry.book.toc import book_pages, resolve_page
 from jepa_geometry.envs import TASKS
@@ -297,7 +297,9 @@ def cmd_chapter(args: argparse.Namespace) -> int:
         )
     else:  # the book's run, or a run folder of its own when parameters differ
         run = run_experiment(args.chapter, params)
-    print(f"{run.name}: {run.seconds:.1f} s -> {run.output}")
+    print(f"{run.name}: {run.seconds:.1f} s")
+    print(f"notebook: {run.output}")
+    print(f"html:     {notebook_html(run.output)}  (open it in a browser)")
     return 0
 
 
@@ -350,6 +352,8 @@ def cmd_evidence(args: argparse.Namespace) -> int:
         path, c = f"{f.artifact}/{f.file}", f.comparison
         if c.outcome == DIFFERENT:
             print("\n".join(f"{DIFFERENT}  {line}" for line in c.shown()))
+        elif c.uncompared:
+            print(f"{'uncompared':<9}  {path}: no committed copy here (dvc pull)")
         else:
             print(f"{c.outcome:<9}  {path}" + (f": {c.largest}" if c.largest else ""))
     found = combine(f.comparison for f in files)

@@ -9,7 +9,9 @@ them, its policies, but renders with the fast renderer, records ``Task.get_state
 one process per core and writes each file once, atomically.
 
 Determinism: episode ``i`` of task ``t`` is seeded by ``SeedSequence([seed, t, i])`` alone,
-so the dataset does not depend on the number of worker processes.
+so the dataset does not depend on the number of worker processes; and the collecting processes
+run Intel MKL in its CPU-independent mode (:data:`COLLECT_ENVIRON`), so its bytes do not depend
+on the CPU either.
 """
 
 from __future__ import annotations
@@ -32,6 +34,16 @@ from jepa_geometry.jobs import pool_context, progress_bar, start_job_process
 from jepa_geometry.profiles import Profile
 
 COLLECTOR_VERSION = 1  # bump when a behaviour policy or the recording changes
+
+COLLECT_ENVIRON = {"MKL_CBWR": "COMPATIBLE"}
+"""Set in every collecting process before its first MKL call (MKL reads it then, once).
+Two-Room's renderer draws with ``torch.exp``, which PyTorch computes with MKL's vector math,
+and MKL picks its code by CPU: on an Intel Xeon with AVX-512, 338 of the laptop dataset's
+493,977,600 pixel values came out 1 higher or lower than on the AMD EPYC that built the
+committed dataset, in 332 of its 40,200 frames. ``MKL_CBWR=COMPATIBLE`` (MKL's "conditional
+numerical reproducibility") makes MKL take one code path on every x86 CPU, and reproduced the
+committed bytes on that Xeon bit for bit. Collection only: training and planning keep MKL's
+default, which the committed models and plans were built with."""
 
 
 _PACKAGES = (
@@ -131,6 +143,12 @@ def collect_episode(task_obj: Any, seed: int, steps: int) -> dict[str, np.ndarra
 _WORKER: dict[str, Any] = {}
 
 
+def collecting_environ() -> dict[str, str]:
+    """The environment of a collecting worker process: this one's, with
+    :data:`COLLECT_ENVIRON`."""
+    return {**os.environ, **COLLECT_ENVIRON}
+
+
 def _worker_init(task: str, image_size: int, seed: int, steps: int) -> None:
     import torch
 
@@ -152,6 +170,8 @@ def _episodes(
         import torch
 
         threads = torch.get_num_threads()  # _worker_init pins 1 thread: restore it afterwards
+        before = {k: os.environ.get(k) for k in COLLECT_ENVIRON}
+        os.environ.update(COLLECT_ENVIRON)  # holds if this process has not called MKL yet
         _worker_init(task, image_size, seed, steps)
         try:
             for i in range(n_episodes):
@@ -159,10 +179,15 @@ def _episodes(
         finally:
             _WORKER.pop("task").close()
             torch.set_num_threads(threads)
+            for k, v in before.items():  # processes started later keep MKL's default
+                if v is None:
+                    os.environ.pop(k)
+                else:
+                    os.environ[k] = v
         return
     # forked from a fresh server process (jepa_geometry.jobs): no inherited GL or torch state
     ctx = pool_context((__name__, *SIMULATOR_PRELOAD))
-    init = (dict(os.environ), _worker_init, (task, image_size, seed, steps))
+    init = (collecting_environ(), _worker_init, (task, image_size, seed, steps))
     with ctx.Pool(workers, start_job_process, init) as pool:
         yield from pool.imap(_worker_episode, range(n_episodes), chunksize=1)
 

@@ -35,8 +35,26 @@ def test_the_scaling_figure_draws_each_point_the_references_and_the_papers_budge
     horizontal = {round(float(s.get_ydata()[0]), 6) for s in segments if _constant(s.get_ydata())}
     assert {0.1, 0.03, 0.0} <= horizontal  # the paper's effect, the minimum effect, zero
     vertical = {float(s.get_xdata()[0]) for s in segments if _constant(s.get_xdata())}
-    assert vertical == {3e17, 7e17}
+    assert vertical == set()  # the budgets lie decades beyond the points: arrows, not lines
+    lo, hi = ax.get_xlim()  # the axis is zoomed to the points, with a margin
+    assert 1e12 / 10 < lo < 1e12 and 1e13 < hi < 1e14
+    arrows = [t.get_text() for t in ax.texts]
+    assert len(arrows) == 2 and all("→" in t for t in arrows)
+    assert any("3e+17" in t for t in arrows) and any("7e+17" in t for t in arrows)
+    inside = pd.DataFrame({"task": ["tworoom"], "flops": [5e12]})  # a budget within the points
+    fig = plot_scaling_effects(_scaling_effects(), ["c"], inside)
+    lines = [line for line in fig.axes[0].lines if len(line.get_xdata()) == 2]
+    vertical = [line.get_xdata()[0] for line in lines if _constant(line.get_xdata())]
+    assert vertical == [5e12] and not fig.axes[0].texts
     assert png(fig)
+
+
+def test_a_line_through_two_points_is_not_called_a_trend():
+    budgets = pd.DataFrame({"task": ["tworoom"], "flops": [3e17]})
+    two = _scaling_effects().query("flops != 1e13")  # two step points per task
+    fig = plot_scaling_effects(two, ["c"], budgets)
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert texts == ["Two-Room", "Push-T", "line through two points, not a trend"]
 
 
 def _premises() -> pd.DataFrame:
@@ -76,7 +94,8 @@ def test_the_premises_legend_names_every_task_and_arm_just_below_the_panels():
     fig = plot_scaling_premises(_premises(), budgets)
     gap = _legend_gap(fig)
     texts = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert texts == ["Two-Room", "Push-T", "Cube", "LeWM", "SCALE"]
+    two = "line through two points, not a trend"  # each line of _premises has two points
+    assert texts == ["Two-Room", "Push-T", "Cube", "LeWM", "SCALE", two]
     assert 0 < gap < 0.25, f"{gap:.2f} in between the last panels' labels and the legend"
 
 

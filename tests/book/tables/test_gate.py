@@ -51,3 +51,20 @@ def test_ladder_sentence_says_which_rung_the_study_runs():
     once = tables.gate.ladder_sentence(weak, None, None, "smoke")
     assert once.startswith("no rung can pass at this profile") and once.count("power") == 1
     assert "(LeWM at each rung: as profiled 50.0 %, 96 px 0.0 %)" in once
+
+
+def test_the_page_lists_each_rung_tried_then_the_conclusion():
+    from types import SimpleNamespace
+
+    gate = pd.DataFrame(
+        [{"lever": "as profiled", "reason": "r1"}, {"lever": "96 px", "reason": "r2"}]
+    )
+    spec = SimpleNamespace(settings={"laptop": "96 px"}, plans=True)
+    said = tables.gate.choice_markdown(spec, "laptop", None, SimpleNamespace(name="96 px"), gate)
+    assert said == (
+        "**In this run** the ladder tried, in order:\n\n- *as profiled*: r1\n- *96 px*: r2\n\n"
+        "The study runs at the rung the rule picks, 96 px."
+    )
+    weak = gate.assign(powered=False, **{"lewm (%)": ["50.0 [15.0, 85.0]", "0.0 [0.0, 49.0]"]})
+    one = tables.gate.choice_markdown(spec, "laptop", None, None, weak)
+    assert one.startswith("**In this run** no rung can pass") and "\n- " not in one

@@ -12,7 +12,7 @@ import seaborn as sns
 from matplotlib.patches import Circle
 
 from jepa_geometry.analysis import landscape
-from jepa_geometry.book.plots.shared import PAGE_WIDTH, by_arm
+from jepa_geometry.book.plots.shared import PAGE_WIDTH, axes_legend_below, by_arm
 from jepa_geometry.book.style import arm_colour, label
 
 
@@ -25,15 +25,18 @@ def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
     """
     if not lambda_spectra:
         raise ValueError("no ΛReg spectra: none of the measured arms has a ΛReg term")
-    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2))
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.4))
+    seeds = pd.Series([m for m, _ in lambda_spectra]).value_counts()
     for (m, s), sp in sorted(lambda_spectra.items()):
         x = np.arange(1, len(sp["final_sorted"]) + 1)
-        axes[0].plot(x, sp["final_sorted"], color=arm_colour(m), label=f"{label(m)} seed {s}")
+        n = int(seeds[m])
+        first = s == min(t for a, t in lambda_spectra if a == m)
+        shown = f"{label(m)} ({n} seed{'s' if n > 1 else ''})" if first else None
+        axes[0].plot(x, sp["final_sorted"], color=arm_colour(m), label=shown)
     axes[0].axhline(1.0, color="0.5", lw=0.8, ls="--")
     axes[0].set(
         xlabel="coordinate (sorted)", ylabel="target variance $v_i$", title="final learned spectrum"
     )
-    axes[0].legend(fontsize=7)
     (m, s), sp = sorted(lambda_spectra.items())[0]
     v = np.sort(sp["v"], axis=1)[:, ::-1]
     im = axes[1].imshow(
@@ -47,16 +50,19 @@ def plot_lambda_spectra(lambda_spectra: dict) -> plt.Figure:
     axes[1].set(
         xlabel="training step",
         ylabel="coordinate (sorted)",
-        title=f"spectrum over training ({label(m)}, seed {s})",
+        title=f"spectrum over training\n({label(m)}, seed {s})",
     )
-    fig.tight_layout()
+    axes[0].set_title(axes[0].get_title(), fontsize=10)
+    axes[1].set_title(axes[1].get_title(), fontsize=10)
+    axes_legend_below(fig, axes[0])
     return fig
 
 
 def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]) -> plt.Figure:
     """SCALE's geometry at a glance: the PCA spectrum of held-out embeddings (first 16 PCs, band:
     range over seeds) and the R² of q from the top-k PCs against the full embedding."""
-    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.4))
+    # the bar panel wider: its five two-line probe names side by side
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.4), width_ratios=(1, 2))
     sns.lineplot(
         **by_arm(spectra[spectra.pc <= 16], arms),
         x="pc",
@@ -78,16 +84,17 @@ def plot_pca_probes(spectra: pd.DataFrame, probes: pd.DataFrame, arms: list[str]
         value_name="R²",
         value_vars=["r2_top2", "r2_top4", "r2_top8", "r2_full_ridge", "r2_full_mlp"],
     )
-    long["probe"] = long["probe"].map(label)
+    long["probe"] = long["probe"].map(label).str.replace(", ", "\n", n=1)  # two short lines
     sns.barplot(
         **by_arm(long, arms), x="probe", y="R²", saturation=1, errorbar=("pi", 100), ax=axes[1]
     )
     axes[1].set(
         ylim=(min(0, long["R²"].min()), 1.02), title="R² of q: leading PCs\nvs the full embedding"
     )
-    axes[1].legend(fontsize=7)
-    axes[1].tick_params(axis="x", labelrotation=30)
-    fig.tight_layout()
+    axes[1].tick_params(axis="x", labelsize=8)
+    axes[1].set_xlabel("")
+    axes[1].get_legend().remove()
+    axes_legend_below(fig, axes[0])  # the arms of both panels, under them
     return fig
 
 
@@ -112,7 +119,7 @@ def plot_ranking(ranking: pd.DataFrame, arms: list[str], seed: int) -> plt.Figur
     ]
     r = pd.concat(parts, ignore_index=True)
     r["metric"] = r["metric"].map(label)
-    fig, ax = plt.subplots(figsize=(PAGE_WIDTH, 3.4))
+    fig, ax = plt.subplots(figsize=(PAGE_WIDTH, 4.2))  # tall enough for the slanted metric names
     sns.pointplot(
         **by_arm(r, arms),
         x="metric",
@@ -125,7 +132,11 @@ def plot_ranking(ranking: pd.DataFrame, arms: list[str], seed: int) -> plt.Figur
     )
     ax.axhline(0.5, color="0.6", lw=0.8, ls="--")
     ax.set(title="Rank channels (τ) and ordering agreement (chance 0.5), mean over seeds x starts")
-    ax.legend(fontsize=7)
+    ax.set_title(ax.get_title(), fontsize=10)
+    ax.tick_params(axis="x", labelsize=8)
+    # steep enough that the long names ("agreement, predictor cost") clear their neighbours
+    plt.setp(ax.get_xticklabels(), rotation=55, ha="right", rotation_mode="anchor")
+    axes_legend_below(fig, ax)
     return fig
 
 
@@ -177,13 +188,15 @@ def plot_landscape_examples(
 def plot_landscape_distribution(landscape_rows: pd.DataFrame, arms: list[str]) -> plt.Figure:
     """Box plots of the landscape IoU and Spearman ρ over random goals, every seed pooled, one
     box per arm in its colour."""
-    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2))
     shown = by_arm(landscape_rows, arms)
+    height = 1.2 + 0.3 * len(shown["hue_order"])
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, max(2.4, height)), sharey=True)
     for ax, col in zip(axes, ["iou", "spearman"], strict=True):
         sns.boxplot(
-            **shown, x="arm", y=col, order=shown["hue_order"], saturation=1, ax=ax, fliersize=1
+            **shown, y="arm", x=col, order=shown["hue_order"], saturation=1, ax=ax, fliersize=1
         )
-        ax.set(title=f"{label(col)} over random goals (all seeds)", xlabel="", ylabel=label(col))
-        ax.tick_params(axis="x", labelrotation=20)
+        ax.set(title=label(col), xlabel=label(col), ylabel="")
+        ax.set_title(ax.get_title(), fontsize=10)
+    fig.suptitle("Over random goals, every seed pooled", fontsize=10)
     fig.tight_layout()
     return fig

@@ -37,11 +37,53 @@ def _lowest(axes: np.ndarray, n: int) -> list[plt.Axes]:
     return [axes[max(r for r in range(rows) if r * cols + c < n), c] for c in range(min(n, cols))]
 
 
-def _paper_budgets(ax: plt.Axes, budgets: pd.DataFrame, tasks: list[str]) -> None:
-    """The papers' training budget of each of ``tasks``: a dotted line of the task's colour."""
-    for b in budgets.itertuples():
-        if b.task in tasks:
+TWO_POINTS = "line through two points, not a trend"
+"""The legend's words for a segment drawn through two points: two points fit no trend."""
+
+MARGIN = 0.25
+"""Decades of FLOPs left on each side of the points when the axis is zoomed to them."""
+
+
+def _zoom_to_points(ax: plt.Axes, flops: pd.Series) -> tuple[float, float]:
+    """The FLOPs axis (log scale) zoomed to ``flops`` with :data:`MARGIN` decades each side
+    (the papers' budgets, decades beyond, would leave every point in a sliver at the left)."""
+    logs = np.log10(flops[flops > 0].astype(float))
+    lo, hi = 10 ** (logs.min() - MARGIN), 10 ** (logs.max() + MARGIN)
+    ax.set_xscale("log")
+    ax.set_xlim(lo, hi)
+    return lo, hi
+
+
+def _paper_budgets(
+    ax: plt.Axes, budgets: pd.DataFrame, tasks: list[str], span: tuple[float, float]
+) -> None:
+    """The papers' training budget of each of ``tasks``: a dotted line of the task's colour
+    where it lies within ``span`` (the zoomed FLOPs axis); beyond it, an arrow at that edge
+    pointing toward it, with its value and how many decades away it lies."""
+    lo, hi = span
+    beyond = [b for b in budgets.itertuples() if b.task in tasks]
+    for i, b in enumerate(beyond):
+        if lo <= b.flops <= hi:
             ax.axvline(b.flops, color=task_colour(b.task), ls=":", lw=1)
+            continue
+        right = b.flops > hi
+        decades = np.log10(b.flops / hi) if right else np.log10(lo / b.flops)
+        text = f"budget {b.flops:.0e} FLOPs ({decades:.1f} dec. beyond)"
+        x, ha = (0.985, "right") if right else (0.015, "left")
+        arrow = "→" if right else "←"
+        ax.annotate(
+            f"{text} {arrow}" if right else f"{arrow} {text}",
+            xy=(x, 0.97 - 0.09 * i),
+            xycoords="axes fraction",
+            ha=ha,
+            va="top",
+            fontsize=6,
+            color=task_colour(b.task),
+        )
+
+
+def _two_point_handle() -> plt.Line2D:
+    return plt.Line2D([], [], color=NEUTRAL, lw=1, label=TWO_POINTS)
 
 
 def _interval_line(ax: plt.Axes, g: pd.DataFrame, y: str, **style: Any) -> None:
@@ -64,14 +106,17 @@ def plot_scaling_effects(
     """
     tasks = list(dict.fromkeys(effects["task"]))
     fig, axes = _scaling_panels(len(claims))
+    two_points = False
     for ax, claim in zip(axes.flat, claims, strict=False):
         sub = effects[effects["claim"] == claim]
+        span = _zoom_to_points(ax, sub["flops"])
         for task, grp in sub.groupby("task", sort=False):
             for res, marker, mfc in ((1.0, "o", None), (None, "s", "none")):
                 g = grp[grp["image"] == 1.0] if res else grp[grp["image"] != 1.0]
                 if g.empty:
                     continue
                 shown = label(task) if res else None
+                two_points |= bool(res) and len(g) == 2
                 style = {"fmt": marker + ("-" if res else ""), "mfc": mfc, "label": shown}
                 colour = task_colour(task)
                 _interval_line(ax, g.sort_values("flops"), "effect", color=colour, **style)
@@ -81,15 +126,16 @@ def plot_scaling_effects(
         d, thr, m = (float(sub[c].iloc[0]) for c in ("direction", "threshold", "min_effect"))
         ax.axhline(d * (thr + m), color="0.5", ls=":", lw=1)
         ax.axhline(0.0, color="0.7", lw=0.6)
-        _paper_budgets(ax, budgets, tasks)
-        ax.set_xscale("log")
+        _paper_budgets(ax, budgets, tasks, span)
         ax.set_title(textwrap.fill(claim, 48), fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in axes[:, 0]:
         ax.set_ylabel("effect (a - b)", fontsize=8)
     handles, labels = axes.flat[0].get_legend_handles_labels()
+    if handles and two_points:
+        handles, labels = [*handles, _two_point_handle()], [*labels, TWO_POINTS]
     if handles:
-        legend_below(fig, handles, labels, ncol=len(labels), fontsize=8)
+        legend_below(fig, handles, labels, ncol=min(len(labels), 4), fontsize=8)
     else:
         fig.tight_layout()
     return fig
@@ -108,21 +154,25 @@ def plot_scaling_premises(premises: pd.DataFrame, budgets: pd.DataFrame) -> plt.
     arms = list(dict.fromkeys(premises["arm"]))
     markers = dict(zip(arms, "o^sDvP<>", strict=False))
     fig, axes = _scaling_panels(len(measures))
+    two_points = False
     for ax, measure in zip(axes.flat, measures, strict=False):
         sub = premises[premises["measure"] == measure]
+        span = _zoom_to_points(ax, sub["flops"])
         for (task, arm), g in sub.groupby(["task", "arm"], sort=False):
+            two_points |= g["flops"].nunique() == 2
             style = {"fmt": markers[arm] + "-", "color": task_colour(task), "lw": 0.8}
             _interval_line(ax, g.sort_values("flops"), "value", **style)
         ref = sub["reference"].dropna()
         if not ref.empty:
             ax.axhline(float(ref.mean()), color="0.5", ls=":", lw=1)
-        _paper_budgets(ax, budgets, tasks)
-        ax.set_xscale("log")
+        _paper_budgets(ax, budgets, tasks, span)
         ax.set_title(measure, fontsize=8)
         ax.tick_params(labelsize=7)
     handles = [
         plt.Line2D([], [], color=task_colour(t), marker="o", ls="", label=label(t)) for t in tasks
     ] + [plt.Line2D([], [], color=NEUTRAL, marker=markers[a], ls="", label=label(a)) for a in arms]
+    if two_points:
+        handles.append(_two_point_handle())
     labels = [h.get_label() for h in handles]
-    legend_below(fig, handles, labels, ncol=len(labels), fontsize=8)
+    legend_below(fig, handles, labels, ncol=min(len(labels), 4), fontsize=8)
     return fig

@@ -93,3 +93,15 @@ def by_arm(data: pd.DataFrame, arms: Sequence[str]) -> dict[str, Any]:
         "hue_order": [label(a) for a in arms],
         "palette": {label(a): arm_colour(a) for a in arms},
     }
+
+
+def axes_legend_below(fig: plt.Figure, ax: plt.Axes, fontsize: float = 8) -> None:
+    """Move ``ax``'s legend entries (seaborn's hue, the labels drawn) under the panels with
+    :func:`legend_below`, at most four to a row, so that no legend sits over the data."""
+    handles, labels = ax.get_legend_handles_labels()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    if handles:
+        legend_below(fig, handles, labels, ncol=min(len(labels), 4), fontsize=fontsize)
+    else:
+        fig.tight_layout()

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from jepa_geometry.book.plots.shared import PAGE_WIDTH
+from jepa_geometry.book.plots.shared import PAGE_WIDTH, axes_legend_below
 from jepa_geometry.book.style import arm_colour, label
 from jepa_geometry.theory.linear_gaussian import quadratic_form_grid
 
@@ -47,6 +47,7 @@ def plot_leverage_sweep(sweep: pd.DataFrame) -> plt.Figure:
         xlabel="scale of the state directions",
         title="The probe decodes q at every scale; the cost listens only at large scale",
     )
+    axes_legend_below(fig, ax)  # the measures under the axes, not over their lines
     return fig
 
 
@@ -184,7 +185,8 @@ def plot_lowest_cost_sets(
         row = rows.loc[name]
         ax.set(title=f"{name}\nρ = {row.spearman:.2f}, IoU = {row.iou:.2f}", xlabel="$x_1$")
     axes[0].set_ylabel("$x_2$")
-    fig.suptitle("Lowest 10 % of latent cost (blue) vs the distance disc (dashed)", y=1.03)
+    fig.suptitle("Lowest 10 % of latent cost (blue) vs the distance disc (dashed)")
+    fig.tight_layout()  # room for the suptitle above the two-line panel titles
     return fig
 
 
@@ -289,5 +291,5 @@ def plot_cost_landscape(
     ax.plot([], [], "--", color="k", label=r"$\Sigma^{-1}$ reference")
     ax.plot([], [], "-", color=pal[3], label="learned latent cost")
     ax.set(aspect="equal", xlabel="$x_1$", ylabel="$x_2$", title=title)
-    ax.legend(fontsize=7, loc="best")
+    axes_legend_below(fig, ax, fontsize=7)  # under the axes, off the reachable set
     return fig

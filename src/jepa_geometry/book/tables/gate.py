@@ -68,6 +68,11 @@ def ladder_sentence(
         )
     else:
         steps = "; then ".join(f"{r.lever}: {r.reason}" for r in gate.itertuples())
+    return f"{steps}. {_ladder_conclusion(rung, spec_rung, profile, plans)}"
+
+
+def _ladder_conclusion(rung: str | None, spec_rung: str | None, profile: str, plans: bool) -> str:
+    """Whether the study file runs at the rung the ladder picks (:func:`ladder_sentence`)."""
     if profile == "laptop" and rung is None and not plans:
         tail = (
             "No rung passes within the budget, and the study file does not plan: it trains "
@@ -95,7 +100,7 @@ def ladder_sentence(
             "at the laptop profile, where the ladder is defined: read its results with "
             "that in mind."
         )
-    return f"{steps}. {tail}"
+    return tail
 
 
 def choice_sentence(
@@ -108,6 +113,21 @@ def choice_sentence(
             gate, rung.name if rung else None, spec.settings.get(profile), profile, plans=spec.plans
         )
     return gate_sentence(gate, str(chosen), spec.main_protocol, profile)
+
+
+def choice_markdown(
+    spec: Any, profile: str, chosen: str | None, rung: Any, gate: pd.DataFrame
+) -> str:
+    """:func:`choice_sentence` as a page shows it: for a ladder whose rungs each have their
+    reason, one line per rung tried, in order, then the conclusion; otherwise the sentence."""
+    said = choice_sentence(spec, profile, chosen, rung, gate)
+    if "lever" not in gate.columns or ("powered" in gate.columns and not gate["powered"].any()):
+        return f"**In this run** {said}"
+    rungs = "\n".join(f"- *{r.lever}*: {r.reason}" for r in gate.itertuples())
+    end = _ladder_conclusion(
+        rung.name if rung else None, spec.settings.get(profile), profile, spec.plans
+    )
+    return f"**In this run** the ladder tried, in order:\n\n{rungs}\n\n{end}"
 
 
 GATE_KEY_COLUMNS = (

@@ -1,0 +1,59 @@
+"""A collecting process computes Two-Room's pixels with MKL in its CPU-independent mode
+(``envs.collect.COLLECT_ENVIRON``): its ``torch.exp`` gives the bits of a process started with
+``MKL_CBWR=COMPATIBLE``, the mode that reproduced the committed dataset on an Intel Xeon.
+
+On a CPU where MKL's default code differs from its compatible one (the Intel Xeon with
+AVX-512 the issue was found on: ``default`` and ``compatible`` below differ), the pool test
+fails without the setting; where they agree (the AMD EPYC), it holds either way."""
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import torch
+
+from jepa_geometry.envs import collect
+from jepa_geometry.envs.collect import COLLECT_ENVIRON, collecting_environ
+from jepa_geometry.jobs import pool_context, start_job_process
+
+PROBE = (
+    "import hashlib, torch\n"
+    "x = torch.randn(1_000_000, generator=torch.Generator().manual_seed(0)) * 10\n"
+    "print(hashlib.sha256(torch.exp(x).numpy().tobytes()).hexdigest())\n"
+)
+
+
+def exp_digest() -> str:
+    """The sha256 of ``torch.exp`` over a fixed million floats, in this process."""
+    x = torch.randn(1_000_000, generator=torch.Generator().manual_seed(0)) * 10
+    return hashlib.sha256(torch.exp(x).numpy().tobytes()).hexdigest()
+
+
+def _fresh_process(environ: dict[str, str]) -> str:
+    run = subprocess.run(
+        [sys.executable, "-c", PROBE], env=environ, capture_output=True, text=True, check=True
+    )
+    return run.stdout.strip()
+
+
+def test_a_collecting_worker_computes_in_mkl_compatible_mode():
+    compatible = _fresh_process({**os.environ, "MKL_CBWR": "COMPATIBLE"})
+    ctx = pool_context()
+    with ctx.Pool(1, start_job_process, (collecting_environ(),)) as pool:
+        assert pool.apply(exp_digest) == compatible
+
+
+def test_collecting_in_this_process_leaves_its_environment_as_it_was(monkeypatch):
+    monkeypatch.delenv("MKL_CBWR", raising=False)
+    seen = []
+    real = collect._worker_episode
+
+    def episode(i: int) -> dict:
+        seen.append(os.environ.get("MKL_CBWR"))
+        return real(i)
+
+    monkeypatch.setattr(collect, "_worker_episode", episode)
+    rows = list(collect._episodes("tworoom", 16, 0, 2, 1, workers=1))
+    assert len(rows) == 1 and seen == [COLLECT_ENVIRON["MKL_CBWR"]]
+    assert "MKL_CBWR" not in os.environ  # processes started later keep MKL's default
