@@ -8,11 +8,11 @@ a blank is meant, a header still spelled as an identifier (``top8_share``), a fi
 more than :data:`MAX_SHRINK` times wider than the column shows it (its text shrinks below
 reading size), a glued table captioned as a figure, a number on a chapter's page that does not
 carry the chapter's number, a figure or table number captioned on two pages (a chapter's task
-pages number theirs apart: "Table 6.2.5"), a page that opens with code instead of prose, or a JavaScript
-error or failed request in the console, a table wider than its column without the scroll cue
-``book/_static/wide-tables.js`` gives it, or a landing page whose glued findings do not start in
-its first screen. A screenshot of every page is kept under ``<build>/screenshots/``, with every
-page's height (``heights.tsv``).
+pages number theirs apart: "Table 6.2.5"), a page that opens with code instead of prose, or a
+JavaScript error or failed request in the console, a table wider than its column without the
+scroll cue ``book/_static/wide-tables.js`` gives it, or a landing page whose glued findings do
+not start in its first screen. A screenshot of every page is kept under
+``<build>/screenshots/``, with every page's height (``heights.tsv``).
 """
 
 from __future__ import annotations

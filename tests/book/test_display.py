@@ -102,3 +102,17 @@ def test_an_interval_never_wraps_inside_but_its_table_still_wraps_between_words(
     assert "+7.07\u00a0[+1.6,\u00a0+12.5] pp" in html
     assert "a long reason" in html  # other text keeps its spaces
     assert unbroken_intervals("<td>[a, b]</td>") == "<td>[a, b]</td>"  # no estimate before it
+
+
+def test_a_p_value_reads_with_three_decimals_or_as_below_the_floor():
+    from jepa_geometry.book.display import format_p, p_phrase
+
+    assert [format_p(p) for p in (0.0347, 1.0, 9.82e-82, 0.001, float("nan"), None)] == [
+        "0.035",
+        "1.000",
+        "< 0.001",
+        "0.001",
+        "",
+        "",
+    ]
+    assert p_phrase(9.82e-82) == "< 0.001" and p_phrase(0.25) == "= 0.250"

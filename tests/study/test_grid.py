@@ -93,8 +93,8 @@ def test_success_table_and_grid():
     lo, hi = jg.stats.wilson_interval(k, 40)
     assert (lewm.rate, lewm.low, lewm.high) == pytest.approx((k / 40, lo, hi))
     grid = tables.planning.success_grid(tab, "goal25_budget50")
-    assert list(grid.columns) == ["lewm", "scale"]
-    assert grid.loc[("cem", "T1", 1), "lewm"] == format_rate(k / 40, lo, hi)
+    assert list(grid.columns) == ["LeWM", "SCALE"]  # the arms by their display names
+    assert grid.loc[("CEM", "T1", 1), "LeWM"] == format_rate(k / 40, lo, hi)
     with pytest.raises(ValueError, match="no rows for protocol 'goal100_budget150'"):
         tables.planning.success_grid(tab, "goal100_budget150")
 
@@ -132,7 +132,7 @@ def test_beside_papers_pairs_each_paper_value_with_our_cell():
     )
     assert scale["paper value (%)"] == per_tier.value.iloc[0]
     assert scale["ours (%)"] == "90.0 [80.0, 95.0]"
-    assert out.loc["AnisoWM", "arm"] == "anisowm"
+    assert out.loc["AnisoWM", "arm"] == "AnisoWM"  # the arm by its display name
 
 
 def test_lambda_table_and_figure_read_every_lambdareg_model():

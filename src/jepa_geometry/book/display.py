@@ -57,6 +57,26 @@ def format_number(value: Any) -> str:
     return f"{x:.{SIGNIFICANT}g}"
 
 
+P_FLOOR = 0.001
+"""The smallest p-value a page prints as a number: below it a p reads ``< 0.001``. A McNemar
+test over hundreds of pooled units reaches 1e-82, which says no more than 1e-4 about the
+question, and a p-value's digits beyond the third carry no meaning."""
+
+
+def format_p(p: Any) -> str:
+    """A p-value as a reader takes it in: three decimals, ``< 0.001`` below :data:`P_FLOOR`,
+    blank when missing."""
+    if p is None or not np.isfinite(float(p)):
+        return ""
+    return f"< {P_FLOOR:g}" if float(p) < P_FLOOR else f"{float(p):.3f}"
+
+
+def p_phrase(p: Any) -> str:
+    """What follows "p" in a sentence: ``= 0.012`` or ``< 0.001`` (:func:`format_p`)."""
+    text = format_p(p)
+    return text if text.startswith("<") else f"= {text}"
+
+
 def header(name: Any) -> str:
     """A column name as a header: words, not an identifier (``top8_share`` reads
     ``top8 share``); a name a reader looks up as written kept as it is: a file's path (a

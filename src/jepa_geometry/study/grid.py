@@ -64,9 +64,10 @@ SOLVER_NAMES: dict[str, str] = {
     "cem": "CEM",
     "icem": "iCEM",
     "mppi": "MPPI",
-    MPPI_SWM: "MPPI at swm's T",
+    MPPI_SWM: "MPPI at T = 0.5",
 }
-"""How the book names each solver label (``MPPI`` is at the study's ``T*``)."""
+"""How the book names each solver label (``MPPI`` is at the study's ``T*``; ``T = 0.5`` is
+stable-worldmodel's shipped temperature, SCALE's)."""
 PAPER_SOLVER: dict[str, str] = {"cem": "cem", "icem": "icem", MPPI_SWM: "mppi"}
 """Each of our solver labels -> the solver of SCALE's main grid (and its per-tier and per-seed
 tables) at the same temperature: SCALE's ``mppi`` there is at swm's 0.5, so our ``mppi`` at

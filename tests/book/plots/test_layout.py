@@ -110,7 +110,9 @@ def covered(fig: plt.Figure) -> list[str]:
                 if not hit and not isinstance(artist, Line2D | PathCollection):
                     hit = _under(artist, area)  # a band or a polygon under the whole legend
                 if hit:
-                    found.append(f"legend over {type(artist).__name__} {artist.get_label()!r} in {name}")
+                    found.append(
+                        f"legend over {type(artist).__name__} {artist.get_label()!r} in {name}"
+                    )
             for artist in [*ax.patches, *ax.images]:
                 if not isinstance(artist, Patch | AxesImage) or not _of_data(artist, ax):
                     continue

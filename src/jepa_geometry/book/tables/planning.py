@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry import stats
+from jepa_geometry.book.display import format_p, p_phrase
 from jepa_geometry.book.style import display_name, named, shown
 from jepa_geometry.book.tables.shared import arm_order
 from jepa_geometry.envs import task_class, task_title
@@ -368,7 +369,7 @@ def half_q_markdown(table: pd.DataFrame, task: str) -> str:
             if has_half
             else "no half of $q$ in SCALE (its state has two coordinates)."
         )
-    shown = table.assign(**{"McNemar p": table["McNemar p"].map("{:.3g}".format)})
+    shown = table.assign(**{"McNemar p": table["McNemar p"].map(format_p)})
     return (
         shown.to_markdown(index=False) + "\n\nDifferences in percentage points with their "
         f"paired 95 % interval over training seeds and pairs ({MCNEMAR_CAVEAT}); SCALE's "
@@ -438,7 +439,7 @@ def dinowm_table(
             {
                 "quantity": f"{display_name('dinowm')} − {display_name(versus)}, success at CEM T1",
                 "ours": f"{format_rate(d['diff'], d['low'], d['high'])} pp "
-                f"(McNemar p = {d['p_mcnemar']:.3g}, {int(d['seeds'])} seeds)",
+                f"(McNemar p {p_phrase(d['p_mcnemar'])}, {int(d['seeds'])} seeds)",
                 "SCALE": theirs,
             }
         )
