@@ -14,6 +14,7 @@ What must hold (the project's promise, tested here at a tiny smoke scale):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -460,3 +461,64 @@ def test_bad_command_line_values_stop_in_one_line_before_any_work(
     assert code == 2 and len(err) == 1, err
     assert not data_root.exists() or files_under(data_root) == [], files_under(data_root)
     assert not (REPO / "out.ipynb").exists()
+
+
+ORPHAN_SCRIPT = """
+import os, sys, time
+from concurrent.futures import ProcessPoolExecutor
+import multiprocessing as mp
+
+def nap(out):
+    with open(out, "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    time.sleep(120)
+
+if __name__ == "__main__":
+    out, pool = sys.argv[1], sys.argv[2]
+    if pool == "build":  # a build stage's jobs (forkserver)
+        from jepa_geometry.jobs import run_parallel
+        run_parallel(nap, [(out,)] * 4, workers=2, progress=False)
+    else:  # the book's side-by-side pages (spawn)
+        from jepa_geometry.book.run import _share_cores
+        ctx = mp.get_context("spawn")
+        init = {"initializer": _share_cores, "initargs": ("1",)}
+        with ProcessPoolExecutor(2, mp_context=ctx, **init) as ex:
+            list(ex.map(nap, [out] * 4))
+"""
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` no longer runs (ended, or a zombie its new parent has not reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith(("Z", "X"))
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@pytest.mark.parametrize("pool", ["build", "pages"])
+def test_kill_9_of_a_command_ends_its_pool_s_processes(tmp_path, pool):
+    """``kill -9`` of the command alone (not its group): its pool's processes end within
+    seconds instead of taking the queued jobs (jobs.end_with_parent)."""
+    script, pids = tmp_path / "orphans.py", tmp_path / "pids"
+    script.write_text(ORPHAN_SCRIPT)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(pids), pool], cwd=tmp_path, start_new_session=True
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and (not pids.is_file() or len(pids.read_text().split()) < 2):
+        time.sleep(0.1)
+    workers = [int(p) for p in pids.read_text().split()]
+    assert len(workers) == 2 and not any(_gone(p) for p in workers)
+    os.kill(proc.pid, signal.SIGKILL)  # the command only, as `kill -9 PID` does
+    proc.wait()
+    deadline = time.time() + 15
+    while time.time() < deadline and not all(_gone(p) for p in workers):
+        time.sleep(0.1)
+    try:
+        assert all(_gone(p) for p in workers), "the pool's processes outlived the command"
+        time.sleep(1)
+        assert len(pids.read_text().split()) == 2, "a process took another job after the kill"
+    finally:
+        for p in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)

@@ -481,6 +481,44 @@ def test_a_book_in_a_read_only_checkout_stops_before_its_first_page(tmp_path):
     assert not any(stamps.iterdir())  # no page started
 
 
+@confined
+def test_a_chapter_in_a_read_only_checkout_stops_before_its_kernel_starts(tmp_path):
+    """``chapter`` checks where it will write before the page runs, as ``book`` does (it ran
+    ch01 for 10 s, ch08 for 23 s, ch04 for minutes, then failed writing)."""
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    book = tmp_path / "book"
+    book.mkdir()
+    _slow_book(book, stamps, pages=1)
+    _read_only(book)
+    try:
+        cmd = _as_another_user([*CLI, "chapter", "ch01_slow"])
+        res = _run(cmd, book, JEPA_GEOMETRY_DATA=str(tmp_path / "data"))
+    finally:
+        _writable(book)
+    assert res.returncode == 2, res.stderr[-3000:]
+    (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
+    out = book / "book" / "chapters"
+    assert line.startswith(f"jepa-geometry: error: the executed notebooks go to {out}, but {book}")
+    assert not any(stamps.iterdir())  # the page's kernel never started
+
+
+def test_a_bad_workers_variable_stops_a_chapter_before_its_kernel_starts(tmp_path):
+    """``$JEPA_GEOMETRY_WORKERS=abc`` stops ``chapter`` in one line, as ``book`` and ``study``
+    (it failed ch03 in a cell after 24 s, and ch04 ignored it)."""
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    book = tmp_path / "book"
+    book.mkdir()
+    _slow_book(book, stamps, pages=1)
+    cmd = [*CLI, "chapter", "ch01_slow"]
+    res = _run(cmd, book, JEPA_GEOMETRY_DATA=str(tmp_path / "data"), JEPA_GEOMETRY_WORKERS="abc")
+    assert res.returncode == 2, res.stderr[-3000:]
+    (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
+    assert line == "jepa-geometry: error: $JEPA_GEOMETRY_WORKERS must be an integer >= 1, got 'abc'"
+    assert not any(stamps.iterdir())
+
+
 def test_a_task_page_states_its_cost_before_its_kernel_starts(data_root, monkeypatch, capsys):
     """``chapter ch06_tworoom_planning -p profile=laptop`` from an empty cache: hours of work,
     stated in one line before the kernel starts (here the kernel is where the test stops,

@@ -3,6 +3,8 @@ and tables from its chapter (and, on a chapter's task pages, from its task page)
 
 import importlib.util
 
+import pytest
+
 from jepa_geometry.book.html import BANNERS, banner
 from tests.conftest import REPO
 
@@ -60,3 +62,30 @@ def test_the_task_pages_of_a_chapter_number_their_figures_and_tables_apart():
     chapter_pages = [n for p, n in numbered.items() if p.startswith("ch")]
     all_numbers = [num for n in chapter_pages for num in n.values()]
     assert len(set(all_numbers)) == len(all_numbers)
+
+
+def test_an_html_build_after_an_interrupted_one_rebuilds_every_page(tmp_path, monkeypatch):
+    import subprocess
+
+    from jepa_geometry.book import html
+
+    (tmp_path / "_config.yml").write_text("title: t\n")
+    calls = []
+
+    def interrupted(cmd, cwd):
+        calls.append(cmd)
+        raise KeyboardInterrupt  # Ctrl-C while Sphinx writes
+
+    monkeypatch.setattr(subprocess, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        html.build_html(tmp_path)
+    assert (tmp_path / html.UNFINISHED).exists() and "--all" not in calls[-1]
+
+    def finishes(cmd, cwd):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(subprocess, "run", finishes)
+    assert html.build_html(tmp_path) == 0
+    assert "--all" in calls[-1] and not (tmp_path / html.UNFINISHED).exists()
+    assert html.build_html(tmp_path) == 0 and "--all" not in calls[-1]  # incremental again

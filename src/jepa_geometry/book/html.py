@@ -75,12 +75,26 @@ def html_config(root: Path | None = None) -> Path:
     return out
 
 
+UNFINISHED = Path("_build") / ".html-unfinished"
+"""Marks an HTML build under way; left behind, the build was interrupted (:func:`build_html`)."""
+
+
 def build_html(root: Path | None = None, quiet: bool = True) -> int:
     """Jupyter Book's HTML build of the executed pages, with the profile banner
-    (:func:`html_config`); the exit status of ``jupyter-book build``."""
+    (:func:`html_config`); the exit status of ``jupyter-book build``.
+
+    Sphinx builds incrementally from its saved environment, and a build interrupted while it
+    writes (Ctrl-C in ``make book``'s last step) leaves that environment and the search index
+    half written: the next build failed ("search index couldn't be loaded"), the one after
+    left the bibliography out of the search. So :data:`UNFINISHED` marks a build under way,
+    and a build that finds the mark of an interrupted one rebuilds every page from scratch
+    (``--all``)."""
 
     root = root or book_root()
     config = html_config(root)
+    mark = root / UNFINISHED
+    fresh = ["--all"] if mark.exists() else []
+    mark.touch()
     cmd = [
         str(Path(sys.executable).parent / "jupyter-book"),
         "build",
@@ -90,8 +104,12 @@ def build_html(root: Path | None = None, quiet: bool = True) -> int:
         "--warningiserror",
         "--nitpick",
         "--keep-going",
+        *fresh,
     ]
-    return subprocess.run([*cmd, "--quiet"] if quiet else cmd, cwd=root).returncode
+    status = subprocess.run([*cmd, "--quiet"] if quiet else cmd, cwd=root).returncode
+    if status == 0:
+        mark.unlink()
+    return status
 
 
 HIDDEN_TAGS = {

@@ -37,6 +37,7 @@ from jepa_geometry.artifacts import (
     READ_LOG_ENV,
     READ_ONLY_ENV,
     atomic_path,
+    data_root,
     environ,
     profile_cache,
 )
@@ -53,7 +54,13 @@ from jepa_geometry.book.toc import (
     task_family,
 )
 from jepa_geometry.extensions import kappa_build, own
-from jepa_geometry.jobs import WORKERS_ENV, check_workers, default_workers, stop_pool
+from jepa_geometry.jobs import (
+    WORKERS_ENV,
+    check_workers,
+    default_workers,
+    end_with_parent,
+    stop_pool,
+)
 from jepa_geometry.profiles import PROFILES, ProfileError, load_profile
 from jepa_geometry.study.spec import available_studies, load_study
 
@@ -158,6 +165,11 @@ def run_chapter(
     validate_parameters(name, defaults, given)
     fp = fingerprint(source, {**defaults, **given})
     output = Path(output)
+    # what a page meets in a cell minutes in, checked before its kernel starts: a bad
+    # $JEPA_GEOMETRY_WORKERS, a page or a cache it may not write (a read-only checkout)
+    default_workers()
+    check_writable(output.parent, "the executed notebooks")
+    check_writable(data_root(), "the page's artifacts and figures")
     if not force and output.is_file():
         old = nbformat.read(output, as_version=4)
         if old.metadata.get(FINGERPRINT_KEY) == fp:
@@ -257,7 +269,9 @@ def _share_cores(workers: str) -> None:
     """Pool initializer of side-by-side pages: the build jobs each page's kernel may run at
     once (``$JEPA_GEOMETRY_WORKERS``, :func:`~jepa_geometry.jobs.default_workers`), unless the
     caller set it, so that the pages' pools together use the cores once (the kernels' own work
-    runs on one thread: :data:`KERNEL_THREADS`)."""
+    runs on one thread: :data:`KERNEL_THREADS`); and the page's process ends with this one
+    (:func:`~jepa_geometry.jobs.end_with_parent`)."""
+    end_with_parent()
     os.environ.setdefault(WORKERS_ENV, workers)
 
 
