@@ -459,63 +459,53 @@ def test_building_in_another_user_s_cache_stops_in_one_line(dataset_cache):
     assert not (dataset_cache / "checkpoints").exists()
 
 
-@confined
-def test_a_book_in_a_read_only_checkout_stops_before_its_first_page(tmp_path):
-    """``book`` checks where it will write before any page runs (it used to run a page to its
-    end, then fail with a traceback writing it)."""
+@pytest.fixture
+def one_slow_page(tmp_path) -> tuple[Path, Path]:
+    """A book of one slow page (:func:`_slow_book`) and the folder its kernel notes itself in."""
     stamps = tmp_path / "stamps"
     stamps.mkdir()
     book = tmp_path / "book"
     book.mkdir()
     _slow_book(book, stamps, pages=1)
-    _read_only(book)
-    try:
-        cmd = _as_another_user([*CLI, "book", "--profile", "smoke", "--quiet"])
-        res = _run(cmd, book, JEPA_GEOMETRY_DATA=str(tmp_path / "data"))
-    finally:
-        _writable(book)
+    return book, stamps
+
+
+def _error_line(res: subprocess.CompletedProcess) -> str:
+    """The command's one line on stderr (its notes aside), after it stopped with status 2."""
     assert res.returncode == 2, res.stderr[-3000:]
     (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
-    out = book / "book" / "chapters"
-    assert line.startswith(f"jepa-geometry: error: the executed pages go to {out}, but {book} is")
-    assert not any(stamps.iterdir())  # no page started
+    return line
 
 
 @confined
-def test_a_chapter_in_a_read_only_checkout_stops_before_its_kernel_starts(tmp_path):
-    """``chapter`` checks where it will write before the page runs, as ``book`` does (it ran
-    ch01 for 10 s, ch08 for 23 s, ch04 for minutes, then failed writing)."""
-    stamps = tmp_path / "stamps"
-    stamps.mkdir()
-    book = tmp_path / "book"
-    book.mkdir()
-    _slow_book(book, stamps, pages=1)
+@pytest.mark.parametrize(
+    "cmd, what",
+    [(["book", "--profile", "smoke", "--quiet"], "pages"), (["chapter", "ch01_slow"], "notebooks")],
+    ids=["book", "chapter"],
+)
+def test_a_read_only_checkout_stops_before_any_page_runs(one_slow_page, tmp_path, cmd, what):
+    """``book`` and ``chapter`` check where they will write before any page runs (they ran a
+    page for seconds or minutes, then failed with a traceback writing it)."""
+    book, stamps = one_slow_page
     _read_only(book)
     try:
-        cmd = _as_another_user([*CLI, "chapter", "ch01_slow"])
-        res = _run(cmd, book, JEPA_GEOMETRY_DATA=str(tmp_path / "data"))
+        res = _run(_as_another_user([*CLI, *cmd]), book, JEPA_GEOMETRY_DATA=str(tmp_path / "data"))
     finally:
         _writable(book)
-    assert res.returncode == 2, res.stderr[-3000:]
-    (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
     out = book / "book" / "chapters"
-    assert line.startswith(f"jepa-geometry: error: the executed notebooks go to {out}, but {book}")
-    assert not any(stamps.iterdir())  # the page's kernel never started
+    error = f"jepa-geometry: error: the executed {what} go to {out}, but {book} is"
+    assert _error_line(res).startswith(error)
+    assert not any(stamps.iterdir())  # no page's kernel started
 
 
-def test_a_bad_workers_variable_stops_a_chapter_before_its_kernel_starts(tmp_path):
+def test_a_bad_workers_variable_stops_a_chapter_before_its_kernel_starts(one_slow_page, tmp_path):
     """``$JEPA_GEOMETRY_WORKERS=abc`` stops ``chapter`` in one line, as ``book`` and ``study``
     (it failed ch03 in a cell after 24 s, and ch04 ignored it)."""
-    stamps = tmp_path / "stamps"
-    stamps.mkdir()
-    book = tmp_path / "book"
-    book.mkdir()
-    _slow_book(book, stamps, pages=1)
+    book, stamps = one_slow_page
     cmd = [*CLI, "chapter", "ch01_slow"]
     res = _run(cmd, book, JEPA_GEOMETRY_DATA=str(tmp_path / "data"), JEPA_GEOMETRY_WORKERS="abc")
-    assert res.returncode == 2, res.stderr[-3000:]
-    (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
-    assert line == "jepa-geometry: error: $JEPA_GEOMETRY_WORKERS must be an integer >= 1, got 'abc'"
+    said = "jepa-geometry: error: $JEPA_GEOMETRY_WORKERS must be an integer >= 1, got 'abc'"
+    assert _error_line(res) == said
     assert not any(stamps.iterdir())
 
 
