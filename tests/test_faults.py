@@ -271,9 +271,12 @@ def _kill_when(cmd: list[str], root: Path, ready, timeout: float = 120.0) -> Non
     proc.wait()
 
 
-def start_in_group(cmd: list[str], root: Path, cwd: Path = REPO) -> subprocess.Popen:
+def start_in_group(
+    cmd: list[str], root: Path, cwd: Path = REPO, stdout: int = subprocess.DEVNULL
+) -> subprocess.Popen:
     """``cmd`` with the cache ``root``, in its own process group (as a terminal starts a
-    command, so that Ctrl-C reaches the group), its stderr captured as text."""
+    command, so that Ctrl-C reaches the group), its stderr captured as text (its stdout too
+    with ``stdout=subprocess.PIPE``)."""
     env = {**os.environ, "JEPA_GEOMETRY_DATA": str(root), "MUJOCO_GL": "egl"}
     return subprocess.Popen(
         cmd,
@@ -281,7 +284,7 @@ def start_in_group(cmd: list[str], root: Path, cwd: Path = REPO) -> subprocess.P
         env=env,
         start_new_session=True,
         text=True,
-        stdout=subprocess.DEVNULL,
+        stdout=stdout,
         stderr=subprocess.PIPE,
     )
 

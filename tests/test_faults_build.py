@@ -237,6 +237,7 @@ def _kernels(proc: subprocess.Popen) -> list[int]:
 
 
 BUILT = re.compile(r".+ \((\d+ min )?\d+(\.\d)? s\)")  # jobs.log_line: what finished, when
+STARTED = re.compile(r"\w+ study: [\w +*]+ started \(\d+ jobs?\)")  # a stage of build_study
 
 
 @pytest.mark.slow
@@ -263,13 +264,14 @@ def test_a_chapter_says_what_its_kernel_builds_and_ctrl_c_stops_it_in_one_line(t
         kernels = _kernels(proc)
         assert kernels, "the page's kernel is not running"
         said = [ln for ln in lines if not ln.startswith("jepa-geometry: note:")]
-        assert said[0].startswith("tworoom study: dataset done ("), said
-        assert all(BUILT.fullmatch(ln) for ln in said), said
+        assert said[:2] == ["tworoom study: dataset started (1 job)", said[1]], said
+        assert said[1].startswith("tworoom study: dataset done ("), said
+        assert all(BUILT.fullmatch(ln) or STARTED.fullmatch(ln) for ln in said), said
         os.killpg(proc.pid, signal.SIGINT)
         assert proc.wait(timeout=60) == 130
         reader.join(timeout=10)
         rest = [ln for ln in lines if not ln.startswith("jepa-geometry: note:")]
-        rest = [ln for ln in rest if not BUILT.fullmatch(ln)]
+        rest = [ln for ln in rest if not (BUILT.fullmatch(ln) or STARTED.fullmatch(ln))]
         assert rest == [INTERRUPTED.format("chapter")], "\n".join(lines)[-3000:]
         assert not out.exists()
     finally:
@@ -352,7 +354,7 @@ def test_a_study_whose_output_is_a_log_says_what_it_finished_as_it_goes(tmp_path
     root = tmp_path / "data"
     sets = [*SHORT_STUDY, "--set", "train.steps=6"]
     cmd = [*CLI, "study", "tworoom", "--workers", "2", "--profile", "smoke", *sets]
-    proc = start_in_group(cmd, root)
+    proc = start_in_group(cmd, root, stdout=subprocess.PIPE)
     lines: list[str] = []
 
     def read() -> None:  # each line as the command writes it
@@ -361,10 +363,15 @@ def test_a_study_whose_output_is_a_log_says_what_it_finished_as_it_goes(tmp_path
 
     threading.Thread(target=read, daemon=True).start()
     try:
+        cost = proc.stdout.readline()  # stated before any work
+        assert cost.startswith("tworoom study (profile=smoke): ") and "not in the cache" in cost
+        assert re.search(r"about \d+ min of work on one core, \d+ min with 2 workers", cost)
         _wait_for(proc, lambda: any(ln.startswith("train tworoom: 2 of ") for ln in lines))
         log = [ln.rstrip("\n") for ln in lines if not ln.startswith("jepa-geometry: note:")]
-        assert log[0].startswith("tworoom study: dataset done (") and log[0].endswith(" s)"), log
-        assert re.fullmatch(r"train tworoom: 1 of (\d+) built \(\d+\.\d s\)", log[1]), log
+        assert log[0] == "tworoom study: dataset started (1 job)", log
+        assert log[1].startswith("tworoom study: dataset done (") and log[1].endswith(" s)"), log
+        assert re.fullmatch(r"tworoom study: models started \(\d+ jobs\)", log[2]), log
+        assert re.fullmatch(r"train tworoom: 1 of (\d+) built \(\d+\.\d s\)", log[3]), log
         assert "\r" not in "".join(lines)  # no redrawn bar
     finally:
         _end(proc, [])

@@ -173,12 +173,35 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_study(args: argparse.Namespace) -> int:
     workers = _workers(args.workers)
     spec = _arms_of(args, load_study(args.task))
-    profile = spec.profile(_profile_of(args))  # the study's rung of its ladder, if any
+    base = _profile_of(args)
+    profile = spec.profile(base)  # the study's rung of its ladder, if any
     _note_precision(profile)
+    print(_study_cost(spec, base, workers), flush=True)  # before any work, as book and chapter
     stages = build_study(spec, profile, workers, progress=not args.quiet, say=_log(args))
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"total: {stages.seconds.sum() / 60:.1f} min with {workers} workers")
     return 0
+
+
+def _study_cost(spec: StudySpec, base: Profile, workers: int) -> str:
+    """What ``study`` is about to build, before it builds anything: the grid's dry run of the
+    study (:func:`~jepa_geometry.cluster.dry_run`) in core-hours, and in hours of this
+    machine's ``workers`` processes, or that the cache holds all of it."""
+    units = cluster.dry_run([spec], base)
+    todo = units[~units["cached"]]
+    head = f"{spec.task} study (profile={base.name}): "
+    if todo.empty:
+        return head + f"all {len(units)} units are in the cache"
+    hours = float(todo["hours"].sum())
+
+    def span(h: float) -> str:
+        return f"{h:.1f} h" if h >= 1 else f"{max(h * 60, 1):.0f} min"
+
+    return head + (
+        f"{len(todo)} of its {len(units)} units are not in the cache, about {span(hours)} of "
+        f"work on one core, {span(hours / workers)} with {workers} workers (estimated as "
+        f"`jepa-geometry grid --tasks {spec.task} --dry-run --profile {base.name}`)"
+    )
 
 
 def cmd_kappa(args: argparse.Namespace) -> int:

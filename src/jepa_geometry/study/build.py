@@ -170,12 +170,16 @@ def build_study(
 
     Returns one row per stage: ``stage``, ``jobs``, ``seconds`` (wall time of the stage in this
     call; near 0 when everything was cached) and ``workers``. ``say`` (a command's log where
-    no bar is drawn) gets one line per built model or cell and per finished stage.
+    no bar is drawn) gets one line when a stage starts, one per built model or cell and one
+    per finished stage: a stage of laptop models runs for half an hour before its first model
+    is built, and the log said nothing until then.
     """
     workers = check_workers(workers)
     rows = []
 
     def stage(name: str, n: int, run) -> Any:
+        if say is not None:
+            say(f"{spec.task} study: {name} started ({n} job{'' if n == 1 else 's'})")
         t0 = time.perf_counter()
         out = run()
         seconds = time.perf_counter() - t0
