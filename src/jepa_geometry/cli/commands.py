@@ -376,7 +376,7 @@ def cmd_evidence(args: argparse.Namespace) -> int:
         if c.outcome == DIFFERENT:
             print("\n".join(f"{DIFFERENT}  {line}" for line in c.shown()))
         elif c.uncompared:
-            print(f"{'uncompared':<9}  {path}: no committed copy here (dvc pull)")
+            print(f"uncompared  {path}: no committed copy here (dvc pull)")
         else:
             print(f"{c.outcome:<9}  {path}" + (f": {c.largest}" if c.largest else ""))
     found = combine(f.comparison for f in files)
