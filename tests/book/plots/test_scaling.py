@@ -38,9 +38,13 @@ def test_the_scaling_figure_draws_each_point_the_references_and_the_papers_budge
     assert vertical == set()  # the budgets lie decades beyond the points: arrows, not lines
     lo, hi = ax.get_xlim()  # the axis is zoomed to the points, with a margin
     assert 1e12 / 10 < lo < 1e12 and 1e13 < hi < 1e14
-    arrows = [t.get_text() for t in ax.texts]
-    assert len(arrows) == 2 and all("→" in t for t in arrows)
-    assert any("3e+17" in t for t in arrows) and any("7e+17" in t for t in arrows)
+    assert [t.get_text() for t in ax.texts] == ["→", "→"]  # at the right edge, no words
+    assert all(t.get_position()[0] == 1.0 for t in ax.texts)
+    said = [t.get_text() for t in fig.legends[0].get_texts()][-2:]  # the words, once
+    assert said == [  # decades beyond the largest point, 1e13
+        "Two-Room: papers' budget 3e+17 FLOPs, 4.5 decades beyond",
+        "Push-T: papers' budget 7e+17 FLOPs, 4.8 decades beyond",
+    ]
     inside = pd.DataFrame({"task": ["tworoom"], "flops": [5e12]})  # a budget within the points
     fig = plot_scaling_effects(_scaling_effects(), ["c"], inside)
     lines = [line for line in fig.axes[0].lines if len(line.get_xdata()) == 2]
@@ -54,7 +58,8 @@ def test_a_line_through_two_points_is_not_called_a_trend():
     two = _scaling_effects().query("flops != 1e13")  # two step points per task
     fig = plot_scaling_effects(two, ["c"], budgets)
     texts = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert texts == ["Two-Room", "Push-T", "line through two points, not a trend"]
+    assert texts[:3] == ["Two-Room", "Push-T", "line through two points, not a trend"]
+    assert texts[3:] == ["Two-Room: papers' budget 3e+17 FLOPs, 5.0 decades beyond"]
 
 
 def _premises() -> pd.DataFrame:
@@ -85,7 +90,8 @@ def test_the_effects_legend_sits_just_below_the_panels(n_claims):
     effects = pd.concat([_scaling_effects().assign(claim=c) for c in claims])
     fig = plot_scaling_effects(effects, claims, budgets)
     gap = _legend_gap(fig)
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["Two-Room", "Push-T"]
+    beyond = "Two-Room: papers' budget 3e+17 FLOPs, 4.5 decades beyond"
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["Two-Room", "Push-T", beyond]
     assert 0 < gap < 0.25, f"{gap:.2f} in between the last panels' labels and the legend"
 
 
@@ -95,7 +101,8 @@ def test_the_premises_legend_names_every_task_and_arm_just_below_the_panels():
     gap = _legend_gap(fig)
     texts = [t.get_text() for t in fig.legends[0].get_texts()]
     two = "line through two points, not a trend"  # each line of _premises has two points
-    assert texts == ["Two-Room", "Push-T", "Cube", "LeWM", "SCALE", two]
+    assert texts[:6] == ["Two-Room", "Push-T", "Cube", "LeWM", "SCALE", two]
+    assert texts[6:] == ["Two-Room: papers' budget 3e+17 FLOPs, 5.0 decades beyond"]
     assert 0 < gap < 0.25, f"{gap:.2f} in between the last panels' labels and the legend"
 
 

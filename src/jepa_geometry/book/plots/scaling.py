@@ -58,28 +58,44 @@ def _paper_budgets(
     ax: plt.Axes, budgets: pd.DataFrame, tasks: list[str], span: tuple[float, float]
 ) -> None:
     """The papers' training budget of each of ``tasks``: a dotted line of the task's colour
-    where it lies within ``span`` (the zoomed FLOPs axis); beyond it, an arrow at that edge
-    pointing toward it, with its value and how many decades away it lies."""
+    where it lies within ``span`` (the zoomed FLOPs axis); beyond it, a small arrow of the
+    task's colour just outside that edge of the axes (:func:`_budget_handles` says in the
+    legend where it lies: words in every panel covered the data)."""
     lo, hi = span
-    beyond = [b for b in budgets.itertuples() if b.task in tasks]
-    for i, b in enumerate(beyond):
+    for i, b in enumerate(b for b in budgets.itertuples() if b.task in tasks):
         if lo <= b.flops <= hi:
             ax.axvline(b.flops, color=task_colour(b.task), ls=":", lw=1)
             continue
         right = b.flops > hi
-        decades = np.log10(b.flops / hi) if right else np.log10(lo / b.flops)
-        text = f"budget {b.flops:.0e} FLOPs ({decades:.1f} dec. beyond)"
-        x, ha = (0.985, "right") if right else (0.015, "left")
-        arrow = "→" if right else "←"
         ax.annotate(
-            f"{text} {arrow}" if right else f"{arrow} {text}",
-            xy=(x, 0.97 - 0.09 * i),
+            "→" if right else "←",
+            xy=(1.0 if right else 0.0, 1.0 - 0.08 * i),
             xycoords="axes fraction",
-            ha=ha,
+            ha="left" if right else "right",
             va="top",
-            fontsize=6,
+            fontsize=9,
             color=task_colour(b.task),
+            annotation_clip=False,
         )
+
+
+def _budget_handles(budgets: pd.DataFrame, tasks: list[str], flops: pd.Series) -> list:
+    """Legend entries for the papers' budgets of ``tasks`` beyond every point (``flops``):
+    the arrow of :func:`_paper_budgets` and how many decades beyond the largest point."""
+    largest = float(flops[flops > 0].max())
+    return [
+        plt.Line2D(
+            [],
+            [],
+            color=task_colour(b.task),
+            marker="$→$",
+            ls="",
+            label=f"{label(b.task)}: papers' budget {b.flops:.0e} FLOPs, "
+            f"{np.log10(b.flops / largest):.1f} decades beyond",
+        )
+        for b in budgets.itertuples()
+        if b.task in tasks and b.flops > largest
+    ]
 
 
 def _two_point_handle() -> plt.Line2D:
@@ -134,6 +150,8 @@ def plot_scaling_effects(
     handles, labels = axes.flat[0].get_legend_handles_labels()
     if handles and two_points:
         handles, labels = [*handles, _two_point_handle()], [*labels, TWO_POINTS]
+    beyond = _budget_handles(budgets, tasks, effects["flops"]) if handles else []
+    handles, labels = [*handles, *beyond], [*labels, *(h.get_label() for h in beyond)]
     if handles:
         legend_below(fig, handles, labels, ncol=min(len(labels), 4), fontsize=8)
     else:
@@ -173,6 +191,7 @@ def plot_scaling_premises(premises: pd.DataFrame, budgets: pd.DataFrame) -> plt.
     ] + [plt.Line2D([], [], color=NEUTRAL, marker=markers[a], ls="", label=label(a)) for a in arms]
     if two_points:
         handles.append(_two_point_handle())
+    handles += _budget_handles(budgets, tasks, premises["flops"])
     labels = [h.get_label() for h in handles]
     legend_below(fig, handles, labels, ncol=min(len(labels), 4), fontsize=8)
     return fig

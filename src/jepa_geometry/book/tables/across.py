@@ -170,8 +170,9 @@ def favour_count(contrasts: pd.DataFrame, arm: str = "scale") -> dict[str, Any]:
 def favour_sentence(count: dict[str, Any], arm: str = "scale") -> str:
     """:func:`favour_count` in words."""
     return (
-        f"SCALE's table favours {arm} over {BASELINE} in {count['paper_favour']} of its "
-        f"{count['paper_cells']} task x solver averages; ours, in {count['point']} of "
+        f"SCALE's table favours {display_name(arm)} over {display_name(BASELINE)} in "
+        f"{count['paper_favour']} of its {count['paper_cells']} task × solver averages; ours, "
+        f"in {count['point']} of "
         f"{count['cells']} by the point estimate, {count['interval_above']} with the whole "
         f"95 % interval above zero and {count['interval_below']} with it below"
     )
