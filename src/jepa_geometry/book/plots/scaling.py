@@ -98,6 +98,12 @@ def _budget_handles(budgets: pd.DataFrame, tasks: list[str], flops: pd.Series) -
     ]
 
 
+def _columns(labels: list[str]) -> int:
+    """Legend columns that keep the legend within the page's width (:data:`PAGE_WIDTH`): four
+    short labels to a row, one long one (a papers' budget, a note) beside another at most."""
+    return 1 if not labels else min(len(labels), 2 if max(map(len, labels)) > 30 else 4)
+
+
 def _two_point_handle() -> plt.Line2D:
     return plt.Line2D([], [], color=NEUTRAL, lw=1, label=TWO_POINTS)
 
@@ -153,7 +159,7 @@ def plot_scaling_effects(
     beyond = _budget_handles(budgets, tasks, effects["flops"]) if handles else []
     handles, labels = [*handles, *beyond], [*labels, *(h.get_label() for h in beyond)]
     if handles:
-        legend_below(fig, handles, labels, ncol=min(len(labels), 4), fontsize=8)
+        legend_below(fig, handles, labels, ncol=_columns(labels), fontsize=8)
     else:
         fig.tight_layout()
     return fig
@@ -193,5 +199,5 @@ def plot_scaling_premises(premises: pd.DataFrame, budgets: pd.DataFrame) -> plt.
         handles.append(_two_point_handle())
     handles += _budget_handles(budgets, tasks, premises["flops"])
     labels = [h.get_label() for h in handles]
-    legend_below(fig, handles, labels, ncol=min(len(labels), 4), fontsize=8)
+    legend_below(fig, handles, labels, ncol=_columns(labels), fontsize=8)
     return fig
