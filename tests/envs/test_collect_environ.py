@@ -1,4 +1,4 @@
-"""A collecting process computes Two-Room's pixels with MKL in its CPU-independent mode
+"""A collecting worker process computes Two-Room's pixels with MKL in its CPU-independent mode
 (``envs.collect.COLLECT_ENVIRON``): its ``torch.exp`` gives the bits of a process started with
 ``MKL_CBWR=COMPATIBLE``, the mode that reproduced the committed dataset on an Intel Xeon.
 
@@ -14,7 +14,7 @@ import sys
 import torch
 
 from jepa_geometry.envs import collect
-from jepa_geometry.envs.collect import COLLECT_ENVIRON, collecting_environ
+from jepa_geometry.envs.collect import collecting_environ
 from jepa_geometry.jobs import pool_context, start_job_process
 
 PROBE = (
@@ -44,7 +44,10 @@ def test_a_collecting_worker_computes_in_mkl_compatible_mode():
         assert pool.apply(exp_digest) == compatible
 
 
-def test_collecting_in_this_process_leaves_its_environment_as_it_was(monkeypatch):
+def test_collecting_in_this_process_leaves_mkl_s_mode_alone(monkeypatch):
+    """MKL reads its mode once per process: a collection in this process must not set it,
+    or this process's later training and planning would run in it (a serial build then
+    differed from a parallel one on the Xeon)."""
     monkeypatch.delenv("MKL_CBWR", raising=False)
     seen = []
     real = collect._worker_episode
@@ -55,5 +58,4 @@ def test_collecting_in_this_process_leaves_its_environment_as_it_was(monkeypatch
 
     monkeypatch.setattr(collect, "_worker_episode", episode)
     rows = list(collect._episodes("tworoom", 16, 0, 2, 1, workers=1))
-    assert len(rows) == 1 and seen == [COLLECT_ENVIRON["MKL_CBWR"]]
-    assert "MKL_CBWR" not in os.environ  # processes started later keep MKL's default
+    assert len(rows) == 1 and seen == [None] and "MKL_CBWR" not in os.environ

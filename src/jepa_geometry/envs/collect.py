@@ -43,7 +43,11 @@ and MKL picks its code by CPU: on an Intel Xeon with AVX-512, 338 of the laptop 
 committed dataset, in 332 of its 40,200 frames. ``MKL_CBWR=COMPATIBLE`` (MKL's "conditional
 numerical reproducibility") makes MKL take one code path on every x86 CPU, and reproduced the
 committed bytes on that Xeon bit for bit. Collection only: training and planning keep MKL's
-default, which the committed models and plans were built with."""
+default, which the committed models and plans were built with. So only the collecting worker
+processes get it: MKL reads it once per process, and a collection in this process (a small
+dataset, or ``workers=1``) would switch the process's later training and planning too; such a
+dataset keeps MKL's default (every laptop and paper dataset is collected by workers unless
+told otherwise)."""
 
 
 _PACKAGES = (
@@ -170,8 +174,6 @@ def _episodes(
         import torch
 
         threads = torch.get_num_threads()  # _worker_init pins 1 thread: restore it afterwards
-        before = {k: os.environ.get(k) for k in COLLECT_ENVIRON}
-        os.environ.update(COLLECT_ENVIRON)  # holds if this process has not called MKL yet
         _worker_init(task, image_size, seed, steps)
         try:
             for i in range(n_episodes):
@@ -179,11 +181,6 @@ def _episodes(
         finally:
             _WORKER.pop("task").close()
             torch.set_num_threads(threads)
-            for k, v in before.items():  # processes started later keep MKL's default
-                if v is None:
-                    os.environ.pop(k)
-                else:
-                    os.environ[k] = v
         return
     # forked from a fresh server process (jepa_geometry.jobs): no inherited GL or torch state
     ctx = pool_context((__name__, *SIMULATOR_PRELOAD))
