@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import torch
 
 from jepa_geometry.envs import collect
@@ -44,18 +45,14 @@ def test_a_collecting_worker_computes_in_mkl_compatible_mode():
         assert pool.apply(exp_digest) == compatible
 
 
-def test_collecting_in_this_process_leaves_mkl_s_mode_alone(monkeypatch):
-    """MKL reads its mode once per process: a collection in this process must not set it,
-    or this process's later training and planning would run in it (a serial build then
-    differed from a parallel one on the Xeon)."""
+def test_one_worker_collects_what_two_do_and_leaves_this_process_s_mkl_alone(monkeypatch):
+    """MKL reads its mode once per process: a collection never sets it in this process (its
+    later training and planning would run in it; a serial build then differed from a parallel
+    one on the Xeon), and one worker collects the bytes two do (a small dataset's one worker
+    and a laptop dataset's two, or a rebuild with another count, agree on any CPU)."""
     monkeypatch.delenv("MKL_CBWR", raising=False)
-    seen = []
-    real = collect._worker_episode
-
-    def episode(i: int) -> dict:
-        seen.append(os.environ.get("MKL_CBWR"))
-        return real(i)
-
-    monkeypatch.setattr(collect, "_worker_episode", episode)
-    rows = list(collect._episodes("tworoom", 16, 0, 2, 1, workers=1))
-    assert len(rows) == 1 and seen == [None] and "MKL_CBWR" not in os.environ
+    one = list(collect._episodes("tworoom", 16, 0, 3, 2, workers=1))
+    two = list(collect._episodes("tworoom", 16, 0, 3, 2, workers=2))
+    assert "MKL_CBWR" not in os.environ
+    for a, b in zip(one, two, strict=True):
+        assert all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)

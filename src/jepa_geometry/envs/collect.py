@@ -43,11 +43,9 @@ and MKL picks its code by CPU: on an Intel Xeon with AVX-512, 338 of the laptop 
 committed dataset, in 332 of its 40,200 frames. ``MKL_CBWR=COMPATIBLE`` (MKL's "conditional
 numerical reproducibility") makes MKL take one code path on every x86 CPU, and reproduced the
 committed bytes on that Xeon bit for bit. Collection only: training and planning keep MKL's
-default, which the committed models and plans were built with. So only the collecting worker
-processes get it: MKL reads it once per process, and a collection in this process (a small
-dataset, or ``workers=1``) would switch the process's later training and planning too; such a
-dataset keeps MKL's default (every laptop and paper dataset is collected by workers unless
-told otherwise)."""
+default, which the committed models and plans were built with. So a dataset is always
+collected by worker processes, one at least, which get it: MKL reads it once per process, and
+collecting in the build's own process would switch its later training and planning too."""
 
 
 _PACKAGES = (
@@ -169,30 +167,20 @@ def _worker_episode(episode: int) -> dict[str, np.ndarray]:
 def _episodes(
     task: str, image_size: int, seed: int, steps: int, n_episodes: int, workers: int
 ) -> Iterator[dict[str, np.ndarray]]:
-    """Collected episodes in episode order, from ``workers`` processes (1: in this one)."""
-    if workers <= 1:
-        import torch
-
-        threads = torch.get_num_threads()  # _worker_init pins 1 thread: restore it afterwards
-        _worker_init(task, image_size, seed, steps)
-        try:
-            for i in range(n_episodes):
-                yield _worker_episode(i)
-        finally:
-            _WORKER.pop("task").close()
-            torch.set_num_threads(threads)
-        return
+    """Collected episodes in episode order, from ``workers`` worker processes (at least one,
+    even for a small dataset: only a worker's MKL can be set to :data:`COLLECT_ENVIRON`'s
+    mode, which makes the bytes the same whatever the CPU and the number of workers)."""
     # forked from a fresh server process (jepa_geometry.jobs): no inherited GL or torch state
     ctx = pool_context((__name__, *SIMULATOR_PRELOAD))
     init = (collecting_environ(), _worker_init, (task, image_size, seed, steps))
-    with ctx.Pool(workers, start_job_process, init) as pool:
+    with ctx.Pool(max(workers, 1), start_job_process, init) as pool:
         yield from pool.imap(_worker_episode, range(n_episodes), chunksize=1)
 
 
 def collector_processes(frames: int | None = None) -> int:
     """The simulator processes that collect a dataset of ``frames`` frames when none are
-    given: one per CPU core (at most 8); one (this process) for small datasets of under 5,000
-    frames, where starting a process (its imports, a new simulator) costs more than it saves.
+    given: one per CPU core (at most 8); one for small datasets of under 5,000 frames, where
+    starting more processes (their imports, a simulator each) costs more than it saves.
     Not :func:`jepa_geometry.jobs.default_workers`, the build jobs run side by side."""
     if frames is not None and frames < 5000:
         return 1
