@@ -49,7 +49,7 @@ from jepa_geometry.artifacts import (
     sha256_file,
 )
 from jepa_geometry.book.evidence_compare import Comparison, combine, compare_files, compare_values
-from jepa_geometry.book.run import READS_KEY
+from jepa_geometry.book.run import GLUE_PREFIX, READS_KEY
 from jepa_geometry.book.toc import EXECUTED_DIR, book_pages
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.planning.evaluator import PlanningCell
@@ -59,7 +59,6 @@ from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import train_world_model, world_model_artifact
 
 PAGES_DIR = "pages"  # evidence/<profile>/pages/<page>.json: the page's glued values
-GLUE_PREFIX = "application/papermill.record/"  # myst-nb's glue outputs (scrapbook format)
 STYLER_ID = re.compile(r"\bT_[0-9a-f]{5}(?=[_\" ])")  # a pandas Styler's random table id
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from jepa_geometry.artifacts import atomic_path
-from jepa_geometry.book.run import PROFILE_KEY
+from jepa_geometry.book.run import GLUE_PREFIX, PROFILE_KEY
 from jepa_geometry.book.toc import EXECUTED_DIR, book_root
 
 BANNERS: dict[str, str] = {
@@ -121,7 +121,6 @@ HIDDEN_TAGS = {
 the same way in a page's own HTML."""
 
 
-GLUE_PREFIX = "application/papermill.record/"
 _GLUE_BLOCK = re.compile(
     r"^(?P<fence>`{3,}|:{3,})\{glue(?::(?P<kind>figure|md|text|any))?\}[ \t]*(?P<name>\S+)[ \t]*\n"
     r"(?P<body>.*?)^(?P=fence)[ \t]*$",

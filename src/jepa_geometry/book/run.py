@@ -68,6 +68,7 @@ RUNS_DIR = Path("runs")  # chapter runs with non-default parameters (git- and DV
 FINGERPRINT_KEY = "jepa_geometry_fingerprint"
 READS_KEY = "jepa_geometry_reads"  # the artifacts (kind/name/key) the page read
 PROFILE_KEY = "jepa_geometry_profile"  # the profile an executed page was built with
+GLUE_PREFIX = "application/papermill.record/"  # myst-nb's glue outputs (scrapbook format)
 
 
 def run_folder(chapter: str, defaults: dict[str, Any], given: dict[str, Any]) -> Path | None:

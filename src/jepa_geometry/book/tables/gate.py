@@ -56,7 +56,8 @@ def ladder_sentence(
     whether the study file runs at the rung it picks (``None``: no rung passed / the file
     names none for this profile). A study that does not plan (``plans`` false) follows the
     rule when no rung passes; it then trains its arms at the rung it names."""
-    if "powered" in gate.columns and not gate["powered"].any():  # one reason for every rung
+    reasons = _rung_reasons(gate)
+    if reasons is None:  # one reason for every rung
         rates = ", ".join(
             f"{lever} {rate.split(' ')[0]} %"
             for lever, rate in zip(gate["lever"], gate["lewm (%)"], strict=True)
@@ -67,8 +68,16 @@ def ladder_sentence(
             f"(LeWM at each rung: {rates})"
         )
     else:
-        steps = "; then ".join(f"{r.lever}: {r.reason}" for r in gate.itertuples())
+        steps = "; then ".join(f"{lever}: {why}" for lever, why in reasons)
     return f"{steps}. {_ladder_conclusion(rung, spec_rung, profile, plans)}"
+
+
+def _rung_reasons(gate: pd.DataFrame) -> list[tuple[str, str]] | None:
+    """Each rung of a ladder tried and why it passed or not, in order; None when no rung has
+    the power to pass (one reason for all of them)."""
+    if "powered" in gate.columns and not gate["powered"].any():
+        return None
+    return [(r.lever, r.reason) for r in gate.itertuples()]
 
 
 def _ladder_conclusion(rung: str | None, spec_rung: str | None, profile: str, plans: bool) -> str:
@@ -120,10 +129,10 @@ def choice_markdown(
 ) -> str:
     """:func:`choice_sentence` as a page shows it: for a ladder whose rungs each have their
     reason, one line per rung tried, in order, then the conclusion; otherwise the sentence."""
-    said = choice_sentence(spec, profile, chosen, rung, gate)
-    if "lever" not in gate.columns or ("powered" in gate.columns and not gate["powered"].any()):
-        return f"**In this run** {said}"
-    rungs = "\n".join(f"- *{r.lever}*: {r.reason}" for r in gate.itertuples())
+    reasons = _rung_reasons(gate) if "lever" in gate.columns else None
+    if reasons is None:
+        return f"**In this run** {choice_sentence(spec, profile, chosen, rung, gate)}"
+    rungs = "\n".join(f"- *{lever}*: {why}" for lever, why in reasons)
     end = _ladder_conclusion(
         rung.name if rung else None, spec.settings.get(profile), profile, spec.plans
     )
