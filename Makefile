@@ -16,14 +16,39 @@ VENV    ?= .venv
 PY      := $(VENV)/bin/python
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+# A venv belongs to the checkout that installed it: its stamp holds that checkout's path (an
+# empty stamp, written before it did, counts as the folder's holding the venv). A clone that
+# shares another checkout's venv (VENV=../other/.venv) never reinstalls it, although its own
+# pyproject.toml and lock are newer than the stamp: its `pip install -e .` would point the
+# other checkout's jepa-geometry at this clone. It uses the venv as it is when the two locks
+# are the same file, with this checkout's src/ first on PYTHONPATH (so its commands run its
+# own code), and stops in one line when they differ (the venv is not this checkout's lock).
+VENV_OWNER := $(if $(wildcard $(STAMP)),$(or $(shell cat $(STAMP)),$(abspath $(dir $(abspath $(VENV))))))
+ifeq ($(filter-out $(CURDIR),$(VENV_OWNER)),)
+VENV_READY := $(STAMP)
+else
+VENV_READY := shared-venv
+ifeq ($(MAKELEVEL),0)
+export PYTHONPATH := $(CURDIR)/src$(if $(PYTHONPATH),:$(PYTHONPATH))
+endif
+endif
 
 export MUJOCO_GL ?= egl
 export DVC_NO_ANALYTICS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test test-cluster chapter html data-pull data-push lint clean-book venv lock lab
+.PHONY: book test test-cluster chapter html data-pull data-push lint clean-book venv lock lab shared-venv
 
-venv: $(STAMP)
+venv: $(VENV_READY)
+
+# another checkout's venv (VENV_OWNER): said once (a sub-make of `make book` inherits it), and
+# refused in one line (make's own, without a second "Error 2" line) when the locks differ
+SHARED_SAME = make: $(VENV) was installed by $(VENV_OWNER) from the same requirements.lock: used as it is, not reinstalled from here, with this checkout's src/ first on PYTHONPATH
+SHARED_OTHER = $(VENV) was installed by $(VENV_OWNER), whose requirements.lock is not this checkout's; it is not reinstalled from here (that would point its jepa-geometry at this checkout): run `make venv` there, or give this checkout a venv of its own (VENV=.venv)
+shared-venv:
+ifeq ($(MAKELEVEL),0)
+	$(if $(shell cmp -s requirements.lock $(VENV_OWNER)/requirements.lock && echo same),@echo "$(SHARED_SAME)",$(error $(SHARED_OTHER)))
+endif
 
 # The environment comes from requirements.lock (every package pinned, with its sha256), so a
 # fresh machine installs exactly the files the book was built with; pyproject.toml keeps the
@@ -42,7 +67,7 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/uv pip uninstall --quiet --python $(PY) $$($(PY) scripts/lock_environment.py --left-out)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
-	touch $@
+	echo "$(CURDIR)" > $@
 
 ## lock: resolve pyproject.toml into requirements.lock, keeping every pinned version (UPGRADE=1:
 ## re-resolve everything); then `make` reinstalls from it
@@ -51,39 +76,39 @@ lock:
 	$(PY) scripts/lock_environment.py $(if $(UPGRADE),--upgrade,)
 
 ## book: execute every chapter with PROFILE (default laptop), build the HTML, version data/
-book: $(STAMP)
+book: $(VENV_READY)
 	$(if $(filter laptop,$(PROFILE)),$(MAKE) --no-print-directory data-pull,)
 	$(BIN)/jepa-geometry book --profile $(PROFILE) $(if $(FORCE),--force,)
 	$(MAKE) --no-print-directory html
 	$(if $(filter laptop,$(PROFILE)),$(MAKE) --no-print-directory data-push,)
 
 ## lab: open the chapters in JupyterLab (right-click one: Open With > Jupytext Notebook)
-lab: $(STAMP)
+lab: $(VENV_READY)
 	$(BIN)/jupyter lab --ServerApp.root_dir=chapters $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 ## chapter: re-run one chapter, e.g. make chapter CH=ch02 PARAMS="seed=5 profile=smoke";
 ## non-default parameters write to runs/<chapter>/<parameters>/ and never touch the book
-chapter: $(STAMP)
+chapter: $(VENV_READY)
 	$(if $(CH),,$(error CH=<chapter> is required; valid: $(CHAPTERS)))
 	$(BIN)/jepa-geometry chapter $(CH) $(foreach p,$(PARAMS),-p $(p))
 
 ## data-pull: fetch the book's artifacts from the DVC remote; say so in one line if it cannot
-data-pull: $(STAMP)
+data-pull: $(VENV_READY)
 	@$(BIN)/dvc pull --quiet >/dev/null 2>&1 || { echo "book: no reachable DVC remote holds this book's data (dvc pull failed); $(PULL_MISS)"; \
 	  $(BIN)/jepa-geometry evidence coverage; }
 
-html: $(STAMP)
+html: $(VENV_READY)
 	$(BIN)/jepa-geometry html
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
 ## data-push: version data/ with DVC and push it, only when data/ holds every artifact the
 ## book read with its heavy files (a render from the evidence alone leaves data.dvc as it was)
-data-push: $(STAMP)
+data-push: $(VENV_READY)
 	@if $(BIN)/jepa-geometry evidence pushable; then \
 	  mkdir -p data && $(BIN)/dvc add data --quiet && $(BIN)/dvc push --quiet && $(BIN)/dvc status; \
 	fi
 
-lint: $(STAMP)
+lint: $(VENV_READY)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
@@ -91,13 +116,13 @@ lint: $(STAMP)
 ## per core (each on one torch thread; tests/conftest.py), the 25 slowest tests listed; the
 ## tests marked cluster are left to test-cluster
 TEST_WORKERS ?= $(shell nproc)
-test: $(STAMP)
+test: $(VENV_READY)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1 --durations=25 -m "not cluster"
 
 ## test-cluster: the grid on a one-node SLURM cluster and a DVC remote over SSH, Debian's daemons
 ## started on localhost for the tests (marked cluster; root, apt-get installs what is missing)
-test-cluster: $(STAMP)
+test-cluster: $(VENV_READY)
 	$(BIN)/pytest -q -m cluster --durations=10 tests
 
 clean-book:

@@ -59,7 +59,7 @@ def check(
 
     from jepa_geometry import cluster
     from jepa_geometry.envs.dataset import load_dataset
-    from jepa_geometry.extensions import kappa_build, scaling_build
+    from jepa_geometry.extensions import kappa, scaling
     from jepa_geometry.planning.evaluator import evaluate_arm
     from jepa_geometry.planning.protocol import SCALE_PROTOCOL
     from jepa_geometry.profiles import load_profile, with_overrides
@@ -75,9 +75,7 @@ def check(
     short = with_overrides(
         paper,
         {
-            "data.episodes": episodes,
-            "data.heldout_episodes": max(episodes // 4, 2),
-            "data.task_episodes": {},
+            "data.task_episodes": {task: [episodes, max(episodes // 4, 2)]},
             "train.steps": steps,
             "train.checkpoint_every": steps,
             "train.log_every": max(steps // 5, 1),
@@ -121,7 +119,7 @@ def check(
     specs = [load_study(t) for t in available_studies()]
     for suffix, extensions in (
         ("", ()),
-        ("_with_kappa_scaling", (kappa_build.GRID, scaling_build.GRID)),
+        ("_with_kappa_scaling", (kappa.GRID, scaling.GRID)),
     ):
         units = cluster.dry_run(specs, measured, extensions)
         summary_rows = cluster.dry_run_summary(units)

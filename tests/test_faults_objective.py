@@ -44,6 +44,10 @@ STEP_FAULTS = {  # what the term returns: stops at the first step
         "diagnostic 'd' is inf at step 0",
     ),
     "bug": ("return z.no_such_method()", "term raised at step 0 (line 4): AttributeError"),
+    # a value without a gradient to z or z_hat would train the arm as if without the term
+    "detached": ("return z.mean().detach()", "returned a value with no gradient to z or z_hat"),
+    "item": ("return z.mean().item()", "returned a Python float at step 0, not a tensor"),
+    "constant": ("return torch.tensor(0.5)", "returned a value with no gradient to z or z_hat"),
     "nan_later": (
         "return z.mean() * (float('nan') if step == 3 else 1.0)",
         "objective not finite between steps 2 and 3",
@@ -117,3 +121,37 @@ def test_every_command_stops_on_a_bad_objective_in_one_line(argv, data_root, cap
     assert len(err) == 1, err
     assert not data_root.exists() or files_under(data_root) == []
     assert not (REPO / "out.ipynb").exists()
+
+
+CHAPTER_10 = ["chapter", "ch10_own_objective", "out.ipynb", "-p", "profile=smoke"]
+BAD_PARAMETERS = {  # a parameter, or an objective file of LOAD_FAULTS: what the line says
+    "seeds=0": ("parameter 'seeds' must be null or a non-empty list", "such as [0]", "got 0"),
+    "seeds=[-1]": ("parameter 'seeds' must be null or a non-empty list", "got [-1]"),
+    "task='foo'": ("parameter 'task' must be a task whose study plans", "got 'foo'"),
+    "no_term": ("parameter 'objective': objective file", "defines no function term(z, z_hat"),
+    "syntax": ("parameter 'objective': objective file", "(line 1): SyntaxError"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_PARAMETERS))
+def test_chapter_10_checks_every_parameter_before_its_cost_statement(
+    case, data_root, tmp_path, capsys, monkeypatch
+):
+    """A bad value of chapter 10's parameters stops in one line naming the parameter and what
+    is valid, before the page states its cost (which reads them); a file that is there but
+    wrong says what the loader found, not that the path is wrong."""
+
+    def kernel(*args, **kwargs):
+        raise AssertionError("a chapter with a bad parameter started its kernel")
+
+    monkeypatch.setattr(papermill, "execute_notebook", kernel)
+    given = case
+    if case in LOAD_FAULTS:
+        given = f"objective={_file(tmp_path, case, LOAD_FAULTS[case][0])}"
+    assert main([*CHAPTER_10, "-p", given]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""  # no cost line
+    lines = [line for line in err.splitlines() if "error:" in line]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert all(part in lines[0] for part in BAD_PARAMETERS[case]), lines[0]
+    assert "must be the path" not in lines[0]

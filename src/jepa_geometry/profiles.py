@@ -98,8 +98,8 @@ class DataSettings:
     max_episode_steps: Count
     frameskip: Count  # env steps per action block (LeWM: 5)
     history: Count  # context frames of the predictor (LeWM: 3)
-    # Per-task [training, held-out] episode counts overriding the two above (collection cost
-    # differs ~10x between tasks: Cube renders a 185k-triangle arm). Keys are task names.
+    # Per-task [training, held-out] episode counts overriding a task's own (``Task.episodes``)
+    # and the two above: a ladder's rung sets them. Keys are task names.
     task_episodes: dict[StrictStr, Pair] = field(default_factory=dict)
 
 
@@ -259,10 +259,11 @@ class ClusterSettings:
     per unit: a model trains ``train.steps / train_steps_per_s`` seconds, a plan at tier T1
     takes ``plan_seconds`` (other tiers in proportion to their rollouts; DINO-WM's arm
     ``dinowm_plan_factor`` times as long: its predictor runs on patch tokens), a dataset is
-    collected at ``collect_frames_per_s[task]`` (the simulators differ tenfold), a model is
+    collected at the task's ``collect_frames_per_s`` for this profile (a fact of the task:
+    the simulators differ tenfold), a model is
     measured in ``measure_hours``, DINO-WM's stand-in encoder pretrains
     ``dinowm.standin_steps / pretrain_steps_per_s`` seconds (a ``train`` unit), and the
-    ceiling simulates one candidate of a plan in ``ceiling_rollout_ms[task]`` milliseconds
+    ceiling simulates one candidate of a plan in the task's ``ceiling_rollout_ms`` milliseconds
     (``study.grid.ceiling_seconds_per_pair``).
 
     ``device`` is where training and planning run (``cpu`` or ``cuda``). It is the one field
@@ -279,10 +280,8 @@ class ClusterSettings:
     train_steps_per_s: Positive
     plan_seconds: Positive
     dinowm_plan_factor: Positive
-    collect_frames_per_s: dict[StrictStr, Positive]
     measure_hours: Positive
     pretrain_steps_per_s: Positive
-    ceiling_rollout_ms: dict[StrictStr, Positive]
     device: Literal["cpu", "cuda"]
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import types
-
 import numpy as np
 import pytest
 
 from jepa_geometry.analysis import landscape as ls
 from jepa_geometry.book.plots import plot_landscapes
-from jepa_geometry.envs import make_task
+from jepa_geometry.envs import make_task, task_class
+from jepa_geometry.envs.pusht import LANDSCAPE_ANGLE, LANDSCAPE_PARK
 
 N = 32
 # Two-Room geometry of swm's TwoRoomEnv defaults (224-px frame): border 14, agent radius 7,
@@ -25,7 +24,7 @@ def task():
 
 @pytest.fixture(scope="module")
 def grid(task):
-    return ls.position_grid(task, N, progress=False)
+    return ls.landscape_positions(task, N, progress=False)
 
 
 def test_grid_spans_interior_and_drops_wall_cells(task, grid) -> None:
@@ -46,11 +45,6 @@ def test_grid_spans_interior_and_drops_wall_cells(task, grid) -> None:
         centroid = np.array([(w * xs).sum(), (w * ys).sum()]) / w.sum()
         # a 32-px pixel j averages 224-px pixels 7j .. 7j + 6 (mean index 7j + 3)
         np.testing.assert_allclose(centroid * 7 + 3, grid.positions[m], atol=2.0)
-
-
-def test_an_unknown_task_has_no_grid_and_the_error_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="'nosuch'.*tworoom"):
-        ls.position_grid(types.SimpleNamespace(name="nosuch"), N)
 
 
 def test_isotropic_embedding_gives_the_disc(grid) -> None:
@@ -114,18 +108,18 @@ def test_periodic_axis_wraps_the_distance() -> None:
     """Reacher's shoulder: -pi + 0.1 and pi - 0.1 are 0.2 rad apart, not 2 pi - 0.2."""
     x = np.array([[-np.pi + 0.1, 0.0], [np.pi - 0.1, 0.0], [0.0, 0.0], [0.0, 0.3]])
     z = np.arange(8.0).reshape(4, 2)
-    r = ls.cost_landscape(z, x, 0, period=ls.grid_period("reacher"))
+    r = ls.cost_landscape(z, x, 0, period=task_class("reacher").landscape_period)
     np.testing.assert_allclose(r["distance"], [0.0, 0.2, np.pi - 0.1, np.hypot(np.pi - 0.1, 0.3)])
     flat = ls.cost_landscape(z, x, 0)
     assert flat["distance"][1] == pytest.approx(2 * np.pi - 0.2)
-    assert ls.grid_period("tworoom") is None
+    assert task_class("tworoom").landscape_period is None
 
 
 @pytest.mark.parametrize("name", ["reacher", "pointmaze"])
 def test_new_task_grids_keep_only_states_the_simulator_holds(name) -> None:
     env = make_task(name, image_size=32)
     try:
-        g = ls.position_grid(env, 8, progress=False)
+        g = ls.landscape_positions(env, 8, progress=False)
         assert len(g.positions) == len(g.frames) == g.mask.sum() > 0
         for m in (0, len(g.positions) - 1):  # a kept cell holds; the frame is that state's
             state = np.array([*g.positions[m], 0.0, 0.0])
@@ -146,14 +140,14 @@ def test_manipulation_grids_move_the_object_and_nothing_else(name) -> None:
     simulator after the hold test's step); the rest of the scene is the same in every cell."""
     env = make_task(name, image_size=32)
     try:
-        g = ls.position_grid(env, 4, progress=False)
+        g = ls.landscape_positions(env, 4, progress=False)
         env.reset(seed=0)
         template = env.get_state()
         assert g.mask.all()  # nothing in the window collides at these sizes
-        states = [ls._state(env, x, y, template) for y in g.ys for x in g.xs]
+        states = [env.landscape_state(x, y, template) for y in g.ys for x in g.xs]
         for m in (0, 5, len(states) - 1):
             env.set_state(states[m])
-            np.testing.assert_allclose(ls._coords(env, env.get_state()), g.positions[m])
+            np.testing.assert_allclose(env.landscape_coords(env.get_state()), g.positions[m])
             np.testing.assert_array_equal(env.render(), g.frames[m])
         rest = np.delete(np.asarray(states), [2, 3] if name == "pusht" else [], axis=1)
         if name == "pusht":
@@ -166,14 +160,14 @@ def test_manipulation_grids_move_the_object_and_nothing_else(name) -> None:
         assert len({f.tobytes() for f in g.frames}) == len(g.frames)  # the object is visible
     finally:
         env.close()
-    assert ls.GRID_WORDS[name][0] and ls.grid_period(name) is None
+    assert task_class(name).landscape_spans and task_class(name).landscape_period is None
 
 
 def test_a_block_on_the_pusher_is_not_held() -> None:
     env = make_task("pusht", image_size=32)
     try:
-        on_pusher = np.array([*ls.PUSHT_PARK, *ls.PUSHT_PARK, ls.PUSHT_ANGLE, 0.0, 0.0])
+        on_pusher = np.array([*LANDSCAPE_PARK, *LANDSCAPE_PARK, LANDSCAPE_ANGLE, 0.0, 0.0])
         assert not ls._holds(env, on_pusher)
-        assert ls._holds(env, np.array([*ls.PUSHT_PARK, 256.0, 256.0, ls.PUSHT_ANGLE, 0, 0]))
+        assert ls._holds(env, np.array([*LANDSCAPE_PARK, 256.0, 256.0, LANDSCAPE_ANGLE, 0, 0]))
     finally:
         env.close()

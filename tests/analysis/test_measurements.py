@@ -12,6 +12,7 @@ import jepa_geometry as jg
 from jepa_geometry.analysis import landscape, measurements, probes
 from jepa_geometry.artifacts import cache_only
 from jepa_geometry.book import tables
+from jepa_geometry.envs import task_class
 from jepa_geometry.verdict.reference import reference_numbers
 
 SMALL = measurements.GeometrySettings(
@@ -54,8 +55,8 @@ def test_probe_frames_are_held_out(measured):
 
 def test_cached_landscape_matches_a_recomputation(measured):
     prof, geo = measured
-    grid = measurements.landscape_grid("tworoom", prof, SMALL)
-    z = measurements.load_z_grid("tworoom", "lewm", prof.seeds.train[0], prof, SMALL)
+    grid = measurements.cached_landscape_positions("tworoom", prof, SMALL)
+    z = measurements.load_landscape_embeddings("tworoom", "lewm", prof.seeds.train[0], prof, SMALL)
     assert z.shape == (len(grid.positions), prof.model.embed_dim)
     row = geo.landscape[geo.landscape.arm == "lewm"].iloc[0]
     again = landscape.cost_landscape(z, grid.positions, int(row.goal_index))
@@ -145,10 +146,10 @@ def test_landscape_panels_are_the_costs_of_the_grid_s_embeddings_and_need_them_o
     ex = measurements.landscape_examples("tworoom", arms, prof, SMALL, 2)
     assert list(ex.panels) == arms and len(ex.goals) == 2
     for arm in arms:
-        z = measurements.load_z_grid("tworoom", arm, ex.seed, prof, SMALL)
+        z = measurements.load_landscape_embeddings("tworoom", arm, ex.seed, prof, SMALL)
         for g, panel in zip(ex.goals, ex.panels[arm], strict=True):
             want = landscape.cost_landscape(
-                z, ex.grid.positions, g, period=landscape.grid_period("tworoom")
+                z, ex.positions.positions, g, period=task_class("tworoom").landscape_period
             )
             assert set(panel) == set(measurements.PANEL_FIELDS)
             for f in measurements.PANEL_FIELDS:

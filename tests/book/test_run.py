@@ -186,7 +186,7 @@ def test_pages_run_side_by_side_and_the_cross_task_page_after_them(tmp_path, mon
 def test_the_kappa_sweep_is_built_after_the_task_pages_and_before_the_cross_task_page(
     tmp_path, monkeypatch
 ):
-    """``build_book`` builds AnisoWM's κ sweep (``cluster.build_here`` of ``kappa_build.GRID``,
+    """``build_book`` builds AnisoWM's κ sweep (``cluster.build_here`` of ``kappa.GRID``,
     here recorded instead of run) once, between the first wave of pages and the cross-task
     page."""
     tiny_book(tmp_path, {"ch01_a": "pass", "ch08_across": "pass"}, ("ch08_across", "ch01_a"))

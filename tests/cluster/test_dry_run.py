@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from jepa_geometry import cluster
+from jepa_geometry.envs import task_class
 from jepa_geometry.planning.protocol import make_protocol
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study.levers import LADDERS
 from jepa_geometry.study.rules.lambdareg import LAMBDAREG_VARIANTS
 from jepa_geometry.study.spec import load_study
 
@@ -46,7 +46,7 @@ def test_a_dry_run_lists_and_prices_every_unit_and_builds_nothing(data_root):
     pairs = min(spec.ceiling, SMOKE.eval.episodes)
     plans = make_protocol(SMOKE, spec.main_protocol).plans
     rollouts = [s * i for s, i in budget_tiers(SMOKE).values()]
-    per_rollout = SMOKE.cluster.ceiling_rollout_ms["tworoom"] / 1e3
+    per_rollout = task_class("tworoom").ceiling_rollout_ms / 1e3
     expected = [pairs * plans * r * per_rollout / 3600 for r in rollouts]
     assert sorted(ceiling.hours) == pytest.approx(sorted(expected))
     train = units[units.stage == "train"]
@@ -69,7 +69,7 @@ def test_a_dry_run_lists_and_prices_every_unit_and_builds_nothing(data_root):
     assert total["all (h)"].sum() == pytest.approx(units.hours.sum())
     # a task with a ladder: every rung's gate cell is planned, on that rung's LeWM
     ladder = cluster.dry_run([load_study("pusht")], SMOKE)
-    for lever in LADDERS["pusht"]:
+    for lever in load_study("pusht").ladder:
         assert f"plan pusht lewm seed 0 (gate, rung {lever.name})" in set(ladder.unit)
 
 

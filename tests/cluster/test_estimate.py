@@ -2,27 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from jepa_geometry import cluster
+from jepa_geometry.envs import TASKS, task_class
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.protocol import make_protocol
 from jepa_geometry.planning.solver import budget_tiers
-from jepa_geometry.profiles import load_profile, with_overrides
+from jepa_geometry.profiles import load_profile
 
 
 def test_a_dataset_costs_its_own_simulators_rate():
     laptop = load_profile("laptop")
-    rates = laptop.cluster.collect_frames_per_s
+    rates = {t: task_class(t).collect_frames_per_s["laptop"] for t in TASKS}
     for task in ("tworoom", "cube"):
-        train, held = laptop.data.task_episodes[task]
+        train, held = task_class(task).episodes["laptop"]
         frames = (train + held) * laptop.data.max_episode_steps
         assert cluster.collect_hours(task, laptop) == pytest.approx(frames / rates[task] / 3600)
     # Cube's simulator is the slow one: fewer episodes, yet the longest collection per frame
     assert rates["cube"] < min(r for t, r in rates.items() if t != "cube")
-    partial = with_overrides(laptop, {"cluster.collect_frames_per_s": {"tworoom": 300.0}})
-    with pytest.raises(cluster.ClusterError, match="collect_frames_per_s has no entry for 'cube'"):
-        cluster.collect_hours("cube", partial)
+    mute = dataclasses.replace(laptop, name="elsewhere")  # a profile no task states a rate for
+    with pytest.raises(cluster.ClusterError, match="'cube' states no collect_frames_per_s for "):
+        cluster.collect_hours("cube", mute)
 
 
 def test_a_planning_cell_costs_pairs_times_plans_times_its_tiers_rollouts():

@@ -10,17 +10,15 @@ import numpy as np
 import pytest
 
 from jepa_geometry.book import tables
-from jepa_geometry.envs import TASKS, clips, collect, make_task
+from jepa_geometry.envs import TASKS, clips, collect, make_task, task_class
 from jepa_geometry.envs import dataset as D
 from jepa_geometry.profiles import ProfileError, load_profile
 
 Q_DIMS = {"tworoom": 2, "pusht": 6, "reacher": 4, "cube": 9, "pointmaze": 2}
 STEPS = 24
 TINY = {
-    "data.episodes": 1,
-    "data.heldout_episodes": 1,
     "data.max_episode_steps": STEPS,
-    "data.task_episodes": {},
+    "data.task_episodes": {task: [1, 1] for task in TASKS},
 }
 
 
@@ -217,12 +215,16 @@ def test_damaged_cache_is_reported_not_overwritten(tiny, data_root):
 
 def test_per_task_episode_counts_override_the_profile_and_name_known_tasks():
     laptop = load_profile("laptop")
-    assert collect.episode_counts("cube", laptop) == laptop.data.task_episodes["cube"]
-    smoke = load_profile("smoke", {"data.task_episodes": {}})
-    assert collect.episode_counts("cube", smoke) == (
+    assert collect.episode_counts("cube", laptop) == task_class("cube").episodes["laptop"]
+    smoke = load_profile("smoke")  # Cube states smoke counts of its own, Two-Room does not
+    assert collect.episode_counts("cube", smoke) == task_class("cube").episodes["smoke"]
+    assert collect.episode_counts("tworoom", smoke) == (
         smoke.data.episodes,
         smoke.data.heldout_episodes,
     )
+    # the profile's per-task override (a ladder's rung) comes first
+    rung = load_profile("smoke", {"data.task_episodes": {"cube": [4, 2]}})
+    assert collect.episode_counts("cube", rung) == (4, 2)
     bad = load_profile("smoke", {"data.task_episodes": {"cubes": [1, 1]}})
     with pytest.raises(ValueError, match=r"unknown task\(s\) 'cubes'; valid: tworoom"):
         collect.episode_counts("pusht", bad)
@@ -231,8 +233,7 @@ def test_per_task_episode_counts_override_the_profile_and_name_known_tasks():
     ):
         load_profile("smoke", {"data.task_episodes": {"cube": [1, 2, 3]}})
     # the key depends on this task's sizes only
-    sizes = {**laptop.data.task_episodes, "cube": [9, 9]}
-    a = load_profile("laptop", {"data.task_episodes": sizes})
+    a = load_profile("laptop", {"data.task_episodes": {"cube": [9, 9]}})
     assert D.dataset_artifact("pusht", a).key == D.dataset_artifact("pusht", laptop).key
     assert D.dataset_artifact("cube", a).key != D.dataset_artifact("cube", laptop).key
 

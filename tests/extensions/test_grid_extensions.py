@@ -10,14 +10,7 @@ import pytest
 from jepa_geometry import cluster
 from jepa_geometry.artifacts import Artifact, cache_only
 from jepa_geometry.cli import main
-from jepa_geometry.extensions import (
-    kappa_build,
-    kappa_sweep,
-    scaling,
-    scaling_build,
-    scaling_results,
-    scaling_rule,
-)
+from jepa_geometry.extensions import kappa, scaling
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study.job_calls import PlanCells
 from jepa_geometry.study.rules.gate import gate_cell
@@ -25,7 +18,7 @@ from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import world_model_artifact
 
 SMOKE = load_profile("smoke")
-EXTENSIONS = (kappa_build.GRID, scaling_build.GRID)
+EXTENSIONS = (kappa.GRID, scaling.GRID)
 
 
 def _name(a: Artifact) -> str:
@@ -58,18 +51,18 @@ def test_the_extensions_add_their_units_and_share_work_once(data_root):
         assert set(_outputs(alone)) <= set(out)
     train = set(_outputs(cluster.stage_units("train", specs, SMOKE, EXTENSIONS)))
     plan = cluster.stage_units("plan", specs, SMOKE, EXTENSIONS)
-    sweep = kappa_sweep.KAPPA_SWEEP
+    sweep = kappa.KAPPA_SWEEP
     assert {_name(world_model_artifact(*m)) for m in sweep.models(SMOKE)} <= train
     assert {_name(c.artifacts()[0]) for c in sweep.cells(SMOKE)} <= set(_planned(plan))
     spec = scaling.load_scaling()
-    for (pt, task), arms in scaling_rule.by_point(
-        scaling_rule.chosen(scaling_rule.stated_units(spec, SMOKE))
+    for (pt, task), arms in scaling.by_point(
+        scaling.chosen(scaling.stated_units(spec, SMOKE))
     ).items():
         p = scaling.point_profile(spec, task, pt, SMOKE)
         assert {
             _name(world_model_artifact(task, a, s, p)) for a in arms for s in p.seeds.train
         } <= train
-        cells = scaling_build.point_cells(spec, task, pt, arms, SMOKE)
+        cells = scaling.point_cells(spec, task, pt, arms, SMOKE)
         assert {_name(c.artifacts()[0]) for c in cells} <= set(_planned(plan))
         assert _name(scaling.step_flops_artifact(task, p)) in set(_outputs(plan))
     # a planning unit cut down to the cells no study plans is costed on those cells alone
@@ -95,24 +88,24 @@ def test_a_gated_point_plans_once_its_gate_passes(data_root, monkeypatch):
     }
     spec = scaling.scaling_from_dict(raw)
     points = spec.points(SMOKE)
-    plan = scaling_build.grid_units("plan", SMOKE, spec)
+    plan = scaling.grid_units("plan", SMOKE, spec)
     for pt in points:
         p = scaling.point_profile(spec, "cube", pt, SMOKE)
         gate = gate_cell("cube", p, scaling.main_protocol("cube"), "validation")
         [unit] = [u for u in plan if u.label.endswith(f"gate ({pt.name})")]
         assert [_name(c.artifacts()[0]) for c in unit.args[0]] == [_name(gate.artifacts()[0])]
-    waiting = scaling_build.grid_units("chosen", SMOKE, spec)  # no gate is cached yet
+    waiting = scaling.grid_units("chosen", SMOKE, spec)  # no gate is cached yet
     assert len(waiting) == len(points) * 2 and not any(u.outputs for u in waiting)
     assert {u.pending for u in waiting} == {f"the gate at {pt.name}" for pt in points}
     rows = cluster.run_stage(waiting, "local", data_root / "jobs", SMOKE, 1, progress=False)
     assert {r["status"] for r in rows} == {"blocked"}
     for passes in (True, False):
-        monkeypatch.setattr(scaling_build, "gate", lambda *a, passes=passes: {"plans": passes})
-        units = scaling_build.grid_units("chosen", SMOKE, spec)
+        monkeypatch.setattr(scaling.build, "gate", lambda *a, passes=passes: {"plans": passes})
+        units = scaling.grid_units("chosen", SMOKE, spec)
         want = [
             _name(c.artifacts()[0])
             for pt in points
-            for c in scaling_build.point_cells(spec, "cube", pt, spec.arms, SMOKE)
+            for c in scaling.point_cells(spec, "cube", pt, spec.arms, SMOKE)
         ]
         assert sorted(_planned(units)) == (sorted(want) if passes else [])
 
@@ -132,8 +125,8 @@ def test_the_extensions_units_build_what_chapters_8_and_9_read(smoke_datasets, c
         for u in cluster.stage_units(stage, [], SMOKE, EXTENSIONS):
             assert u.outputs and u.cached, u.label  # at smoke no unit waits for a gate
     with cache_only():
-        assert kappa_build.missing(kappa_sweep.KAPPA_SWEEP, SMOKE) == []
-        kappa_build.load_results(SMOKE)
-        built = scaling_results.scaling_results(scaling.load_scaling(), SMOKE)
+        assert kappa.missing(kappa.KAPPA_SWEEP, SMOKE) == []
+        kappa.load_results(SMOKE)
+        built = scaling.scaling_results(scaling.load_scaling(), SMOKE)
     assert built.missing == {}
     assert {r.task for r in built.results} == set(scaling.load_scaling().tasks_at(SMOKE))

@@ -63,6 +63,8 @@ def test_the_arm_and_its_spec(tmp_path):
         own.own_spec("tworoom", "mine.txt")
     with pytest.raises(SpecError, match="seeds must be null or distinct"):
         own.with_seeds(SMOKE, [1, 1])
+    with pytest.raises(SpecError, match=r"in a list, such as \[0\].*got 0"):
+        own.with_seeds(SMOKE, 0)  # not one seed nor no seeds: ambiguous, so refused
     assert own.with_seeds(SMOKE, [4, 2]).seeds.train == (4, 2)
     laptop = spec.profile(load_profile("laptop"))
     fewer = own.with_seeds(laptop, [2])

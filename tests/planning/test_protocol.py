@@ -244,7 +244,7 @@ def test_protocols_are_the_profile_s_and_bad_input_stops_naming_the_fault(toy) -
         ev.draw_episode_set(task, data, tworoom, n=4, seed=0, hard=1.0)
     with pytest.raises(ev.EvaluationError, match="asked for 999 episodes but only 210"):
         ev.draw_episode_set(task, data, PROTO, n=999, seed=0, hard=1.0)
-    with pytest.raises(ev.EvaluationError, match="no hard-subset threshold for task 'toy'"):
+    with pytest.raises(ev.EvaluationError, match="unknown task 'toy'; valid: tworoom"):
         ev.draw_episode_set(task, data, PROTO, n=4, seed=0)
 
     class WrongModel(ExactModel):

@@ -190,7 +190,7 @@ def test_bad_input_fails_early_with_valid_choices() -> None:
         solver_spec("cem", "T9", laptop)
     with pytest.raises(PlanningError, match="temperature"):
         solver_spec("mppi", "T1", laptop)
-    with pytest.raises(PlanningError, match="no MPPI temperature for task 'chess'"):
+    with pytest.raises(PlanningError, match="unknown task 'chess'; valid: tworoom"):
         mppi_temperature("chess", 64)
     with pytest.raises(
         PlanningError, match="action block dim 10 != frameskip 5 x task action dim 3"

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import jepa_geometry
-from jepa_geometry.extensions import scaling_results
+from jepa_geometry.extensions import scaling
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.verdict import preconditions as P
 from jepa_geometry.verdict.reference import reference_numbers
@@ -67,7 +67,7 @@ def test_the_premise_reads_lewm_against_the_isotropic_share_on_as_many_frames():
     Gaussian's on the probe frames, not the population's 8 / D (which is smaller)."""
     profile = load_profile("smoke")
     dim = profile.model.embed_dim
-    table = scaling_results.premise_table([_point(0.6, dim, profile)])
+    table = scaling.premise_table([_point(0.6, dim, profile)])
     row = table[table.measure == "LeWM top-8 variance share"].iloc[0]
     want = isotropic_top_share(8, profile.geometry.probe_frames, dim)
     assert row["reference"] == pytest.approx(want) == P.probe_isotropic_top8(profile)

@@ -9,6 +9,7 @@ from scipy import stats as sps
 
 import jepa_geometry as jg
 from jepa_geometry.book import tables
+from jepa_geometry.planning.solver import MPPI_SWEEP_192, MPPI_SWM
 from jepa_geometry.stats import format_rate
 from jepa_geometry.study import grid as study
 from jepa_geometry.verdict.reference import reference_numbers
@@ -20,7 +21,7 @@ def test_plan_cells_is_scales_solver_grid():
     tiers = ("T1", "T2", "T3", "T4", "T5")  # every solver at SCALE's five tiers
     for protocol, solvers in (
         ("goal100_budget150", ("cem", "icem", "mppi")),
-        ("goal25_budget50", ("cem", "icem", "mppi", study.MPPI_SWM)),
+        ("goal25_budget50", ("cem", "icem", "mppi", MPPI_SWM)),
     ):
         assert {(c.solver, c.budget) for c in cells if c.protocol == protocol} == {
             (s, t) for s in solvers for t in tiers
@@ -44,7 +45,7 @@ def test_a_study_s_arms_are_canonical_and_hold_the_baseline_once_each():
 def test_mppi_sweep_scales_with_embedding_dim():
     prof = jg.load_profile("laptop")
     temps = study.mppi_sweep_temperatures(prof)
-    assert temps == pytest.approx([t * prof.model.embed_dim / 192 for t in study.MPPI_SWEEP_192])
+    assert temps == pytest.approx([t * prof.model.embed_dim / 192 for t in MPPI_SWEEP_192])
 
 
 def _episodes(rng, seeds=(0, 1, 2), n=40):
@@ -212,7 +213,7 @@ def test_planning_cells_take_the_temperature_their_label_names():
     q_dim = 2  # Two-Room's q: the agent's position
     top = study.planning_cell("tworoom", "ceiling", -1, prof, cell, 5.0, 39)
     assert top.temperature == pytest.approx(5.0 * q_dim / prof.model.embed_dim)
-    swm = study.Cell("goal25_budget50", study.MPPI_SWM, "T1")
+    swm = study.Cell("goal25_budget50", MPPI_SWM, "T1")
     assert study.planning_cell("tworoom", "scale", 0, prof, swm, None).temperature == (
         pytest.approx(0.5 * prof.model.embed_dim / 192)
     )

@@ -18,33 +18,41 @@ from jepa_geometry.planning.protocol import (
     make_protocol,
 )
 from jepa_geometry.profiles import ProfileError, load_profile, with_overrides
-from jepa_geometry.study.levers import LADDERS, Lever, ladder_lever
+from jepa_geometry.study.levers import Lever, ladder_rung
 from jepa_geometry.study.rules import gate
-from jepa_geometry.study.spec import SpecError, load_study
+from jepa_geometry.study.spec import SpecError, load_study, task_ladder
 from jepa_geometry.wm.arms import arm_name, arm_weights, parse_arm, q_variant
 from jepa_geometry.wm.training import world_model_artifact
 
 
 def test_rungs_are_cumulative_multipliers_of_the_profile():
     laptop = load_profile("laptop")
-    rungs = [lv.overrides("pusht", laptop) for lv in LADDERS["pusht"]]
+    rungs = [lv.overrides("pusht", laptop) for lv in task_ladder("pusht")]
     assert rungs[0] == {} and rungs[1] == {"data.image_size": 96}
     assert rungs[2] == {"data.image_size": 96, "train.steps": 3 * laptop.train.steps}
     assert rungs[3]["data.task_episodes"]["pusht"] == [500, 100]
     for before, after in zip(rungs, rungs[1:], strict=False):  # each rung keeps the last's
         assert all(after[k] == v for k, v in before.items() if k != "data.task_episodes")
-    cube = ladder_lever("cube", "moving pairs, 5x episodes").apply("cube", laptop)
+    cube = ladder_rung(task_ladder("cube"), "cube", "moving pairs, 5x episodes").apply(
+        "cube", laptop
+    )
     assert episode_counts("cube", cube) == (250, 50)
     assert episode_counts("pusht", cube) == episode_counts("pusht", laptop)  # one task only
     # a user's override is scaled, not replaced
     mine = with_overrides(laptop, {"train.steps": 500})
-    assert ladder_lever("pusht", "96 px, 3x steps").apply("pusht", mine).train.steps == 1500
+    assert (
+        ladder_rung(task_ladder("pusht"), "pusht", "96 px, 3x steps")
+        .apply("pusht", mine)
+        .train.steps
+        == 1500
+    )
 
 
 def test_the_smoke_profile_caps_every_factor_and_keeps_every_rung_distinct():
     smoke, laptop = load_profile("smoke"), load_profile("laptop")
     assert smoke.ladder.max_factor == 2.0 and laptop.ladder.max_factor == float("inf")
-    for task, ladder in LADDERS.items():
+    for task in ("pusht", "cube"):
+        ladder = task_ladder(task)
         cfgs = [lv.apply(task, smoke) for lv in ladder]
         for lv, cfg in zip(ladder, cfgs, strict=True):
             assert cfg.data.image_size == round(min(lv.image, 2) * smoke.data.image_size)
@@ -57,7 +65,9 @@ def test_the_smoke_profile_caps_every_factor_and_keeps_every_rung_distinct():
             for lv, c in zip(ladder, cfgs, strict=True)
         }
         assert len(rungs) == len(ladder)  # each rung still a configuration of its own
-    cube = ladder_lever("cube", "moving pairs, 5x episodes").apply("cube", smoke)
+    cube = ladder_rung(task_ladder("cube"), "cube", "moving pairs, 5x episodes").apply(
+        "cube", smoke
+    )
     assert episode_counts("cube", cube) == (2, 2)  # 2 x smoke's (1, 1), not 5 x
 
 
@@ -67,9 +77,11 @@ def test_bad_levers_and_overrides_stop_with_one_line():
     with pytest.raises(ValueError, match="unknown protocol 'nosuch'"):
         Lever("x", protocol="nosuch")
     with pytest.raises(ValueError, match=r"no lever 'nosuch'; its ladder: as profiled; 96 px"):
-        ladder_lever("pusht", "nosuch")
-    with pytest.raises(ValueError, match="has no ladder; tasks with one: pusht, cube"):
-        ladder_lever("tworoom", "as profiled")
+        ladder_rung(task_ladder("pusht"), "pusht", "nosuch")
+    with pytest.raises(
+        ValueError, match=r"task 'tworoom' has no ladder \(its study file names none\)"
+    ):
+        ladder_rung(task_ladder("tworoom"), "tworoom", "as profiled")
     with pytest.raises(
         ProfileError, match=r"train\.steps must be greater than or equal to 1, got 0"
     ):
@@ -86,7 +98,7 @@ def test_gate_threshold_comes_from_power_on_the_manipulation_tasks_only():
 
 
 def test_a_study_file_names_its_rung_per_profile():
-    spec = dataclasses.replace(load_study("reacher"), task="pusht")
+    spec = dataclasses.replace(load_study("reacher"), task="pusht", ladder=task_ladder("pusht"))
     laptop = load_profile("laptop")
     assert spec.profile(laptop) is laptop  # no settings: as profiled
     ran = dataclasses.replace(spec, settings={"laptop": "96 px"})
@@ -97,7 +109,7 @@ def test_a_study_file_names_its_rung_per_profile():
         dataclasses.replace(spec, settings={"laptop": "nosuch"})
     with pytest.raises(SpecError, match="settings for unknown profile 'big'"):
         dataclasses.replace(spec, settings={"big": "96 px"})
-    cube = dataclasses.replace(load_study("reacher"), task="cube")
+    cube = dataclasses.replace(load_study("reacher"), task="cube", ladder=task_ladder("cube"))
     with pytest.raises(SpecError, match="plans under goal25_budget50_moving, but the main"):
         dataclasses.replace(cube, settings={"laptop": "moving pairs"})
 
@@ -181,7 +193,7 @@ def test_the_ladder_stops_at_the_first_pass_or_at_saturation(monkeypatch, outcom
         (64, 1300, "goal25_budget50", "validation"),
         (96, 1300, "goal25_budget50", "validation"),
     ]
-    assert list(rows["lever"]) == [lv.name for lv in LADDERS["pusht"][:n_rows]]
+    assert list(rows["lever"]) == [lv.name for lv in task_ladder("pusht")[:n_rows]]
     assert (rows["train (min)"] == 1.0).all() and (rows["collect (min)"] == 0.5).all()
     assert (rows["collect workers"] == 2).all()
 

@@ -20,7 +20,7 @@ import torch
 from scipy import stats as sps
 
 from jepa_geometry import stats
-from jepa_geometry.study.grid import MPPI_SWM, PAPER_SOLVER
+from jepa_geometry.planning.solver import MPPI_SWM, PAPER_SOLVER
 from jepa_geometry.verdict import rule as V
 from jepa_geometry.verdict.claims import EVERY, Measurements, evaluate_across
 from jepa_geometry.verdict.records import ACROSS_CLAIMS, paper_claims
@@ -356,7 +356,7 @@ def _cell_diff(m, a: str, b: str, solver: str, budgets: list[str]) -> float:
 
 
 def test_every_cell_claim_is_the_weakest_cell_and_the_paper_s_count():
-    from jepa_geometry.study.grid import MPPI_SWM
+    from jepa_geometry.planning.solver import MPPI_SWM
     from jepa_geometry.verdict.claims import evaluate_across
     from jepa_geometry.verdict.records import ACROSS_CLAIMS
 

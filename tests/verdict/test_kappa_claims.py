@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from jepa_geometry.extensions import kappa_build, kappa_sweep
+from jepa_geometry.extensions import kappa
 from jepa_geometry.verdict import kappa_claims
 from jepa_geometry.verdict.claims import KappaClaimSpec
 from jepa_geometry.verdict.records import KAPPA_CLAIMS
@@ -22,7 +22,7 @@ def _results(
     ev: dict[float, float],
     n: int = 200,
     changes: tuple[float, ...] = (0.2,),
-) -> kappa_build.KappaResults:
+) -> kappa.KappaResults:
     """Results of one task with success patterns of exact rates on nested pairs (each κ's
     successes are the first ``rate * n`` pairs, so the paired differences are known), and the
     allocation change after saturation of each training seed at κ = 2 (``changes``)."""
@@ -53,7 +53,7 @@ def _results(
         ]
     )
     seed_changes = {("tworoom", s): c for s, c in enumerate(changes)}
-    return kappa_build.KappaResults(models, pd.DataFrame(), success, {}, seed_changes)
+    return kappa.KappaResults(models, pd.DataFrame(), success, {}, seed_changes)
 
 
 def test_non_monotone_picked_on_validation_not_evaluation():
@@ -66,7 +66,7 @@ def test_non_monotone_picked_on_validation_not_evaluation():
     # both ends are beaten (by 0.2 and 0.3); the weaker comparison, against κ = 1, is shown
     assert evidence.effect == pytest.approx(0.5 - 0.3) and "κ = 1.5 vs κ = 1" in evidence.units
     assert evidence.low > 0 and evidence.models == 1
-    rows = kappa_claims.kappa_verdicts(res, kappa_sweep.KappaSweep(tasks=("tworoom",)))
+    rows = kappa_claims.kappa_verdicts(res, kappa.KappaSweep(tasks=("tworoom",)))
     row = rows[rows["claim"] == KAPPA_CLAIMS[3].statement].iloc[0]
     # an interval over the pairs of one model per κ, however clear, says nothing of κ itself
     assert row["verdict"] == "inconclusive"
@@ -78,7 +78,7 @@ def test_monotone_curve_is_not_reproduced():
     res = _results(val, val)
     ((_, claim, evidence),) = kappa_claims.non_monotone_items(res, ["tworoom"])
     assert claim.a == "κ=8" and evidence.effect == 0.0 and "κ = 8 vs κ = 8" in evidence.units
-    rows = kappa_claims.kappa_verdicts(res, kappa_sweep.KappaSweep(tasks=("tworoom",)))
+    rows = kappa_claims.kappa_verdicts(res, kappa.KappaSweep(tasks=("tworoom",)))
     assert rows[rows["claim"] == KAPPA_CLAIMS[3].statement]["verdict"].item() == "inconclusive"
     # an interior validation optimum that loses to κ_max on evaluation: one model per κ, so
     # not contradicted either, though its interval lies below zero
@@ -86,9 +86,7 @@ def test_monotone_curve_is_not_reproduced():
     ev2 = {1.0: 0.2, 1.5: 0.3, 2.0: 0.2, 4.0: 0.5, 8.0: 0.6}
     ((_, _, below),) = kappa_claims.non_monotone_items(_results(val2, ev2), ["tworoom"])
     assert below.high < 0
-    rows2 = kappa_claims.kappa_verdicts(
-        _results(val2, ev2), kappa_sweep.KappaSweep(tasks=("tworoom",))
-    )
+    rows2 = kappa_claims.kappa_verdicts(_results(val2, ev2), kappa.KappaSweep(tasks=("tworoom",)))
     label = rows2[rows2["claim"] == KAPPA_CLAIMS[3].statement]["verdict"].item()
     assert label == "inconclusive"
 
@@ -97,14 +95,10 @@ def test_kappa_constrains_holds_by_construction():
     """The clamp keeps cond Λ <= κ whatever the data: the row says so, never "reproduced"."""
     val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3}
     res = _results(val, val)
-    rows = kappa_claims.kappa_verdicts(
-        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), KAPPA_CLAIMS[:1]
-    )
+    rows = kappa_claims.kappa_verdicts(res, kappa.KappaSweep(tasks=("tworoom",)), KAPPA_CLAIMS[:1])
     assert rows["verdict"].item() == BY_CONSTRUCTION and "by construction" in rows["units"].item()
     res.models.loc[res.models["kappa"] == 8.0, "cond"] = 8.1  # the bound broken: our bug
-    rows = kappa_claims.kappa_verdicts(
-        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), KAPPA_CLAIMS[:1]
-    )
+    rows = kappa_claims.kappa_verdicts(res, kappa.KappaSweep(tasks=("tworoom",)), KAPPA_CLAIMS[:1])
     assert rows["verdict"].item() == "contradicted"
 
 
@@ -112,9 +106,7 @@ def _after_saturation(changes: tuple[float, ...]) -> pd.Series:
     val = {1.0: 0.3, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3}
     res = _results(val, val, changes=changes)
     res.models.loc[res.models["kappa"] == 2.0, "allocation_change"] = changes[0]
-    rows = kappa_claims.kappa_verdicts(
-        res, kappa_sweep.KappaSweep(tasks=("tworoom",)), KAPPA_CLAIMS[1:2]
-    )
+    rows = kappa_claims.kappa_verdicts(res, kappa.KappaSweep(tasks=("tworoom",)), KAPPA_CLAIMS[1:2])
     return rows.iloc[0]
 
 
@@ -146,30 +138,28 @@ def test_after_saturation_rests_on_the_seeds_not_one_run():
 def test_an_unknown_kind_of_evidence_stops_in_one_line():
     bad = KappaClaimSpec("x", "telepathy")
     with pytest.raises(ValueError, match="unknown kind 'telepathy'"):
-        kappa_claims.kappa_verdicts(
-            _results({2.0: 0.5}, {2.0: 0.5}), kappa_sweep.KAPPA_SWEEP, [bad]
-        )
+        kappa_claims.kappa_verdicts(_results({2.0: 0.5}, {2.0: 0.5}), kappa.KAPPA_SWEEP, [bad])
 
 
 def test_the_best_kappas_of_single_runs_never_tell_tasks_apart():
     a = _results(
         {1.0: 0.1, 1.5: 0.6, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3},
-        {k: 0.5 for k in kappa_sweep.KAPPA_SWEEP.kappas},
+        {k: 0.5 for k in kappa.KAPPA_SWEEP.kappas},
     )
     b = _results(
         {1.0: 0.1, 1.5: 0.2, 2.0: 0.4, 4.0: 0.5, 8.0: 0.3},
-        {k: 0.5 for k in kappa_sweep.KAPPA_SWEEP.kappas},
+        {k: 0.5 for k in kappa.KAPPA_SWEEP.kappas},
     )
     tied = _results(
         {1.0: 0.1, 1.5: 0.6, 2.0: 0.6, 4.0: 0.5, 8.0: 0.3},
-        {k: 0.5 for k in kappa_sweep.KAPPA_SWEEP.kappas},
+        {k: 0.5 for k in kappa.KAPPA_SWEEP.kappas},
     )
 
-    def both(x: kappa_build.KappaResults, y: kappa_build.KappaResults) -> str:
+    def both(x: kappa.KappaResults, y: kappa.KappaResults) -> str:
         success = {**x.success, **{("pusht", k, s): v for (_, k, s), v in y.success.items()}}
         models = pd.concat([x.models, y.models.assign(task="pusht")], ignore_index=True)
-        res = kappa_build.KappaResults(models, pd.DataFrame(), success, {})
-        rows = kappa_claims.kappa_verdicts(res, kappa_sweep.KAPPA_SWEEP, [KAPPA_CLAIMS[4]])
+        res = kappa.KappaResults(models, pd.DataFrame(), success, {})
+        rows = kappa_claims.kappa_verdicts(res, kappa.KAPPA_SWEEP, [KAPPA_CLAIMS[4]])
         return rows["verdict"].item()
 
     # one training run per κ: two argmaxes of single models are not a difference between tasks
@@ -192,8 +182,8 @@ def test_lambda_selected_is_a_premise_read_beside_the_kappa_claims_never_a_gate(
         ("pusht", 0): np.array([1.1, 1.0, 0.9]),
         ("pusht", 1): np.array([1.09, 1.0, 0.91]),
     }
-    res = kappa_build.KappaResults(models, pd.DataFrame(), success, spectra, one.seed_changes)
-    both = kappa_sweep.KappaSweep(tasks=("tworoom", "pusht"))
+    res = kappa.KappaResults(models, pd.DataFrame(), success, spectra, one.seed_changes)
+    both = kappa.KappaSweep(tasks=("tworoom", "pusht"))
     specs = [KAPPA_CLAIMS[i] for i in (1, 2, 3, 4)]
     col = kappa_claims.LAMBDA_PREMISE
     before = kappa_claims.kappa_verdicts(res, both, specs).set_index("claim")

@@ -21,7 +21,7 @@ import pytest
 from scipy import stats as sps
 
 from jepa_geometry.book.tables.geometry import dashboard
-from jepa_geometry.study.grid import MPPI_SWM, PAPER_SOLVER, SOLVER_NAMES
+from jepa_geometry.planning.solver import MPPI_SWM, PAPER_SOLVER, SOLVER_NAMES
 from jepa_geometry.verdict import preconditions as P
 from jepa_geometry.verdict import rule as V
 from jepa_geometry.verdict.claims import (

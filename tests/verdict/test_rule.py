@@ -678,7 +678,7 @@ def test_every_cell_claims_test_the_sign():
     """ "On all task-solver averages" is the sign in each cell (min effect 0), as SCALE counts
     it: cells each about 2 points above LeWM (seeds +2.0, +2.2, +2.4, 1000 pairs) reproduce it,
     though not one of them shows the 3 points a mean over the tasks must show."""
-    from jepa_geometry.study.grid import MPPI_SWM
+    from jepa_geometry.planning.solver import MPPI_SWM
     from jepa_geometry.verdict.claims import EVERY, POOLED, Measurements, evaluate_across
     from jepa_geometry.verdict.records import ACROSS_CLAIMS
 

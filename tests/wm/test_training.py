@@ -422,8 +422,8 @@ def test_lambda_target_summary_equals_a_hand_count():
 
 def test_train_one_seed_reports_the_logs_each_arm_s_model_wrote():
     """Logs and summaries against the artifacts each arm's model wrote."""
-    from jepa_geometry.book.tables.models import train_one_seed
-    from jepa_geometry.wm.training import training_log
+    from jepa_geometry.book.tables.models import training_summary_table
+    from jepa_geometry.wm.training import train_one_seed, training_log
 
     prof = load_profile("smoke", {"train.steps": 6, "train.log_every": 2})
     arms = ["lewm", "scale"]
@@ -432,8 +432,11 @@ def test_train_one_seed_reports_the_logs_each_arm_s_model_wrote():
     for m in arms:
         log = training_log("tworoom", m, 0, prof)
         assert list(logs.loc[logs.arm == m, "step"]) == [row["step"] for row in log] == [2, 4, 6]
-        assert summary.loc[m, "final L_pred"] == log[-1]["pred"]
+        assert summary.loc[m, "pred"] == log[-1]["pred"]
     assert logs["scale"].isna().sum() == 3 and logs["scale"].notna().sum() == 3
+    shown = training_summary_table(summary)  # the page's headers, the same numbers
+    assert list(shown.columns) == ["train time (s)", "steps/s", "final L_pred"]
+    assert list(shown.index) == ["LeWM", "SCALE"] and (shown.to_numpy() == summary.to_numpy()).all()
 
 
 # ------------------------------------------------------------------ precision and diagnostics

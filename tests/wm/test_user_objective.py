@@ -30,7 +30,12 @@ from jepa_geometry.wm.arms import (
 from jepa_geometry.wm.checkpoint import LOG_FILE
 from jepa_geometry.wm.losses import sigreg
 from jepa_geometry.wm.training import world_model_artifact
-from jepa_geometry.wm.user_objective import ObjectiveFileError, file_sha256
+from jepa_geometry.wm.user_objective import (
+    ObjectiveFileError,
+    call_term,
+    file_sha256,
+    load_term,
+)
 from tests.conftest import REPO
 from tests.wm.test_training import make_run
 
@@ -75,6 +80,36 @@ def test_the_term_is_added_to_lewm_s_loss_as_it_returns(tmp_path):
     assert terms["loss"].item() == pytest.approx(want.item(), rel=1e-5)
     terms["loss"].backward()  # the term's gradient reaches the encoder
     assert all(p.grad is not None for p in model.encoder.parameters() if p.requires_grad)
+
+
+@pytest.mark.parametrize(
+    ("body", "ok"),
+    [
+        ("z.mean()", True),
+        ("z_hat.pow(2).mean()", True),  # a gradient to z_hat alone
+        ("0 * z.sum()", True),  # off at this step: zero, with a gradient
+        ("z.mean().detach()", False),
+        ("torch.tensor(0.5)", False),
+        ("z.detach().mean() + z_hat.detach().mean()", False),
+    ],
+)
+def test_the_first_step_checks_that_the_term_reaches_z_or_z_hat(tmp_path, body, ok):
+    """A value without a gradient to z or z_hat stops at the first step (``check``) in one
+    line; later steps do not check it (no backward of their own), and the graph is kept
+    for the step's backward."""
+    path = tmp_path / "grad.py"
+    path.write_text(f"import torch\n\ndef term(z, z_hat, q, step):\n    return {body}\n")
+    user = load_term(path)
+    z = torch.randn(2, 3, 4, requires_grad=True) * 1.0
+    z_hat = torch.randn(2, 2, 4, requires_grad=True) * 1.0
+    q = torch.zeros(2, 3, 1)
+    if ok:
+        value, _ = call_term(user, z, z_hat, q, 0, check=True)
+        (value + z.sum()).backward()  # the graph survives the check
+    else:
+        with pytest.raises(ObjectiveFileError, match=f"{path}: term.*no gradient to z or z_hat"):
+            call_term(user, z, z_hat, q, 0, check=True)
+        call_term(user, z, z_hat, q, 5, check=False)  # later steps: as fast as before
 
 
 def test_an_arm_spells_its_file_canonically_and_names_its_model_by_the_stem(tmp_path):

@@ -13,12 +13,12 @@ matches the task's geometry:
 AnisoWM shows hand-picked goals ("the clearest of several hundred"); the book reports the
 distribution over random goals (:func:`landscape_distribution`) as well.
 
-Tasks (:data:`GRID_WORDS`): Two-Room (agent positions), Reacher (the two joint angles; the
-shoulder's distance wraps around the circle, :data:`PERIODS`), PointMaze (point positions;
-the straight-line distance, not the path length around walls), Push-T (block positions, other
-factors fixed, as AnisoWM's window) and Cube (cube positions on the table). Every grid keeps
-only the cells the simulator can hold (:func:`_holds`). The grid (:func:`position_grid`) is
-model-independent: the caller caches it and encodes ``grid.frames`` with each model
+What the positions span and which physical distance the cost is compared with are facts of
+each task (``Task.landscape_spans``, ``landscape_distance``, ``landscape_period`` where an axis
+wraps, and the methods ``landscape_axes``, ``landscape_coords``, ``landscape_state``:
+:mod:`jepa_geometry.envs`). Every mesh keeps only the cells the simulator can hold
+(:func:`_holds`). The positions (:func:`landscape_positions`) are model-independent: the caller
+caches them and encodes their ``frames`` with each model
 (:func:`jepa_geometry.wm.model.encode_frames`).
 """
 
@@ -32,43 +32,12 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from jepa_geometry.envs import Task
-from jepa_geometry.envs.reacher import ELBOW_LIMIT
 from jepa_geometry.jobs import progress_bar
-
-GRID_WORDS: dict[str, tuple[str, str]] = {
-    # task: (what the grid spans, the physical distance the cost is compared with)
-    "tworoom": ("agent positions in the arena", "the Euclidean distance in pixels"),
-    "reacher": (
-        "joint angles (shoulder × elbow, the elbow within its range)",
-        "the distance between joint-angle pairs in radians, the shoulder's difference wrapped "
-        "around the circle",
-    ),
-    "pointmaze": (
-        "point positions in the maze",
-        "the straight-line distance in maze units (not the path length around walls)",
-    ),
-    "pusht": (
-        "block positions (its angle fixed at the goal's π/4, the pusher parked in a corner)",
-        "the distance between block positions in physics units (512-unit frame)",
-    ),
-    "cube": (
-        "cube positions on the table (its yaw and the arm fixed as at a reset)",
-        "the distance between cube positions in metres",
-    ),
-}
-LANDSCAPE_TASKS: tuple[str, ...] = tuple(GRID_WORDS)
-PERIODS: dict[str, tuple[float | None, float | None]] = {"reacher": (2 * np.pi, None)}
-"""Per task, the period of each grid axis (None: not periodic); the shoulder angle wraps."""
-
-
-def grid_period(task: str) -> tuple[float | None, float | None] | None:
-    """The axis periods of ``task``'s grid (:data:`PERIODS`), None where no axis wraps."""
-    return PERIODS.get(task)
 
 
 @dataclass(frozen=True)
-class Grid:
-    """An n × n grid of agent positions; only the cells the env can hold are kept.
+class LandscapePositions:
+    """An n × n mesh of positions; only the cells the env can hold are kept.
 
     ``positions[m]`` is the cell ``np.flatnonzero(mask)[m]`` of the row-major (y, x) grid.
     """
@@ -94,21 +63,6 @@ class Grid:
         return img
 
 
-PUSHT_PARK = (40.0, 40.0)  # the pusher's position while the block moves over the grid
-PUSHT_ANGLE = np.pi / 4  # the block's angle: that of the env's goal T
-PUSHT_WINDOW = (120.0, 390.0)  # block xy: the range of the expert's goal positions
-
-
-def _coords(task: Task, state: np.ndarray) -> np.ndarray:
-    """The two coordinates a grid spans, read from a simulator state."""
-    state = np.asarray(state)
-    if task.name == "pusht":
-        return state[2:4]  # the block
-    if task.name == "cube":
-        return task._cube_pos(task._qpos(state))[:2]
-    return state[:2]  # the agent, the point, Reacher's two joint angles
-
-
 def _holds(task: Task, state: np.ndarray) -> bool:
     """Whether the simulator can hold ``task`` at ``state``: one env step with a zero action
     leaves its position there (within 1e-3). Setting a state accepts anything, but a step runs
@@ -118,79 +72,32 @@ def _holds(task: Task, state: np.ndarray) -> bool:
     Cube cube inside the arm."""
     task.set_state(state)
     task.step(np.zeros(task.action_dim, dtype=np.float32))
-    return bool(np.allclose(_coords(task, task.get_state()), _coords(task, state), atol=1e-3))
+    coords = task.landscape_coords
+    return bool(np.allclose(coords(task.get_state()), coords(state), atol=1e-3))
 
 
-def _axes(task: Task, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The grid's x and y coordinates for ``task`` (:data:`GRID_WORDS`)."""
-    if task.name == "tworoom":  # the border clamp of the env's collision code
-        env = task.env
-        radius = float(env.variation_space["agent"]["radius"].value.item())
-        lo, hi = env.BORDER_SIZE + radius, env.IMG_SIZE - env.BORDER_SIZE - radius
-        return np.linspace(lo, hi, n), np.linspace(lo, hi, n)
-    if task.name == "reacher":  # shoulder over the circle (no duplicate of -pi), elbow range
-        return np.linspace(-np.pi, np.pi, n, endpoint=False), np.linspace(
-            -ELBOW_LIMIT, ELBOW_LIMIT, n
-        )
-    if task.name == "pusht":
-        return np.linspace(*PUSHT_WINDOW, n), np.linspace(*PUSHT_WINDOW, n)
-    if task.name == "cube":  # the range the env draws cube start positions from
-        space = task.env.variation_space["cube"]["start_position"]
-        lo, hi = (np.asarray(b, dtype=np.float64).reshape(-1) for b in (space.low, space.high))
-        return np.linspace(lo[0], hi[0], n), np.linspace(lo[1], hi[1], n)
-    # pointmaze: the box around the free cells' centres, half a cell (2 units) beyond them
-    env = task.env
-    centres = np.array([env.ij_to_xy(tuple(ij)) for ij in np.argwhere(env.maze_map == 0)])
-    lo, hi = centres.min(0) - 2.0, centres.max(0) + 2.0
-    return np.linspace(lo[0], hi[0], n), np.linspace(lo[1], hi[1], n)
-
-
-def _state(task: Task, x: float, y: float, template: np.ndarray) -> np.ndarray:
-    """The simulator state of grid point (x, y): Two-Room's xy; Reacher and PointMaze at
-    rest; Push-T's block at (x, y) (:data:`PUSHT_ANGLE`, pusher at :data:`PUSHT_PARK`);
-    Cube's ``template`` (the state after a seeded reset) with the cube moved to (x, y)."""
-    if task.name == "tworoom":
-        return np.array([x, y])
-    if task.name == "pusht":
-        return np.array([*PUSHT_PARK, x, y, PUSHT_ANGLE, 0.0, 0.0])
-    if task.name == "cube":
-        state = np.array(template, dtype=np.float64)
-        adr = 1 + task.model.jnt_qposadr[task.model.joint("object_joint_0").id]  # after time
-        state[adr : adr + 2] = (x, y)
-        return state
-    return np.array([x, y, 0.0, 0.0])
-
-
-def position_grid(task: Task, n: int = 32, progress: bool = True) -> Grid:
-    """The task rendered on an n × n grid (:data:`GRID_WORDS`), cells it cannot hold dropped.
-
-    Two-Room: the interior is [BORDER_SIZE + r, 224 − BORDER_SIZE − r]² (r the agent radius:
-    the border clamp of the env's collision code); cells inside the central wall's band are
-    dropped unless they lie in the door. Reacher: shoulder in [−π, π), elbow within its range.
-    PointMaze: the box around the free cells; cells in or against a wall are dropped.
-    Push-T: block positions in :data:`PUSHT_WINDOW`²; Cube: the cube's start-position range.
+def landscape_positions(task: Task, n: int = 32, progress: bool = True) -> LandscapePositions:
+    """The task rendered at the n × n positions of ``task.landscape_axes(n)``, at the states
+    of ``task.landscape_state``, dropping the cells it cannot hold (:func:`_holds`): Two-Room's
+    central wall outside the door, PointMaze's walls, a Push-T block against a wall.
     """
-    if task.name not in LANDSCAPE_TASKS:
-        raise ValueError(
-            f"no cost landscape for task {task.name!r}; supported: {', '.join(LANDSCAPE_TASKS)}"
-        )
     if n < 2:
         raise ValueError(f"grid size n must be >= 2, got {n}")
-    xs, ys = _axes(task, n)
+    xs, ys = task.landscape_axes(n)
     task.reset(seed=0)
     template = task.get_state()
     mask = np.zeros((n, n), dtype=bool)
     positions, frames = [], []
     for iy, y in enumerate(progress_bar(ys, desc=f"{task.name} position grid", progress=progress)):
         for ix, x in enumerate(xs):
-            state = _state(task, x, y, template)
+            state = task.landscape_state(x, y, template)
             if not _holds(task, state):
                 continue
             mask[iy, ix] = True
             task.set_state(state)
             positions.append(np.array([x, y]))
             frames.append(task.render())
-    return Grid(
+    return LandscapePositions(
         task=task.name,
         xs=xs,
         ys=ys,
@@ -293,12 +200,8 @@ def landscape_distribution(
 
 
 __all__ = [
-    "GRID_WORDS",
-    "LANDSCAPE_TASKS",
-    "PERIODS",
-    "Grid",
+    "LandscapePositions",
     "cost_landscape",
-    "grid_period",
     "landscape_distribution",
-    "position_grid",
+    "landscape_positions",
 ]

@@ -31,7 +31,7 @@ import pandas as pd
 
 from jepa_geometry.analysis import landscape, probes, ranking
 from jepa_geometry.artifacts import Artifact, get_or_build, memo
-from jepa_geometry.envs import make_task, q_names
+from jepa_geometry.envs import make_task, q_names, task_class
 from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import job_threads, progress_bar
 from jepa_geometry.planning.protocol import draw_episode_set, make_protocol
@@ -125,8 +125,10 @@ class _Context:
 
         return self._get(f"outcomes-{source}", build)
 
-    def grid(self) -> landscape.Grid:
-        return self._get("grid", lambda: landscape_grid(self.task, self.profile, self.s))
+    def positions(self) -> landscape.LandscapePositions:
+        return self._get(
+            "positions", lambda: cached_landscape_positions(self.task, self.profile, self.s)
+        )
 
     def close(self) -> None:
         if "env" in self._cache:
@@ -209,15 +211,15 @@ def measure_model(
             df.insert(0, "source", source)
             tables.append(df)
         pd.concat(tables, ignore_index=True).to_parquet(tmp / "ranking.parquet", index=False)
-        grid = ctx.grid()
-        z_grid = encode_frames(model, grid.frames).numpy().astype(np.float64)
+        mesh = ctx.positions()
+        z_grid = encode_frames(model, mesh.frames).numpy().astype(np.float64)
         np.save(tmp / "z_grid.npy", z_grid)
         landscape.landscape_distribution(
             z_grid,
-            grid.positions,
+            mesh.positions,
             n_goals=s.landscape_goals,
             seed=s.landscape_seed,
-            period=landscape.grid_period(task),
+            period=task_class(task).landscape_period,
         ).to_parquet(tmp / "landscape.parquet", index=False)
 
     with job_threads():  # the same bits on any machine (jepa_geometry.jobs)
@@ -328,10 +330,10 @@ def measure_arms(
     )
 
 
-def landscape_grid(
+def cached_landscape_positions(
     task: str, profile: Profile, settings: GeometrySettings | None = None
-) -> landscape.Grid:
-    """The rendered position grid of :func:`landscape.position_grid`, cached as an artifact."""
+) -> landscape.LandscapePositions:
+    """The rendered positions of :func:`landscape.landscape_positions`, cached as an artifact."""
     s = settings or GeometrySettings.of(profile)
     art = Artifact(
         "results",
@@ -342,7 +344,7 @@ def landscape_grid(
     def build(tmp: Any) -> None:
         env = make_task(task, profile.data.image_size, seed=0)
         try:
-            g = landscape.position_grid(env, s.grid)
+            g = landscape.landscape_positions(env, s.grid)
         finally:
             env.close()
         np.savez_compressed(
@@ -350,10 +352,10 @@ def landscape_grid(
         )
 
     with np.load(get_or_build(art, build) / "grid.npz") as f:
-        return landscape.Grid(task=task, **{k: f[k] for k in f.files})
+        return landscape.LandscapePositions(task=task, **{k: f[k] for k in f.files})
 
 
-def load_z_grid(
+def load_landscape_embeddings(
     task: str, arm: str, seed: int, profile: Profile, settings: GeometrySettings | None = None
 ) -> np.ndarray:
     """The embeddings of the landscape grid's frames under one trained model (cached)."""
@@ -382,7 +384,7 @@ class LandscapeExamples:
     first training seed, and per arm shown one :func:`~.landscape.cost_landscape` panel per
     goal (its :data:`PANEL_FIELDS`)."""
 
-    grid: landscape.Grid
+    positions: landscape.LandscapePositions
     goals: list[int]
     seed: int
     panels: dict[str, list[dict[str, Any]]]
@@ -403,12 +405,12 @@ def landscape_examples(
     The panels are a :func:`~jepa_geometry.artifacts.memo` of the grid's embeddings (``z_grid``,
     a heavy file the evidence tree leaves to the DVC remote: 0.5 to 3 MB per model): a page
     draws them from a few kilobytes."""
-    grid = landscape_grid(task, profile, settings)
+    positions = cached_landscape_positions(task, profile, settings)
     rng = np.random.default_rng(settings.landscape_seed + 1)
-    goals = [int(g) for g in rng.choice(len(grid.positions), size=count, replace=False)]
+    goals = [int(g) for g in rng.choice(len(positions.positions), size=count, replace=False)]
     seed = profile.seeds.train[0]
     shown = [m for m in LANDSCAPE_ARMS if m in arms]
-    period = landscape.grid_period(task)
+    period = task_class(task).landscape_period
     spec = {
         "models": {m: geometry_artifact(task, m, seed, profile, settings).key for m in shown},
         "grid": {"image_size": profile.data.image_size, "n": settings.grid},
@@ -421,9 +423,9 @@ def landscape_examples(
     def compute() -> dict[str, np.ndarray]:
         out = {}
         for m in shown:
-            z = load_z_grid(task, m, seed, profile, settings)
+            z = load_landscape_embeddings(task, m, seed, profile, settings)
             for g in goals:
-                r = landscape.cost_landscape(z, grid.positions, g, period=period)
+                r = landscape.cost_landscape(z, positions.positions, g, period=period)
                 out |= {f"{m}|{g}|{f}": np.asarray(r[f]) for f in PANEL_FIELDS}
         return out
 
@@ -431,7 +433,7 @@ def landscape_examples(
     panels = {
         m: [{f: _scalar(value[f"{m}|{g}|{f}"]) for f in PANEL_FIELDS} for g in goals] for m in shown
     }
-    return LandscapeExamples(grid, goals, seed, panels)
+    return LandscapeExamples(positions, goals, seed, panels)
 
 
 def _scalar(a: np.ndarray) -> Any:

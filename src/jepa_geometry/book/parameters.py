@@ -18,8 +18,7 @@ from typing import Any
 
 from jepa_geometry.envs import TASKS
 from jepa_geometry.profiles import MAX_SEED, PROFILES, ProfileError
-from jepa_geometry.study.levers import LADDERS
-from jepa_geometry.study.spec import available_studies, load_study
+from jepa_geometry.study.spec import available_studies, load_study, task_ladder
 from jepa_geometry.theory.toy2d import REGULARIZERS
 from jepa_geometry.wm.arms import check_arms
 from jepa_geometry.wm.user_objective import SIGNATURE, load_term
@@ -64,13 +63,13 @@ def _arms(v: Any) -> bool:
 
 
 def _objective(v: Any) -> bool:
-    """An objective file that loads and defines its term (:func:`load_term`)."""
+    """The path of a Python file that loads and defines its term (:func:`load_term`). What is
+    wrong with a file that is there (no ``term``, a syntax error, a bad signature) is the
+    loader's own line, raised as it is (:func:`check_parameter` names the parameter): the
+    rule's "must be the path of a Python file" would read as a wrong path."""
     if not isinstance(v, str) or not v.endswith(".py"):
         return False
-    try:
-        load_term(v)
-    except ValueError:
-        return False
+    load_term(v)
     return True
 
 
@@ -139,8 +138,9 @@ RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
         f"the path of a Python file defining {SIGNATURE} (relative: from the repository root)",
         _objective,
     ),
-    "seeds": (
-        f"null or a non-empty list of distinct integers from 0 to {MAX_SEED}",
+    "seeds": (  # a bare integer is refused: [3] (seed 3) or three seeds? the list says which
+        f"null or a non-empty list of distinct integers from 0 to {MAX_SEED}, such as [0] or "
+        "[0, 1, 2]",
         lambda v: v is None or _seeds(v),
     ),
 }
@@ -157,7 +157,7 @@ def _planning_task() -> tuple[str, Callable[[Any], bool]]:
 
 
 def _ladder_task() -> tuple[str, Callable[[Any], bool]]:
-    tasks = [t for t in available_studies() if t in LADDERS]
+    tasks = [t for t in available_studies() if task_ladder(t)]
     return (f"a task with a study file and a ladder: {', '.join(tasks)}", lambda v: v in tasks)
 
 
@@ -174,13 +174,19 @@ CHAPTER_RULES: dict[tuple[str, str], Callable[[], tuple[str, Callable[[Any], boo
 def check_parameter(chapter: str, name: str, value: Any) -> None:
     """Raise ``ValueError`` (one line: the parameter, its valid values, the value given) when
     ``value`` breaks the rule for ``name`` (or the chapter's own rule for it,
-    :data:`CHAPTER_RULES`); an empty list is refused for every parameter."""
+    :data:`CHAPTER_RULES`); an empty list is refused for every parameter. A rule that knows
+    better than its valid values what is wrong raises its own ``ValueError`` (an objective
+    file without ``term``), which is passed on with the parameter's name."""
     if isinstance(value, list | tuple) and not value:
         raise ValueError(f"{chapter}: parameter {name!r} must not be an empty list")
     rule = CHAPTER_RULES.get((chapter, name))
     if rule is not None or name in RULES:
         what, ok = rule() if rule is not None else RULES[name]
-        if not ok(value):
+        try:
+            good = ok(value)
+        except ValueError as e:
+            raise ValueError(f"{chapter}: parameter {name!r}: {e}") from None
+        if not good:
             raise ValueError(f"{chapter}: parameter {name!r} must be {what}, got {value!r}")
 
 

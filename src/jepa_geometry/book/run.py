@@ -53,7 +53,7 @@ from jepa_geometry.book.toc import (
     resolve_page,
     task_family,
 )
-from jepa_geometry.extensions import kappa_build, own
+from jepa_geometry.extensions import kappa, own
 from jepa_geometry.jobs import (
     WORKERS_ENV,
     check_workers,
@@ -232,7 +232,7 @@ AFTER_ALL: tuple[str, ...] = ("ch08_across",)
 page (in a wave of their own), so they never see a study half built."""
 
 SWEEP_PAGE = "ch08_across"
-"""The page that shows AnisoWM's κ sweep (:mod:`jepa_geometry.extensions.kappa_sweep`): the
+"""The page that shows AnisoWM's κ sweep (:mod:`jepa_geometry.extensions.kappa`): the
 book builds the sweep (cached, resumable) after the task pages and before this page, which
 reads it from the cache only."""
 
@@ -343,7 +343,7 @@ def build_book(
             print(f"κ sweep (profile={profile}) ...", file=stream, flush=True)
             t0 = time.perf_counter()
             cluster.build_here(
-                kappa_build.GRID,
+                kappa.GRID,
                 load_profile(profile),
                 default_workers(),
                 progress,
@@ -393,8 +393,14 @@ def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
     is the grid's (:func:`~jepa_geometry.cluster.dry_run`, ``grid --dry-run``); for the
     page of a reader's own objective (a chapter with an ``objective`` parameter), of the page's
     own units (:func:`~jepa_geometry.extensions.own.cost_statement`).
+
+    The parameters are validated first, as the run validates them
+    (:func:`~jepa_geometry.book.parameters.validate_parameters`): the statement reads them
+    (a page's task, objective file and seeds), so a bad one stops in its own line naming the
+    valid values, not in a traceback of the statement's arithmetic.
     """
-    defaults = parameters_of(jupytext.read(page.source))
+    defaults = {**parameters_of(jupytext.read(page.source)), **page.parameters}
+    validate_parameters(page.source.stem, defaults, {**page.parameters, **parameters})
     name = parameters.get("profile", defaults["profile"])
     if "objective" in defaults:  # chapter 10: its own units, not the task's whole study
         given = {**defaults, **parameters}

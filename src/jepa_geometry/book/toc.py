@@ -12,6 +12,7 @@ several tasks never share a Sphinx label.
 
 from __future__ import annotations
 
+import functools
 import re
 import textwrap
 from collections.abc import Sequence
@@ -183,6 +184,68 @@ def localise(
             )
             titled = True
         cell.source = text
+
+
+_SECTION = re.compile(r"^\((sec-[a-z0-9-]+)\)=\n#+ +(.+?) *$", re.MULTILINE)
+
+
+def sections(root: Path | None = None) -> dict[str, tuple[Path, str]]:
+    """Every labelled section of the chapters: its MyST label -> (the chapter source, the
+    section's title as written)."""
+    return _sections(root or book_root())
+
+
+@functools.cache
+def _sections(root: Path) -> dict[str, tuple[Path, str]]:
+    out: dict[str, tuple[Path, str]] = {}
+    for source in sorted((root / "chapters").glob("*.md")):
+        for m in _SECTION.finditer(source.read_text()):
+            out[m.group(1)] = (source, m.group(2))
+    return out
+
+
+@functools.cache
+def _default_task(source: Path) -> str | None:
+    return parameters_of(jupytext.read(source)).get("task")
+
+
+@functools.cache
+def _page_names(root: Path) -> dict[str, Page]:
+    return {p.name: p for p in book_pages(root)}
+
+
+def section_link(label: str, task: str | None = None, root: Path | None = None) -> str:
+    """An HTML link to the section ``label`` of the chapters (``sec-ch07-probes``), on
+    ``task``'s page when the chapter is a task chapter (its default task's page otherwise):
+    the page's name and the section's title as text, ``<page>.html#<label>`` as target (every
+    page lies in ``book/chapters``; the label as localised on that page, :func:`localise`).
+    Empty for an empty label; a label no chapter has is an error naming it, so a renamed or
+    deleted section fails the page that points at it, not the reader who follows the link."""
+    if not label:
+        return ""
+    root = root or book_root()
+    found = _sections(root)
+    if label not in found:
+        raise ChapterError(f"no chapter section is labelled {label!r}; labels: {', '.join(found)}")
+    source, title = found[label]
+    default = _default_task(source)
+    page = source.stem
+    if default is not None:
+        task = task if task in TASKS else default
+        prefix, rest = page.split("_", 1)
+        page = f"{prefix}_{task}_{rest}"
+        if task != default:
+            label = label.replace(f"sec-{prefix}-", f"sec-{prefix}-{task}-", 1)
+    names = _page_names(root)
+    if page not in names:  # a task without this page (Cube plans no cells): the title alone
+        return title
+    return f'<a href="{page}.html#{label}">{page_title(names[page])}: {title}</a>'
+
+
+def page_title(page: Page) -> str:
+    """A page's short name: ``chapter 7 (Reacher)`` for a task page, ``chapter 8`` otherwise."""
+    number = int(page.name[2:4])
+    return f"chapter {number} ({task_title(page.task)})" if page.task else f"chapter {number}"
 
 
 def task_family(root: Path) -> list[str]:

@@ -40,14 +40,14 @@ from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.collect import build_dataset, check_task_episodes
 from jepa_geometry.envs.dataset import dataset_artifact
 from jepa_geometry.envs.episodes import FILENAME
-from jepa_geometry.extensions import kappa_build, kappa_sweep, scaling, scaling_build, scaling_rule
+from jepa_geometry.extensions import kappa, scaling
 from jepa_geometry.jobs import default_workers
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import evaluate_arm, summary_text
 from jepa_geometry.profiles import Profile, load_profile
 from jepa_geometry.study.build import build_study
-from jepa_geometry.study.rules.gate import LADDERS, lever_choice, protocol_choice
-from jepa_geometry.study.spec import StudySpec, load_study
+from jepa_geometry.study.rules.gate import lever_choice, protocol_choice
+from jepa_geometry.study.spec import StudySpec, load_study, task_ladder
 from jepa_geometry.wm.arms import check_arms, objective_file
 from jepa_geometry.wm.checkpoint import MODEL_FILE
 from jepa_geometry.wm.training import native_bf16, train_world_model
@@ -208,11 +208,9 @@ def cmd_kappa(args: argparse.Namespace) -> int:
     workers = _workers(args.workers)
     base = _profile_of(args)
     _note_precision(base)
-    stages = cluster.build_here(
-        kappa_build.GRID, base, workers, progress=not args.quiet, log=_log(args)
-    )
+    stages = cluster.build_here(kappa.GRID, base, workers, progress=not args.quiet, log=_log(args))
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
-    measured = kappa_sweep.measured_cost(kappa_sweep.KAPPA_SWEEP, base)
+    measured = kappa.measured_cost(kappa.KAPPA_SWEEP, base)
     print(measured.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"measured: {measured['measured seconds'].sum() / 60:.1f} min of work")
     return 0
@@ -223,22 +221,22 @@ def cmd_scaling(args: argparse.Namespace) -> int:
     base = _profile_of(args)
     if args.dry_run:
         spec = scaling.load_scaling()
-        units = scaling_rule.stated_units(spec, base)
-        print(scaling_rule.cost_statement(units, spec, base.name))
+        units = scaling.stated_units(spec, base)
+        print(scaling.cost_statement(units, spec, base.name))
         print(units.to_string(index=False, float_format=lambda x: f"{x:.0f}"))
         return 0
     _note_precision(base)
-    # the cost is stated and kept (scaling_rule.stated_units) before any model trains
+    # the cost is stated and kept (scaling.stated_units) before any model trains
     stages = cluster.build_here(
-        scaling_build.GRID, base, workers, progress=not args.quiet, log=_log(args)
+        scaling.GRID, base, workers, progress=not args.quiet, log=_log(args)
     )
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     return 0
 
 
 EXTENSIONS: dict[str, cluster.Extension] = {
-    "kappa": kappa_build.GRID,
-    "scaling": scaling_build.GRID,
+    "kappa": kappa.GRID,
+    "scaling": scaling.GRID,
 }
 """The studies ``jepa-geometry grid --with`` runs beside the task studies."""
 
@@ -262,6 +260,8 @@ def cmd_grid(args: argparse.Namespace) -> int:
         if headline:  # the units the study files' headline seeds add, and what they cost
             print(units.attrs["headline"].to_string(**fmt))
             print(headline)
+        for line in cluster.share_objectives(specs, Path(args.folder), copy=False)[1]:
+            print(line)  # where a run's jobs read each objective file (nothing copied yet)
         return 0
     result = cluster.run_grid(
         specs,
@@ -284,7 +284,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
 def cmd_gate(args: argparse.Namespace) -> int:
     profile = _profile_of(args)
     _note_precision(profile)
-    if args.task in LADDERS:
+    if task_ladder(args.task):
         lever, rows = lever_choice(args.task, profile, progress=not args.quiet)
         chosen = lever.name if lever else "none: no rung passes"
     else:

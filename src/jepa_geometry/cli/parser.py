@@ -230,7 +230,7 @@ def _add_study_commands(sub: Subcommands) -> None:
 
     sk = sub.add_parser(
         "kappa",
-        help="AnisoWM's κ sweep (extensions.kappa_sweep): anisowm at κ in {1, 1.5, 2, 4, 8} on "
+        help="AnisoWM's κ sweep (extensions.kappa): anisowm at κ in {1, 1.5, 2, 4, 8} on "
         "Two-Room and Push-T, planned on validation and evaluation pairs (cached; prints its cost "
         "first)",
     )
@@ -239,8 +239,8 @@ def _add_study_commands(sub: Subcommands) -> None:
 
     sl = sub.add_parser(
         "scaling",
-        help="build the scaling study (extensions/scaling.yaml): its cost and cuts are printed "
-        "first",
+        help="build the scaling study (extensions/scaling/scaling.yaml): its cost and cuts are "
+        "printed first",
     )
     sl.add_argument("--dry-run", action="store_true", help="print the rule's units and stop")
     _add_build(sl)
@@ -277,7 +277,8 @@ def _add_grid_command(sub: Subcommands) -> None:
         "--folder",
         type=Path,
         default=Path("runs") / "grid",
-        help="where submitit keeps each job's pickles and logs",
+        help="where submitit keeps each job's pickles and logs (shared with the jobs), and the "
+        "copies of objective files they read",
     )
     sr.add_argument(
         "--dry-run",

@@ -11,7 +11,8 @@ artifact cache as the only record of what is done.
 * :mod:`.dry_run`: every unit, its hours and whether it is cached, nothing submitted
   (``grid --dry-run``);
 * :mod:`.submit`: submitit's executor per kind of unit, the job folders and their tidying,
-  SLURM's queue and a left job's state;
+  SLURM's queue and a left job's state, and the copies of reader's objective files the jobs
+  read from the grid's folder;
 * :mod:`.run`: the run loop, stage after stage, each unit's status (cached, done, failed,
   blocked) and the summary; and an extension's units built on this machine in a process
   pool (:func:`build_here`), the route of its own command.
@@ -47,7 +48,14 @@ from jepa_geometry.cluster.run import (
     run_grid,
     run_stage,
 )
-from jepa_geometry.cluster.submit import EXECUTORS, JOB_FOLDER, make_executor, tidy_job_folders
+from jepa_geometry.cluster.submit import (
+    EXECUTORS,
+    JOB_FOLDER,
+    OBJECTIVES,
+    make_executor,
+    share_objectives,
+    tidy_job_folders,
+)
 from jepa_geometry.cluster.units import (
     STAGES,
     Extension,
@@ -70,6 +78,7 @@ __all__ = [
     "EXECUTORS",
     "GRID_LOCK",
     "JOB_FOLDER",
+    "OBJECTIVES",
     "STAGES",
     "STATUSES",
     "ClusterError",
@@ -96,6 +105,7 @@ __all__ = [
     "pretrain_hours",
     "run_grid",
     "run_stage",
+    "share_objectives",
     "stage_units",
     "tidy_job_folders",
     "train_hours",

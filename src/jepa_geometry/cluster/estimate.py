@@ -1,8 +1,11 @@
-"""The cost model: a unit's estimated device-hours, from the profile's ``cluster`` section.
+"""The cost model: a unit's estimated device-hours, from the profile's ``cluster`` section
+and the task's own rates.
 
-Each kind of work is priced by one measured rate of the profile
+Each kind of work is priced by one measured rate, of the profile
 (:class:`~jepa_geometry.profiles.ClusterSettings`; ``benchmarks/gpu_check.py`` measures the
-training and planning rates on a GPU): a dataset by its simulator's frames per second, a model
+training and planning rates on a GPU) or of the task (its simulator's
+``collect_frames_per_s`` and ``ceiling_rollout_ms``): a dataset by its simulator's frames per
+second, a model
 by training steps per second, a planning cell by seconds per plan at tier T1 scaled by the
 tier's rollouts (the ceiling by its simulator's time per rollout). The estimates decide nothing
 computed; they are what the dry run lists (:mod:`.dry_run`) and what an extension states
@@ -15,6 +18,8 @@ It lives here, in the package's lowest module, so that every other module can ra
 
 from __future__ import annotations
 
+from jepa_geometry.envs import task_class
+from jepa_geometry.envs.collect import episode_counts
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.protocol import make_protocol
@@ -32,18 +37,16 @@ class ClusterError(ValueError):
 
 def collect_hours(task: str, profile: Profile) -> float:
     """Estimated hours to collect ``task``'s dataset: at most ``max_episode_steps`` frames per
-    episode at the profile's ``collect_frames_per_s[task]`` (a collect job's rate)."""
-    rates = profile.cluster.collect_frames_per_s
-    if task not in rates:
+    episode at the task's ``collect_frames_per_s`` of this profile (a collect job's rate)."""
+    rates = task_class(task).collect_frames_per_s
+    if profile.name not in rates:
         raise ClusterError(
-            f"profile {profile.name!r}: cluster.collect_frames_per_s has no entry for {task!r}; "
+            f"task {task!r} states no collect_frames_per_s for profile {profile.name!r}; "
             f"it has: {', '.join(rates) or 'none'}"
         )
-    train, held = profile.data.task_episodes.get(
-        task, (profile.data.episodes, profile.data.heldout_episodes)
-    )
+    train, held = episode_counts(task, profile)
     frames = (train + held) * profile.data.max_episode_steps
-    return frames / rates[task] / 3600
+    return frames / rates[profile.name] / 3600
 
 
 def pretrain_hours(profile: Profile) -> float:
@@ -65,7 +68,7 @@ def cell_hours(cell: PlanningCell) -> float:
     p = cell.profile
     samples, iterations = budget_tiers(p)["T1"]
     if cell.arm == CEILING:
-        per_plan = cell.rollouts() * p.cluster.ceiling_rollout_ms[cell.task] / 1e3
+        per_plan = cell.rollouts() * task_class(cell.task).ceiling_rollout_ms / 1e3
     else:
         per_plan = p.cluster.plan_seconds * cell.rollouts() / (samples * iterations)
         if cell.arm == DINOWM:

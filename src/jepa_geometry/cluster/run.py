@@ -29,6 +29,7 @@ from jepa_geometry.cluster.submit import (
     drop_unnamed_job_folder,
     last_error,
     make_executor,
+    share_objectives,
     slurm_state,
     tidy_job_folders,
 )
@@ -203,7 +204,9 @@ def run_grid(
     after stage; one row per unit (:func:`run_stage`). Each extension states its cost first
     (``say``); ``log`` gets a line per ended unit and stage (:func:`run_stage`'s ``say``).
     ``max_parallel`` jobs at once (default: one per core with the local executor,
-    unlimited on SLURM, whose queue does the limiting)."""
+    unlimited on SLURM, whose queue does the limiting). A reader's objective file is copied
+    into ``folder`` first and its jobs read the copy (:func:`~.submit.share_objectives`, one
+    line each to ``say``): a node need not see the path it was given by."""
     if executor not in EXECUTORS:
         raise ClusterError(f"unknown executor {executor!r}; valid: {', '.join(EXECUTORS)}")
     check_specs(specs)
@@ -225,6 +228,9 @@ def run_grid(
         ) from None
     try:
         tidy_job_folders(folder)  # a killed run's leftovers
+        specs, shared = share_objectives(specs, folder, copy=True)
+        for line in shared:
+            say(line)
         for ext in extensions:
             say(ext.state(base))
         for stage in STAGES:

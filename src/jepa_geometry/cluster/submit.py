@@ -7,10 +7,19 @@ folder; :func:`tidy_job_folders` removes what ended runs left there and nothing 
 the run loop asks ``squeue`` which jobs have left the queue (:class:`SlurmQueue`, not submitit's
 ``sacct`` calls, which fail on a cluster without accounting) and ``scontrol`` how a job that
 left without a result ended (:func:`slurm_state`).
+
+A reader's objective file (an arm such as ``lewm+mine.py``) is read by every job of its arm,
+on whichever node runs it: a file under ``/tmp`` or a home folder the nodes do not mount
+would fail each job there. The grid copies it into its own folder, which its jobs already
+read (submitit's pickles are there), under the file's sha256 (:func:`share_objectives`), and
+its jobs read the copy. The models' keys hold the file's name and sha256, not its path, so
+the copy's keys are the file's.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -24,11 +33,65 @@ import submitit
 
 from jepa_geometry.cluster.estimate import ClusterError
 from jepa_geometry.profiles import Profile
+from jepa_geometry.study.spec import StudySpec
+from jepa_geometry.wm.arms import HALF_Q_SUFFIX, arm_name, objective_file, parse_arm, q_variant
+from jepa_geometry.wm.user_objective import ObjectiveFileError, file_sha256, resolve
 
 EXECUTORS: tuple[str, ...] = ("local", "slurm")
 SQUEUE_S = 5.0  # how often, at most, it asks SLURM which of its jobs are still queued
 JOB_FOLDER = "%j"  # submitit's job folders: <folder>/<job id>/, named when a job is submitted
 _TEMP_PICKLE = re.compile(r"[0-9a-f]{32}\.pkl")  # a submission's pickle before it has a job id
+OBJECTIVES = "objectives"
+"""The folder of the grid's folder holding the copies of reader's objective files that its
+jobs read: ``objectives/<sha256>/<file name>``."""
+
+
+def shared_objective(file: str, folder: Path) -> Path:
+    """Where the grid with folder ``folder`` keeps its jobs' copy of the objective file
+    ``file``: under its sha256, so two versions of a file never share a copy, and with its own
+    name, which names its models."""
+    return folder.resolve() / OBJECTIVES / file_sha256(file) / Path(file).name
+
+
+def _with_file(arm: str, path: Path) -> str:
+    """``arm`` with its objective file read from ``path`` instead."""
+    comps = [str(path) if c == objective_file(arm) else c for c in parse_arm(arm)]
+    return arm_name("+".join(comps) + (HALF_Q_SUFFIX if q_variant(arm) == "half" else ""))
+
+
+def share_objectives(
+    specs: Sequence[StudySpec], folder: Path, copy: bool
+) -> tuple[list[StudySpec], list[str]]:
+    """``specs`` with every reader's arm reading its objective file from the grid's folder
+    (:func:`shared_objective`), and one line per file saying so. With ``copy`` the file is
+    copied there (atomically; a copy already there, the same bytes by its sha256, is kept);
+    without (the dry run) nothing is written and the lines say what a run copies. A file that
+    cannot be read, or changes while it is copied, stops here in one line, before any job."""
+    moved: dict[str, str] = {}
+    lines = []
+    for arm in dict.fromkeys(a for spec in specs for a in spec.arms):
+        file = objective_file(arm)
+        if file is None:
+            continue
+        target = shared_objective(file, folder)
+        moved[arm] = _with_file(arm, target)
+        if not copy:
+            lines.append(f"objective file {file}: a run copies it to {target} for its jobs")
+            continue
+        if target.is_file() and file_sha256(target) == target.parent.name:
+            lines.append(f"objective file {file}: its jobs read its copy {target} (already there)")
+            continue
+        data = resolve(file).read_bytes()
+        if hashlib.sha256(data).hexdigest() != target.parent.name:
+            raise ObjectiveFileError(
+                f"objective file {file} changed while the grid copied it; run the command again"
+            )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.partial")
+        partial.write_bytes(data)
+        os.replace(partial, target)
+        lines.append(f"objective file {file}: copied to {target}, which its jobs read")
+    return [spec.with_arms([moved.get(a, a) for a in spec.arms]) for spec in specs], lines
 
 
 def _submitit_files(job_id: str) -> re.Pattern[str]:

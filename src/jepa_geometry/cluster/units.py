@@ -62,10 +62,9 @@ from jepa_geometry.study.job_calls import (
     run_measure,
     run_pretrain,
 )
-from jepa_geometry.study.levers import LADDERS
 from jepa_geometry.study.rules import lambdareg, sigreg
 from jepa_geometry.study.rules.gate import ALTERNATIVES, gate_cell
-from jepa_geometry.study.spec import BASELINE, DECISION_TASK, StudySpec, load_study
+from jepa_geometry.study.spec import BASELINE, DECISION_TASK, StudySpec, load_study, task_ladder
 from jepa_geometry.wm.arms import DINOWM
 from jepa_geometry.wm.dino import DINOV2_VITS14_URL, DinoWeightsError
 from jepa_geometry.wm.dinowm import encoder_identity, standin_settings
@@ -331,14 +330,15 @@ def gate_units(stage: str, task: str, base: Profile) -> list[Unit]:
     the evaluation pairs, each alternative on the validation pairs). The climb stops at the
     first rung or protocol that passes, known only once they are planned: the grid plans them
     all, so a page rendering from its cache finds every gate it may read."""
-    if task not in LADDERS:
+    ladder = task_ladder(task)
+    if not ladder:
         if stage != "plan":
             return []
         cells = [gate_cell(task, base, SCALE_PROTOCOL, "evaluation")]
         cells += [gate_cell(task, base, alt, "validation") for alt in ALTERNATIVES]
         return plan_units(stage, task, cells, " (gate)")
     out = []
-    for lever in LADDERS[task]:
+    for lever in ladder:
         cfg, note = lever.apply(task, base), f" (rung {lever.name})"
         if stage == "collect":
             out.append(collect_unit(task, cfg, note))

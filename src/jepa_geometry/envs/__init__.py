@@ -17,21 +17,43 @@ pointmaze  swm/OGBMaze-v0 (medium)  xy (2)                                      
 from __future__ import annotations
 
 import atexit
+import importlib
+import pkgutil
 
 from .base import SIMULATOR_PRELOAD, FastMujocoRenderer, RenderError, Task, gl_errors
-from .cube import CubeTask
-from .pointmaze import PointMazeTask
-from .pusht import PushTTask
-from .reacher import ReacherTask
-from .tworoom import TwoRoomTask
 
-TASK_CLASSES: dict[str, type[Task]] = {
-    "tworoom": TwoRoomTask,
-    "pusht": PushTTask,
-    "reacher": ReacherTask,
-    "cube": CubeTask,
-    "pointmaze": PointMazeTask,
-}
+BOOK_TASKS: tuple[str, ...] = ("tworoom", "pusht", "reacher", "cube", "pointmaze")
+"""The papers' five tasks, in the order the book shows them."""
+_NOT_TASKS = frozenset({"base", "clips", "collect", "dataset", "episodes", "preload"})
+
+
+def _task_classes() -> dict[str, type[Task]]:
+    """Every Task defined in a module of this package, by name: the book's five first (in
+    :data:`BOOK_TASKS` order), then any other in the order of its name. A task is found by its
+    module alone (``envs/<task>.py``), so adding one changes no list here (README, *Adding a
+    task*); a module that defines no Task, or two tasks of one name, is an error."""
+    found: dict[str, type[Task]] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name in _NOT_TASKS or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        tasks = [
+            v
+            for v in vars(module).values()
+            if isinstance(v, type) and issubclass(v, Task) and v.__module__ == module.__name__
+        ]
+        concrete = [c for c in tasks if not getattr(c, "__abstractmethods__", None)]
+        if not concrete:
+            raise ImportError(f"module envs.{info.name} defines no Task (every task module does)")
+        for cls in concrete:
+            if cls.name in found:
+                raise ImportError(f"two tasks are named {cls.name!r}: {found[cls.name]}, {cls}")
+            found[cls.name] = cls
+    order = [t for t in BOOK_TASKS if t in found] + sorted(set(found) - set(BOOK_TASKS))
+    return {name: found[name] for name in order}
+
+
+TASK_CLASSES: dict[str, type[Task]] = _task_classes()
 TASKS: tuple[str, ...] = tuple(TASK_CLASSES)
 Q_VARIANTS: tuple[str, ...] = ("full", "half")
 

@@ -215,11 +215,37 @@ class FastMujocoRenderer:
         self.close()
 
 
-class Task(ABC):
-    """One goal-reaching task: environment, state, q, success test and behaviour policy.
+TASK_FACTS: tuple[str, ...] = (
+    "name",
+    "title",
+    "env_id",
+    "action_dim",
+    "q_names",
+    "success_rule",
+    "behaviour_policy",
+    "scale_weight",
+    "aux_weight",
+    "mppi_t_star",
+    "hard_threshold",
+    "hard_rule",
+    "landscape_spans",
+    "landscape_distance",
+    "episodes",
+    "collect_frames_per_s",
+    "ceiling_rollout_ms",
+)
+"""What every task states about itself (:class:`Task`'s annotated class attributes): a concrete
+subclass that lacks one fails when it is defined, not when a study first reads it."""
 
-    Subclasses set the class attributes and implement the abstract arms. ``seed`` seeds
-    the environment's construction; every episode is then fixed by ``reset(seed)``.
+
+class Task(ABC):
+    """One goal-reaching task: environment, state, q, success test and behaviour policy, and
+    everything else the library knows of the task (:data:`TASK_FACTS`).
+
+    Subclasses set the class attributes and implement the abstract methods. ``seed`` seeds
+    the environment's construction; every episode is then fixed by ``reset(seed)``. Every
+    other module reads a task's facts from here (``envs.task_class(name).scale_weight``): a new
+    task is its module, its study file and its page in ``_toc.yml`` (README, *Adding a task*).
     """
 
     name: str
@@ -231,6 +257,46 @@ class Task(ABC):
     state_names: tuple[str, ...] | None = None
     success_rule: str  # the papers' success test, in words
     behaviour_policy: str  # how the offline dataset was collected, in words
+    # -- the objectives' weights (SCALE §5's per-task settings; book: rec-scale-weights) ----
+    scale_weight: float  # λ of SCALE's loss λ (1 − ρ) on this task
+    aux_weight: float  # w of the Aux arm's regression loss w ‖head(z) − q‖²
+    # -- planning -------------------------------------------------------------------------
+    mppi_t_star: float
+    """MPPI's temperature T* at D = 192 (``planning.solver.MPPI_T_STAR_DIM``): SCALE's
+    pre-registered per-task value, scaled by D / 192 for another embedding width."""
+    hard_threshold: float  # a pair is in SCALE's hard subset when its start–goal distance
+    # (:meth:`goal_distance`) exceeds this
+    hard_rule: str  # the hard subset's rule, in words
+    # -- the cost landscape (AnisoWM Figure 4; analysis.landscape) ---------------------
+    landscape_spans: str  # what the landscape's positions span
+    landscape_distance: str  # the physical distance the planning cost is compared with
+    landscape_period: tuple[float | None, float | None] | None = None
+    """The period of each landscape axis (None: not periodic), None when no axis wraps."""
+    # -- sizes and rates per profile name -----------------------------------------------
+    episodes: dict[str, tuple[int, int]]
+    """(training, held-out) episodes per profile name; a profile not named here collects its
+    own ``data.episodes`` and ``data.heldout_episodes`` (a profile's ``data.task_episodes``,
+    a ladder's rung, overrides both). The laptop counts are sized so that the five tasks
+    collect in under 10 minutes on 2 cores."""
+    collect_frames_per_s: dict[str, float]
+    """Frames per second of one collect job per profile name (the cost model's rate: the
+    simulators differ tenfold). Laptop: measured from the laptop build's dataset manifests
+    (64 px, two workers on 2 cores); smoke: a round figure; paper: Two-Room's rate on a GPU
+    node, assumed for every task."""
+    ceiling_rollout_ms: float
+    """The simulator's milliseconds per planned candidate (horizon × frameskip steps from a
+    restored state, one thread; ``benchmarks/bench_ceiling.py``): the cost model's rate for
+    the ceiling cells, at every profile (the ceiling simulates on a CPU everywhere)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not any(getattr(getattr(cls, n, None), "__isabstractmethod__", 0) for n in dir(cls)):
+            missing = [f for f in TASK_FACTS if not hasattr(cls, f)]
+            if missing:
+                raise TypeError(
+                    f"task {cls.__name__} does not state {', '.join(missing)} "
+                    f"(every Task states: {', '.join(TASK_FACTS)})"
+                )
 
     def __init__(self, image_size: int, seed: int = 0) -> None:
         if not isinstance(image_size, int) or image_size < 8:
@@ -287,6 +353,25 @@ class Task(ABC):
         for i, s in enumerate(states):
             out[i] = self.q(s)
         return out
+
+    # -- the cost landscape's positions (analysis.landscape) ---------------------------
+    @abstractmethod
+    def landscape_axes(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The x and y coordinates (``n`` each) of the landscape's n × n positions: the range
+        the task can hold (:attr:`landscape_spans`)."""
+
+    def landscape_coords(self, state: np.ndarray) -> np.ndarray:
+        """The two coordinates the landscape spans, read from a simulator state: the state's
+        first two unless a task says otherwise."""
+        return np.asarray(state)[:2]
+
+    def landscape_state(self, x: float, y: float, template: np.ndarray) -> np.ndarray:
+        """The simulator state at landscape position (x, y); ``template`` is the state after a
+        seeded reset. Unless a task says otherwise: (x, y) first, every other entry 0 (at
+        rest)."""
+        state = np.zeros(len(np.asarray(template)), dtype=np.float64)
+        state[:2] = (x, y)
+        return state
 
     # -- behaviour policy ------------------------------------------------------------
     @abstractmethod

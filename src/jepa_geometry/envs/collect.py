@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from jepa_geometry.envs import SIMULATOR_PRELOAD, TASKS, check_task, make_task, task_class
+from jepa_geometry.envs import SIMULATOR_PRELOAD, TASKS, make_task, task_class
 from jepa_geometry.envs.episodes import COLUMNS, FILENAME, SCHEMA_VERSION, DatasetError
 from jepa_geometry.jobs import pool_context, progress_bar, start_job_process
 from jepa_geometry.profiles import Profile
@@ -79,10 +79,13 @@ def check_task_episodes(profile: Profile) -> dict[str, tuple[int, int]]:
 
 
 def episode_counts(task: str, profile: Profile) -> tuple[int, int]:
-    """(training, held-out) episodes of ``task`` under ``profile`` (per-task override first)."""
-    check_task(task)
-    per_task = check_task_episodes(profile)
-    n_train, n_held = per_task.get(task, (profile.data.episodes, profile.data.heldout_episodes))
+    """(training, held-out) episodes of ``task`` under ``profile``: the profile's per-task
+    override (``data.task_episodes``, a ladder's rung) first, then the task's own counts for
+    this profile (``Task.episodes``), then the profile's ``data.episodes`` and
+    ``data.heldout_episodes``."""
+    own = task_class(task).episodes.get(profile.name)
+    default = own or (profile.data.episodes, profile.data.heldout_episodes)
+    n_train, n_held = check_task_episodes(profile).get(task, default)
     if n_train < 1 or n_held < 1:
         raise ValueError(
             f"profile {profile.name!r}: {task} needs >= 1 training and >= 1 held-out "

@@ -52,6 +52,18 @@ class CubeTask(Task):
         "a new random target each time the oracle finishes"
     )
 
+    scale_weight = 0.1
+    aux_weight = 0.1
+    mppi_t_star = 32.0
+    hard_threshold = 0.04
+    hard_rule = "cube moves > 4 cm (the success radius: pairs not solved at start)"
+    landscape_spans = "cube positions on the table (its yaw and the arm fixed as at a reset)"
+    landscape_distance = "the distance between cube positions in metres"
+    # smoke: Cube renders ~23 frames/s; 1 held-out episode still gives 86 moving pairs
+    episodes = {"smoke": (1, 1), "laptop": (50, 10)}
+    collect_frames_per_s = {"smoke": 200.0, "laptop": 52.5, "paper": 490.0}
+    ceiling_rollout_ms = 79.5
+
     def __init__(self, image_size: int, seed: int = 0) -> None:
         super().__init__(image_size, seed)
         import mujoco
@@ -154,6 +166,22 @@ class CubeTask(Task):
         a = self._cube_pos(self._qpos(state))
         b = self._cube_pos(self._qpos(goal_state))
         return float(np.linalg.norm(a - b))
+
+    def landscape_axes(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The range the env draws the cube's start position from."""
+        space = self.env.variation_space["cube"]["start_position"]
+        lo, hi = (np.asarray(b, dtype=np.float64).reshape(-1) for b in (space.low, space.high))
+        return np.linspace(lo[0], hi[0], n), np.linspace(lo[1], hi[1], n)
+
+    def landscape_coords(self, state: np.ndarray) -> np.ndarray:
+        return self._cube_pos(self._qpos(state))[:2]
+
+    def landscape_state(self, x: float, y: float, template: np.ndarray) -> np.ndarray:
+        """``template`` (the state after a seeded reset) with the cube moved to (x, y)."""
+        state = np.array(template, dtype=np.float64)
+        adr = 1 + self.model.jnt_qposadr[self.model.joint("object_joint_0").id]  # after time
+        state[adr : adr + 2] = (x, y)
+        return state
 
     def behaviour_action(self, rng: np.random.Generator) -> np.ndarray:
         info = self.env.compute_ob_info()

@@ -35,6 +35,19 @@ class PointMazeTask(Task):
         "start and goal are uniform over free cells (+-1 unit), a new goal on arrival"
     )
 
+    scale_weight = 0.1
+    aux_weight = 0.1
+    mppi_t_star = 256.0
+    hard_threshold = 4.0
+    hard_rule = "point moves > 4 units, one maze cell (success: 1 unit)"
+    landscape_spans = "point positions in the maze"
+    landscape_distance = (
+        "the straight-line distance in maze units (not the path length around walls)"
+    )
+    episodes = {"laptop": (150, 50)}
+    collect_frames_per_s = {"smoke": 200.0, "laptop": 371.0, "paper": 490.0}
+    ceiling_rollout_ms = 4.5
+
     def __init__(self, image_size: int, seed: int = 0) -> None:
         super().__init__(image_size, seed)
         wrapper = make_env(self.env_id, loco_env_type="point", maze_type="medium")
@@ -87,6 +100,13 @@ class PointMazeTask(Task):
 
     def goal_distance(self, state: np.ndarray, goal_state: np.ndarray) -> float:
         return float(np.linalg.norm(np.asarray(state)[:2] - np.asarray(goal_state)[:2]))
+
+    def landscape_axes(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The box around the free cells' centres, half a cell (2 units) beyond them."""
+        env = self.env
+        centres = np.array([env.ij_to_xy(tuple(ij)) for ij in np.argwhere(env.maze_map == 0)])
+        lo, hi = centres.min(0) - 2.0, centres.max(0) + 2.0
+        return np.linspace(lo[0], hi[0], n), np.linspace(lo[1], hi[1], n)
 
     def behaviour_action(self, rng: np.random.Generator) -> np.ndarray:
         xy = self.env.data.qpos[:2].copy()

@@ -22,6 +22,9 @@ from .base import Task, make_env
 POS_TOL = 20.0  # physics units (512-unit frame)
 ANGLE_TOL = np.pi / 9
 EXPERT_NOISE = 0.1  # std of Gaussian noise on the expert's relative action
+LANDSCAPE_PARK = (40.0, 40.0)  # the pusher's position while the block moves over the landscape
+LANDSCAPE_ANGLE = np.pi / 4  # the block's angle on the landscape: that of the env's goal T
+LANDSCAPE_WINDOW = (120.0, 390.0)  # the landscape's block xy: the expert's goal positions' range
 
 
 def angle_error(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray | float:
@@ -185,6 +188,20 @@ class PushTTask(Task):
         "time the block reaches its goal (position < 20, angle < pi/9)"
     )
 
+    scale_weight = 0.1
+    aux_weight = 0.3
+    mppi_t_star = 64.0
+    hard_threshold = 100.0
+    hard_rule = "agent+block xy move > 100 units (5x the 20-unit success radius)"
+    landscape_spans = (
+        "block positions (its angle fixed at the goal's π/4, the pusher parked in a corner)"
+    )
+    landscape_distance = "the distance between block positions in physics units (512-unit frame)"
+    # paper: the released Push-T file SCALE and AnisoWM train on
+    episodes = {"laptop": (250, 50), "paper": (18685, 500)}
+    collect_frames_per_s = {"smoke": 200.0, "laptop": 330.0, "paper": 490.0}
+    ceiling_rollout_ms = 8.0
+
     def __init__(self, image_size: int, seed: int = 0) -> None:
         super().__init__(image_size, seed)
         self.env = make_env(self.env_id, resolution=image_size)
@@ -237,6 +254,17 @@ class PushTTask(Task):
 
     def goal_distance(self, state: np.ndarray, goal_state: np.ndarray) -> float:
         return float(np.linalg.norm(np.asarray(state)[:4] - np.asarray(goal_state)[:4]))
+
+    def landscape_axes(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Block positions in :data:`LANDSCAPE_WINDOW` on both axes."""
+        return np.linspace(*LANDSCAPE_WINDOW, n), np.linspace(*LANDSCAPE_WINDOW, n)
+
+    def landscape_coords(self, state: np.ndarray) -> np.ndarray:
+        return np.asarray(state)[2:4]  # the block
+
+    def landscape_state(self, x: float, y: float, template: np.ndarray) -> np.ndarray:
+        """The block at (x, y) at :data:`LANDSCAPE_ANGLE`, the pusher at :data:`LANDSCAPE_PARK`."""
+        return np.array([*LANDSCAPE_PARK, x, y, LANDSCAPE_ANGLE, 0.0, 0.0])
 
     def behaviour_action(self, rng: np.random.Generator) -> np.ndarray:
         if self.behaviour_success():

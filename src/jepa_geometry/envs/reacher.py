@@ -31,6 +31,21 @@ class ReacherTask(Task):
         "against one random goal configuration per episode"
     )
 
+    scale_weight = 0.15
+    aux_weight = 0.4
+    mppi_t_star = 32.0
+    hard_threshold = 0.5
+    hard_rule = "a joint moves > 0.5 rad (10x the 0.05 rad tolerance)"
+    landscape_spans = "joint angles (shoulder × elbow, the elbow within its range)"
+    landscape_distance = (
+        "the distance between joint-angle pairs in radians, the shoulder's difference wrapped "
+        "around the circle"
+    )
+    landscape_period = (2 * np.pi, None)  # the shoulder wraps around the circle
+    episodes = {"laptop": (300, 100)}
+    collect_frames_per_s = {"smoke": 200.0, "laptop": 1003.0, "paper": 490.0}
+    ceiling_rollout_ms = 9.1
+
     def __init__(self, image_size: int, seed: int = 0) -> None:
         super().__init__(image_size, seed)
         self.env = make_env(self.env_id, task="qpos_match", seed=seed)
@@ -77,6 +92,12 @@ class ReacherTask(Task):
     def goal_distance(self, state: np.ndarray, goal_state: np.ndarray) -> float:
         """Max-abs joint error in rad (the quantity the success test thresholds)."""
         return float(np.max(np.abs(np.asarray(state)[:2] - np.asarray(goal_state)[:2])))
+
+    def landscape_axes(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The shoulder over the circle (no duplicate of −π), the elbow over its range."""
+        return np.linspace(-np.pi, np.pi, n, endpoint=False), np.linspace(
+            -ELBOW_LIMIT, ELBOW_LIMIT, n
+        )
 
     def behaviour_action(self, rng: np.random.Generator) -> np.ndarray:
         return rng.uniform(-1.0, 1.0, size=2).astype(np.float32)

@@ -29,6 +29,17 @@ class TwoRoomTask(Task):
         "for the 100-step goal protocol)"
     )
 
+    scale_weight = 0.1
+    aux_weight = 0.1
+    mppi_t_star = 64.0
+    hard_threshold = 50.0
+    hard_rule = "agent moves > 50 px of the 224-px frame (success: 16 px)"
+    landscape_spans = "agent positions in the arena"
+    landscape_distance = "the Euclidean distance in pixels"
+    episodes = {"laptop": (150, 50)}
+    collect_frames_per_s = {"smoke": 200.0, "laptop": 337.0, "paper": 490.0}
+    ceiling_rollout_ms = 2.9
+
     def __init__(self, image_size: int, seed: int = 0) -> None:
         super().__init__(image_size, seed)
         import_swm()
@@ -76,6 +87,13 @@ class TwoRoomTask(Task):
 
     def goal_distance(self, state: np.ndarray, goal_state: np.ndarray) -> float:
         return float(np.linalg.norm(np.asarray(state)[:2] - np.asarray(goal_state)[:2]))
+
+    def landscape_axes(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The arena inside the border clamp of the env's collision code."""
+        env = self.env
+        radius = float(env.variation_space["agent"]["radius"].value.item())
+        lo, hi = env.BORDER_SIZE + radius, env.IMG_SIZE - env.BORDER_SIZE - radius
+        return np.linspace(lo, hi, n), np.linspace(lo, hi, n)
 
     def behaviour_action(self, rng: np.random.Generator) -> np.ndarray:
         target = self.env.target_position.numpy()

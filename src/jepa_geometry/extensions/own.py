@@ -92,12 +92,21 @@ def term_name(arm: str) -> str:
 
 
 def with_seeds(profile: Profile, seeds: Sequence[int] | None) -> Profile:
-    """``profile`` training the seeds ``seeds`` (None: the profile's own)."""
+    """``profile`` training the seeds ``seeds`` (None: the profile's own). A bare integer is
+    refused, not read as one seed: ``seeds=3`` could as well mean three seeds."""
     if seeds is None:
         return profile
-    bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, int) or s < 0]
-    if not seeds or bad or len(set(seeds)) != len(seeds):
-        raise SpecError(f"seeds must be null or distinct integers >= 0, got {seeds!r}")
+    good = (
+        isinstance(seeds, list | tuple)
+        and len(seeds) > 0
+        and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)
+        and len(set(seeds)) == len(seeds)
+    )
+    if not good:
+        raise SpecError(
+            f"seeds must be null or distinct integers >= 0 in a list, such as [0] or [0, 1, 2], "
+            f"got {seeds!r}"
+        )
     return replace(profile, seeds=replace(profile.seeds, train=tuple(seeds)))
 
 

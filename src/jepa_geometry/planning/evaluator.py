@@ -36,13 +36,12 @@ from torch import nn
 
 from jepa_geometry import stats
 from jepa_geometry.artifacts import Artifact, get_or_build, stable_spec
-from jepa_geometry.envs import Task, q_names, shared_task
+from jepa_geometry.envs import Task, q_names, shared_task, task_class
 from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.envs.episodes import EpisodeData
 from jepa_geometry.jobs import JOB_THREADS, job_threads, progress_bar
 from jepa_geometry.planning.ceiling import CEILING, CEILING_COST, SimulatorPlanner
 from jepa_geometry.planning.protocol import (
-    HARD_THRESHOLDS,
     EpisodeSet,
     EvaluationError,
     Protocol,
@@ -644,7 +643,7 @@ def summary_text(result: EvalResult) -> str:
         f"  random policy    {s['random']}",
         f"  solved at start  {100 * s['solved_at_start']:.1f}%",
     ]
-    rule = HARD_THRESHOLDS[result.task][1]
+    rule = task_class(result.task).hard_rule
     if "hard_success" in s:
         lines += [
             f"  hard subset ({rule}, {s['hard_pairs']} pairs)",

@@ -21,7 +21,7 @@ official code, hence in SCALE), ``goal100_budget150`` (the LeWM paper's Two-Room
 Because the 25-step protocol nearly saturates on Two-Room and is degenerate on Cube (book's
 *Reconstructions* page, section rec-hard-subsets), every evaluation also reports the
 fraction of pairs solved at the start, a uniform random policy on the same pairs (the
-floor), and success on a **hard subset** (start–goal distance above :data:`HARD_THRESHOLDS`).
+floor), and success on a **hard subset** (start–goal distance above the task's ``hard_threshold``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.artifacts import stable_spec
-from jepa_geometry.envs import Task
+from jepa_geometry.envs import Task, task_class
 from jepa_geometry.envs.dataset import dataset_artifact
 from jepa_geometry.envs.episodes import EpisodeData
 from jepa_geometry.profiles import Profile
@@ -47,7 +47,7 @@ PROTOCOLS: dict[str, tuple[int, int]] = {
 }
 MOVING_PROTOCOLS: frozenset[str] = frozenset({"goal25_budget50_moving"})
 """Protocols whose pairs are drawn among the *moving* ones only: start-goal distance above the
-task's hard threshold (:data:`HARD_THRESHOLDS`), i.e. SCALE's hard subset made the whole
+task's hard threshold (``Task.hard_threshold``), i.e. SCALE's hard subset made the whole
 evaluation set. On Cube most 25-step pairs are solved at the start (the oracle mostly moves the
 arm), so a random policy "succeeds" as often as any planner; restricting the pairs is one of
 the levers of its gate (:mod:`jepa_geometry.study.rules.gate`)."""
@@ -55,17 +55,6 @@ SCALE_PROTOCOL = "goal25_budget50"  # the protocol of SCALE's tables (the offici
 # The names these protocols had when the first artifacts were cached; artifact keys keep them,
 # so renaming a protocol never invalidates a cache.
 KEY_NAMES: dict[str, str] = {"goal25_budget50": "code", "goal100_budget150": "lewm_tworoom"}
-
-# Hard subset: start-goal distance (Task.goal_distance, in the task's own units) above this.
-# Fixed before any evaluation; Two-Room and Cube from our exploratory runs, the others a round
-# multiple of the task's success tolerance (book/reconstructions.md, section rec-hard-subsets).
-HARD_THRESHOLDS: dict[str, tuple[float, str]] = {
-    "tworoom": (50.0, "agent moves > 50 px of the 224-px frame (success: 16 px)"),
-    "pusht": (100.0, "agent+block xy move > 100 units (5x the 20-unit success radius)"),
-    "reacher": (0.5, "a joint moves > 0.5 rad (10x the 0.05 rad tolerance)"),
-    "cube": (0.04, "cube moves > 4 cm (the success radius: pairs not solved at start)"),
-    "pointmaze": (4.0, "point moves > 4 units, one maze cell (success: 1 unit)"),
-}
 
 
 class EvaluationError(ValueError):
@@ -172,7 +161,7 @@ def draw_episode_set(
     """Draw ``n`` pairs from the held-out episodes of ``data`` (see module docstring, step 1).
 
     ``task`` supplies the success test and ``goal_distance`` for the diagnostic columns;
-    ``hard`` is the hard-subset threshold (default: :data:`HARD_THRESHOLDS` of the task).
+    ``hard`` is the hard-subset threshold (default: the task's ``hard_threshold``).
     """
     if n < 1:
         raise EvaluationError(f"need at least 1 episode, got {n}")
@@ -259,11 +248,12 @@ def pair_subset(n: int, pairs: int, seed: int) -> np.ndarray:
 
 
 def hard_threshold(task: str) -> float:
-    if task not in HARD_THRESHOLDS:
-        raise EvaluationError(
-            f"no hard-subset threshold for task {task!r}; valid: {', '.join(HARD_THRESHOLDS)}"
-        )
-    return HARD_THRESHOLDS[task][0]
+    """The task's hard-subset threshold (``Task.hard_threshold``: start–goal distance in the
+    task's own units, fixed before any evaluation; book: rec-hard-subsets)."""
+    try:
+        return task_class(task).hard_threshold
+    except ValueError as e:
+        raise EvaluationError(str(e)) from None
 
 
 # --------------------------------------------------------------------------------------

@@ -51,23 +51,60 @@ import numpy as np
 import torch
 from torch import nn
 
+from jepa_geometry.envs import task_class
+from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
 
 SOLVERS: tuple[str, ...] = ("cem", "icem", "mppi")
 TIERS: tuple[str, ...] = ("T1", "T2", "T3", "T4", "T5")
 
-# SCALE's pre-registered MPPI temperatures T* (tuned on the LeWM arm, D = 192, episode
-# seed 101; SCALE authors' repository, eval_results/RESULTS_mppi_temp.md). Scaled by D / 192
-# in :func:`mppi_temperature`.
-MPPI_T_STAR: dict[str, float] = {
-    "pusht": 64.0,
-    "reacher": 32.0,
-    "cube": 32.0,
-    "tworoom": 64.0,
-    "pointmaze": 256.0,
-}
 MPPI_T_STAR_DIM = 192
+MPPI_SWEEP_192: tuple[float, ...] = (2.0, 8.0, 32.0, 64.0, 128.0, 256.0, 512.0)
+"""SCALE's pre-registered MPPI temperature sweep (for D = 192); a study scales it by D / 192
+for its embeddings and chooses ``T*`` on the LeWM arm (``study.plan.select_mppi_temperature``)."""
+"""The embedding width of SCALE's pre-registered MPPI temperatures T* (each task's
+``mppi_t_star``: tuned on the LeWM arm, D = 192, episode seed 101); :func:`mppi_temperature`
+scales them by D / 192."""
 SWM_MPPI_TEMPERATURE = 0.5  # swm's shipped default, for reference and ablations
+
+
+@dataclass(frozen=True)
+class StudySolver:
+    """One solver label a study plans (a results table's ``solver`` column): the solver of
+    :data:`SOLVERS` it plans with, its name in the book, its temperature (``"t_star"``: the
+    study's chosen ``T*``; ``"swm"``: stable-worldmodel's shipped ``T = 0.5`` scaled by
+    D / 192), the solver of SCALE's main grid it regenerates at the same footing (``paper``),
+    and the one protocol it is planned under (``None``: every protocol of the study)."""
+
+    solver: str
+    name: str
+    temperature: str | None = None
+    paper: str | None = None
+    protocol: str | None = None
+
+
+MPPI_SWM = "mppi_swm"
+STUDY_SOLVERS: dict[str, StudySolver] = {
+    "cem": StudySolver("cem", "CEM", paper="cem"),
+    "icem": StudySolver("icem", "iCEM", paper="icem"),
+    "mppi": StudySolver("mppi", "MPPI", temperature="t_star"),
+    MPPI_SWM: StudySolver(
+        "mppi", "MPPI at T = 0.5", temperature="swm", paper="mppi", protocol=SCALE_PROTOCOL
+    ),
+}
+"""Every solver label a study plans, in the order of its tables. ``mppi`` plans at the study's
+``T*``; :data:`MPPI_SWM` at swm's shipped temperature, the temperature of SCALE's main grid,
+where LeWM's cost is summed over D = 192 coordinates (so it is nearly an argmax), planned under
+SCALE's protocol only, beside the ``mppi`` cells. A new planner is one entry here (and, when
+it is not one of swm's solvers, one in :data:`SOLVERS` and :func:`_make_solver`)."""
+SOLVER_NAMES: dict[str, str] = {label: s.name for label, s in STUDY_SOLVERS.items()}
+"""How the book names each solver label."""
+PAPER_SOLVER: dict[str, str] = {
+    label: s.paper for label, s in STUDY_SOLVERS.items() if s.paper is not None
+}
+"""Each of our solver labels -> the solver of SCALE's main grid (and its per-tier and per-seed
+tables) at the same temperature: SCALE's ``mppi`` there is at swm's 0.5, so our ``mppi`` at
+``T*`` has no counterpart in them (SCALE's ``T*`` table is its counterpart)."""
 
 
 class PlanningError(ValueError):
@@ -145,9 +182,11 @@ def budget_tiers(profile: Profile) -> dict[str, tuple[int, int]]:
 
 def mppi_temperature(task: str, embed_dim: int) -> float:
     """Default MPPI temperature: SCALE's ``T*`` for the task, times ``embed_dim / 192``."""
-    if task not in MPPI_T_STAR:
-        raise PlanningError(f"no MPPI temperature for task {task!r}; valid: {list(MPPI_T_STAR)}")
-    return MPPI_T_STAR[task] * embed_dim / MPPI_T_STAR_DIM
+    try:
+        t_star = task_class(task).mppi_t_star
+    except ValueError as e:
+        raise PlanningError(str(e)) from None
+    return t_star * embed_dim / MPPI_T_STAR_DIM
 
 
 def solver_spec(
@@ -391,10 +430,15 @@ def plan_seed(eval_seed: int, *parts: int) -> int:
 
 
 __all__ = [
+    "MPPI_SWEEP_192",
+    "MPPI_SWM",
+    "PAPER_SOLVER",
     "SOLVERS",
+    "SOLVER_NAMES",
+    "STUDY_SOLVERS",
+    "StudySolver",
     "TIERS",
     "BlockPlanner",
-    "MPPI_T_STAR",
     "LatentGoalCost",
     "Plan",
     "Planner",

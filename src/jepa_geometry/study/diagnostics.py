@@ -22,7 +22,7 @@ from jepa_geometry.wm.training import training_log
 
 def diagnostics_long(logs: pd.DataFrame, seed: int) -> pd.DataFrame:
     """Training logs of one seed (rows with ``step``, ``arm`` and the logged columns, as
-    :func:`~jepa_geometry.book.tables.models.train_one_seed` returns them) as one row per
+    :func:`~jepa_geometry.wm.training.train_one_seed` returns them) as one row per
     (arm, step, diagnostic) with its ``value`` and ``train_seed = seed``: the
     :data:`~jepa_geometry.wm.objective.DIAGNOSTICS` an arm logged (NaN ones, which the arm does
     not have, are dropped)."""

@@ -9,7 +9,8 @@ The grid of every task's study (chapters 6 and 7, executed once per task):
 * **Cells** (:func:`plan_cells`): CEM, iCEM and MPPI at the five budget tiers (SCALE's grid),
   under each protocol named (``goal100_budget150``: goal 100 steps ahead, budget 150;
   ``goal25_budget50``: 25 / 50); under SCALE's protocol also MPPI at stable-worldmodel's
-  shipped temperature (:data:`MPPI_SWM`), the temperature of SCALE's main grid.
+  shipped temperature (``MPPI_SWM``; the solver labels are
+  :data:`~jepa_geometry.planning.solver.STUDY_SOLVERS`), the temperature of SCALE's main grid.
 * **MPPI temperature** (:func:`select_mppi_temperature`): chosen on the baseline arm with a
   *separate* episode seed, as SCALE's pre-registered fix does (SCALE authors' repository,
   ``eval_results/RESULTS_mppi_temp.md``; book: ``book/reconstructions.md``, section
@@ -31,13 +32,15 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry import stats
-from jepa_geometry.envs import q_names
+from jepa_geometry.envs import q_names, task_class
 from jepa_geometry.jobs import progress_bar
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import PlanningCell
-from jepa_geometry.planning.protocol import PROTOCOLS, SCALE_PROTOCOL, make_protocol
+from jepa_geometry.planning.protocol import PROTOCOLS, make_protocol
 from jepa_geometry.planning.solver import (
+    MPPI_SWEEP_192,
     MPPI_T_STAR_DIM,
+    STUDY_SOLVERS,
     SWM_MPPI_TEMPERATURE,
     TIERS,
     budget_tiers,
@@ -49,29 +52,7 @@ from jepa_geometry.wm.dinowm import latent_dim, mppi_temperature
 from jepa_geometry.wm.training import train_world_model
 
 STUDY_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "anisowm", "scale+anisowm", "dinowm")
-# SCALE's pre-registered MPPI sweep (for D = 192); scaled by D / 192 for our embeddings.
-MPPI_SWEEP_192: tuple[float, ...] = (2.0, 8.0, 32.0, 64.0, 128.0, 256.0, 512.0)
 SWEEP_SEED_OFFSET = 1  # the sweep's episode seed is profile.seeds.eval + this
-MPPI_SWM = "mppi_swm"
-"""The grid's label for MPPI at stable-worldmodel's shipped temperature ``T = 0.5``: the
-temperature of SCALE's main grid, where LeWM's cost is summed over ``D = 192`` coordinates
-(so it is nearly an argmax), scaled by ``D / 192`` for our embeddings as ``T*`` is
-(:func:`swm_temperature`). Planned under SCALE's protocol only, beside the ``mppi`` cells at
-the study's ``T*``."""
-GRID_SOLVERS: dict[str, str] = {"cem": "cem", "icem": "icem", "mppi": "mppi", MPPI_SWM: "mppi"}
-"""Each solver label of the grid (a table's ``solver`` column) -> the solver it plans with."""
-SOLVER_NAMES: dict[str, str] = {
-    "cem": "CEM",
-    "icem": "iCEM",
-    "mppi": "MPPI",
-    MPPI_SWM: "MPPI at T = 0.5",
-}
-"""How the book names each solver label (``MPPI`` is at the study's ``T*``; ``T = 0.5`` is
-stable-worldmodel's shipped temperature, SCALE's)."""
-PAPER_SOLVER: dict[str, str] = {"cem": "cem", "icem": "icem", MPPI_SWM: "mppi"}
-"""Each of our solver labels -> the solver of SCALE's main grid (and its per-tier and per-seed
-tables) at the same temperature: SCALE's ``mppi`` there is at swm's 0.5, so our ``mppi`` at
-``T*`` has no counterpart in them (SCALE's ``T*`` table is its counterpart)."""
 
 
 class StudyError(ValueError):
@@ -86,7 +67,7 @@ class Cell:
     """One planning configuration: protocol x solver x budget tier."""
 
     protocol: str
-    solver: str  # a label of GRID_SOLVERS
+    solver: str  # a label of planning.solver.STUDY_SOLVERS
     budget: str
 
     def __str__(self) -> str:
@@ -94,17 +75,19 @@ class Cell:
 
 
 def plan_cells(protocols: Sequence[str] = ("goal100_budget150", "goal25_budget50")) -> list[Cell]:
-    """CEM, iCEM and MPPI at T1..T5 for each protocol: SCALE's solver grid, so that a
-    per-solver mean is over the same five tiers as SCALE's; under SCALE's protocol also MPPI
-    at swm's shipped temperature (:data:`MPPI_SWM`), the footing of SCALE's main grid."""
+    """Every solver label of :data:`~jepa_geometry.planning.solver.STUDY_SOLVERS` at T1..T5
+    for each protocol (a label bound to one protocol only under it): CEM, iCEM and MPPI, SCALE's
+    solver grid, so that a per-solver mean is over the same five tiers as SCALE's, and under
+    SCALE's protocol also MPPI at swm's shipped temperature (``MPPI_SWM``), the footing of
+    SCALE's main grid."""
     bad = [p for p in protocols if p not in PROTOCOLS]
     if bad:
         raise StudyError(f"unknown protocol(s) {bad}; valid: {', '.join(PROTOCOLS)}")
-    solvers = ("cem", "icem", "mppi")
     return [
-        Cell(p, s, t)
+        Cell(p, label, t)
         for p in protocols
-        for s in ((*solvers, MPPI_SWM) if p == SCALE_PROTOCOL else solvers)
+        for label, s in STUDY_SOLVERS.items()
+        if s.protocol in (None, p)
         for t in TIERS
     ]
 
@@ -120,7 +103,7 @@ def arm_temperature(arm: str, temperature: float | None, profile: Profile) -> fl
 
 def swm_temperature(profile: Profile) -> float:
     """swm's shipped MPPI temperature for the profile's ``D``-dim summed cost: ``0.5 D / 192``
-    (:data:`MPPI_SWM`)."""
+    (:data:`~jepa_geometry.planning.solver.MPPI_SWM`)."""
     return SWM_MPPI_TEMPERATURE * profile.model.embed_dim / MPPI_T_STAR_DIM
 
 
@@ -152,20 +135,14 @@ def ceiling_cells(spec: StudySpec) -> list[Cell]:
 def ceiling_seconds_per_pair(spec: StudySpec, profile: Profile) -> float:
     """Upper bound of the ceiling's one-core seconds per pair over :func:`ceiling_cells`:
     ``Σ_cells plans per pair × samples × iterations × t_rollout``, with the simulator's measured
-    seconds per rollout ``t_rollout`` (``profile.cluster.ceiling_rollout_ms``; a pair that
-    succeeds early plans less)."""
-    ms = profile.cluster.ceiling_rollout_ms
-    if spec.task not in ms:
-        raise StudyError(
-            f"profile {profile.name!r}: cluster.ceiling_rollout_ms has no entry for "
-            f"{spec.task!r}; it has: {', '.join(ms) or 'none'}"
-        )
+    seconds per rollout ``t_rollout`` (the task's ``ceiling_rollout_ms``; a pair that succeeds
+    early plans less)."""
     tiers = budget_tiers(profile)
     rollouts = sum(
         make_protocol(profile, c.protocol).plans * tiers[c.budget][0] * tiers[c.budget][1]
         for c in ceiling_cells(spec)
     )
-    return rollouts * ms[spec.task] / 1e3
+    return rollouts * task_class(spec.task).ceiling_rollout_ms / 1e3
 
 
 def ceiling_rule_pairs(spec: StudySpec, profile: Profile) -> int:
@@ -193,14 +170,15 @@ def planning_cell(
     pairs: int | None = None,
 ) -> PlanningCell:
     """The :class:`PlanningCell` of grid cell ``cell`` for ``arm`` (the ceiling included, with
-    ``pairs``) and training ``seed``: its label's solver (:data:`GRID_SOLVERS`) at the
-    temperature the label names, the study's ``t_star`` for ``mppi`` (which must then be
-    known), swm's for :data:`MPPI_SWM`; DINO-WM keeps its own (:func:`arm_temperature`), the
+    ``pairs``) and training ``seed``: its label's solver (``STUDY_SOLVERS``) at the
+    temperature the label names, the study's ``t_star`` (which must then be known) or swm's;
+    DINO-WM keeps its own (:func:`arm_temperature`), the
     ceiling rescales to q (:func:`ceiling_temperature`)."""
-    if cell.solver not in GRID_SOLVERS:
-        raise StudyError(f"unknown solver {cell.solver!r}; valid: {', '.join(GRID_SOLVERS)}")
-    base = {"mppi": t_star, MPPI_SWM: swm_temperature(profile)}.get(cell.solver)
-    if cell.solver == "mppi" and t_star is None:
+    if cell.solver not in STUDY_SOLVERS:
+        raise StudyError(f"unknown solver {cell.solver!r}; valid: {', '.join(STUDY_SOLVERS)}")
+    entry = STUDY_SOLVERS[cell.solver]
+    base = {"t_star": t_star, "swm": swm_temperature(profile)}.get(entry.temperature)
+    if entry.temperature == "t_star" and t_star is None:
         raise StudyError(f"cell {cell} needs the study's MPPI temperature T*, got None")
     if arm == CEILING:
         temperature = ceiling_temperature(task, base, profile)
@@ -211,7 +189,7 @@ def planning_cell(
         arm,
         seed,
         profile,
-        solver=GRID_SOLVERS[cell.solver],
+        solver=entry.solver,
         budget=cell.budget,
         protocol=cell.protocol,
         temperature=temperature,

@@ -2,14 +2,16 @@
 
 A task whose baseline does not plan at a profile as it stands (Push-T and Cube at the laptop
 profile) gets a *ladder*: rungs that each add one lever to the rung before (more pixels,
-training steps, episodes, or pairs the object must move in). :func:`jepa_geometry.study.rules.gate.
-lever_choice` climbs it; a study file names the rung it uses per profile
-(:meth:`jepa_geometry.study.spec.StudySpec.profile`). Levers are multipliers of the profile's
+training steps, episodes, or pairs the object must move in). The ladder is the task's: its
+study file lists the rungs (``ladder``) and the rung it uses per profile (``settings``,
+:meth:`jepa_geometry.study.spec.StudySpec.profile`); :func:`jepa_geometry.study.rules.gate.
+lever_choice` climbs it. Levers are multipliers of the profile's
 own values, so a user's override (``train__steps=500``) is scaled, not silently replaced.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jepa_geometry.envs.collect import episode_counts
@@ -62,35 +64,11 @@ class Lever:
         return with_overrides(profile, self.overrides(task, profile))
 
 
-LADDERS: dict[str, tuple[Lever, ...]] = {
-    # Push-T: the block's angle must be visible (96 px), then longer training, then more data.
-    "pusht": (
-        Lever("as profiled"),
-        Lever("96 px", image=1.5),
-        Lever("96 px, 3x steps", image=1.5, steps=3.0),
-        Lever("96 px, 3x steps, 2x episodes", image=1.5, steps=3.0, episodes=2.0),
-    ),
-    # Cube: pairs the cube must move in (most 25-step pairs are solved at the start), then more
-    # data (held-out too: moving pairs are rare), then longer training.
-    "cube": (
-        Lever("as profiled"),
-        Lever("moving pairs", protocol="goal25_budget50_moving"),
-        Lever("moving pairs, 5x episodes", episodes=5.0, protocol="goal25_budget50_moving"),
-        Lever(
-            "moving pairs, 5x episodes, 3x steps",
-            episodes=5.0,
-            steps=3.0,
-            protocol="goal25_budget50_moving",
-        ),
-    ),
-}
-
-
-def ladder_lever(task: str, name: str) -> Lever:
-    """The rung called ``name`` of ``task``'s ladder."""
-    if task not in LADDERS:
-        raise ValueError(f"task {task!r} has no ladder; tasks with one: {', '.join(LADDERS)}")
-    names = [lv.name for lv in LADDERS[task]]
+def ladder_rung(ladder: Sequence[Lever], task: str, name: str) -> Lever:
+    """The rung called ``name`` of ``task``'s ``ladder`` (its study file's ``ladder``)."""
+    if not ladder:
+        raise ValueError(f"task {task!r} has no ladder (its study file names none)")
+    names = [lv.name for lv in ladder]
     if name not in names:
         raise ValueError(f"{task} has no lever {name!r}; its ladder: {'; '.join(names)}")
-    return LADDERS[task][names.index(name)]
+    return ladder[names.index(name)]

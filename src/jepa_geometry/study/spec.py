@@ -19,7 +19,7 @@ import yaml
 from jepa_geometry.envs import check_task
 from jepa_geometry.planning.protocol import PROTOCOLS
 from jepa_geometry.profiles import MAX_SEED, PROFILES, Profile
-from jepa_geometry.study.levers import Lever, ladder_lever
+from jepa_geometry.study.levers import Lever, ladder_rung
 from jepa_geometry.wm.arms import ARMS, check_arms
 
 BASELINE = "lewm"
@@ -35,7 +35,7 @@ their work against it (``jepa-geometry grid --dry-run``); were it over, the cost
 before any of their models was trained would choose within it (README, *Five seeds for the
 headline claims*)."""
 _FIELDS = ("task", "arms", "protocols", "solver_seeds", "secondary_seeds", "about")
-_OPTIONAL = ("settings", "plans", "ceiling", "headline_seeds")
+_OPTIONAL = ("ladder", "settings", "plans", "ceiling", "headline_seeds")
 
 
 class SpecError(ValueError):
@@ -76,6 +76,9 @@ class StudySpec:
     solver_seeds: tuple[int, ...] | None
     secondary_seeds: tuple[int, ...] | None
     about: str
+    ladder: tuple[Lever, ...] = ()
+    """The task's ladder (:mod:`.levers`): the rungs its gate may climb, each adding one lever
+    to the rung before, fixed before any gate ran; empty for a task that plans as profiled."""
     settings: dict[str, str] = field(default_factory=dict)
     """Profile name -> the rung of the task's ladder the study runs at there
     (:mod:`.levers`); a profile not named runs as profiled."""
@@ -131,7 +134,7 @@ class StudySpec:
                     f"valid: {', '.join(PROFILES)}"
                 )
             try:
-                lever = ladder_lever(self.task, rung)
+                lever = ladder_rung(self.ladder, self.task, rung)
             except ValueError as e:
                 raise SpecError(f"study {self.task!r}: {e}") from None
             if lever.protocol != self.main_protocol:
@@ -238,7 +241,7 @@ class StudySpec:
     def lever(self, profile: Profile) -> Lever | None:
         """The rung this study runs at under ``profile`` (``None``: as profiled)."""
         rung = self.settings.get(profile.name)
-        return None if rung is None else ladder_lever(self.task, rung)
+        return None if rung is None else ladder_rung(self.ladder, self.task, rung)
 
     def profile(self, base: Profile) -> Profile:
         """``base`` with the study's rung for it applied (the profile every chapter and
@@ -325,6 +328,7 @@ def read_study(path: Traversable, task: str) -> StudySpec:
         solver_seeds=listed("solver_seeds", *seeds),
         secondary_seeds=listed("secondary_seeds", *seeds),
         about=str(raw["about"]).strip(),
+        ladder=_ladder(path, raw.get("ladder", [])),
         settings=_settings(task, raw.get("settings", {})),
         plans=_plans(task, raw.get("plans", True)),
         ceiling=raw.get("ceiling"),
@@ -349,6 +353,28 @@ def _headline_seeds(path: Traversable, raw: Any) -> HeadlineSeeds | None:
             f"{{arms: [arm, ...], seeds: {{profile: [seed, ...]}}}}, got {raw!r}"
         )
     return HeadlineSeeds(tuple(raw["arms"]), {k: tuple(v) for k, v in raw["seeds"].items()})
+
+
+def _ladder(path: Traversable, raw: Any) -> tuple[Lever, ...]:
+    """The ``ladder`` field: a list of rungs ``{name: ..., image: 1.5, steps: 3.0,
+    episodes: 2.0, protocol: ...}`` (every key but ``name`` optional, :class:`.levers.Lever`)."""
+    fields = ("name", "image", "steps", "episodes", "protocol")
+    if not isinstance(raw, list) or not all(
+        isinstance(r, dict) and "name" in r and set(r) <= set(fields) for r in raw
+    ):
+        raise SpecError(
+            f"study file {path}: ladder must be a list of rungs with keys {', '.join(fields)} "
+            f"(name required), got {raw!r}"
+        )
+    try:
+        return tuple(Lever(**r) for r in raw)
+    except (TypeError, ValueError) as e:
+        raise SpecError(f"study file {path}: ladder: {e}") from None
+
+
+def task_ladder(task: str) -> tuple[Lever, ...]:
+    """The ladder of ``task``'s study file (empty when the task has no study or no ladder)."""
+    return load_study(task).ladder if task in available_studies() else ()
 
 
 def _plans(task: str, raw: Any) -> bool:

@@ -25,7 +25,7 @@ the tasks together (its count of cells, Aux's shortfall across tasks, the gain a
 for each solver), judged on evidence combined over the tasks (:func:`evaluate_across`); and
 :data:`EVERY_CLAIMS` (:class:`EverySpec`), AnisoWM's claims about all four of its environments,
 a per-task claim that must hold on each (:func:`evaluate_every`). AnisoWM's κ claims are
-judged on its κ sweep of trained models (:mod:`jepa_geometry.extensions.kappa_build`), by
+judged on its κ sweep of trained models (:mod:`jepa_geometry.extensions.kappa.build`), by
 :mod:`jepa_geometry.verdict.kappa_claims`.
 """
 
@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.envs import task_title
-from jepa_geometry.study.grid import PAPER_SOLVER, SOLVER_NAMES
+from jepa_geometry.planning.solver import PAPER_SOLVER, SOLVER_NAMES
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.verdict.preconditions import claim_premises, claim_requires
 from jepa_geometry.verdict.reference import paper_tasks, reference_numbers
@@ -77,12 +77,14 @@ COMBINED = "scale+anisowm"
 INTERACTION_ARM = "both + base"  # the left side of an interaction contrast (interaction_table)
 LENS = "ours (cross-lens)"
 
-# Where each kind of evidence is measured in the book (chapter, section).
-PLANNING = "chapter 6 ({title} planning), section 'Planning every cell'"
-ACROSS_GRID = "chapter 8, section 'SCALE's main grid'"
-PROBES = "chapter 7 ({title} geometry), section 'Where the variance sits, and what it carries'"
-RANKING = "chapter 7 ({title} geometry), section 'Do imagined costs rank plans like reality?'"
-LANDSCAPE = "chapter 7 ({title} geometry), section 'The shape of the cost around a goal'"
+# Where each kind of evidence is measured in the book: the MyST label of the chapter's section
+# (on a task chapter, the default task's; the book links each claim to its own task's page,
+# ``book.toc.section_link``, and tests/verdict/test_sections.py checks every label exists).
+PLANNING = "sec-ch06-cells"
+ACROSS_GRID = "sec-ch08-scale-grid"
+PROBES = "sec-ch07-probes"
+RANKING = "sec-ch07-ranking"
+LANDSCAPE = "sec-ch07-landscape"
 
 
 @dataclass(frozen=True)
@@ -368,7 +370,7 @@ def evaluate(spec: ClaimSpec, m: Measurements) -> tuple[Claim, Evidence] | None:
         unit="pp" if success else "",
         display_scale=100.0 if success else 1.0,
         reference=spec.number.table if spec.number is not None and spec.number.cite else "",
-        computed_in=spec.where.format(title=task_title(m.task)),
+        computed_in=spec.where,
         min_effect=_min_effect(spec, m),
         requires=() if timing else claim_requires(arms),
         extension=extension,
@@ -582,7 +584,7 @@ def evaluate_every(
         measure=f"{first.measure}; {', '.join(names)}",
         paper_effect=None,
         paper_note=note,
-        computed_in=spec.claim.where.format(title="each task's"),
+        computed_in=spec.claim.where,
         requires=requires,
         informs=tuple(on_task(r, t) for t, (c, _) in cells for r in c.informs),
         extension=False,

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.study.grid import MPPI_SWM, PAPER_SOLVER, SOLVER_NAMES
+from jepa_geometry.planning.solver import MPPI_SWM, PAPER_SOLVER, SOLVER_NAMES
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.verdict.claims import (
     AFTER_SATURATION,
@@ -430,7 +430,6 @@ PAPER_CLAIMS: tuple[ClaimSpec, ...] = (
 )
 """Every claim of the two papers the book tests, in the order of the verdict tables."""
 
-_CH7, _CH6 = "{title}, chapter 7", "{title}, chapter 6"
 _ALL_FOUR = (COMBINED, "scale", "anisowm", BASELINE)
 LENS_CLAIMS: tuple[ClaimSpec, ...] = (
     # SCALE under AnisoWM's lens
@@ -444,7 +443,7 @@ LENS_CLAIMS: tuple[ClaimSpec, ...] = (
         "cost-ordering agreement of J_enc",
         source="ranking:dataset",
         unit="start",
-        where=_CH7,
+        where=RANKING,
     ),
     ClaimSpec(
         LENS,
@@ -456,7 +455,7 @@ LENS_CLAIMS: tuple[ClaimSpec, ...] = (
         "cost-ordering agreement of J_pred",
         source="ranking:dataset",
         unit="start",
-        where=_CH7,
+        where=RANKING,
     ),
     ClaimSpec(
         LENS,
@@ -468,7 +467,7 @@ LENS_CLAIMS: tuple[ClaimSpec, ...] = (
         "landscape Spearman ρ",
         source="landscape",
         unit="goal_index",
-        where=_CH7,
+        where=LANDSCAPE,
     ),
     # ΛReg under SCALE's lens
     ClaimSpec(
@@ -480,7 +479,7 @@ LENS_CLAIMS: tuple[ClaimSpec, ...] = (
         "var_top2",
         "var_top2",
         source="probes",
-        where=_CH7,
+        where=PROBES,
     ),
     ClaimSpec(
         LENS,
@@ -491,7 +490,7 @@ LENS_CLAIMS: tuple[ClaimSpec, ...] = (
         "r2_top2",
         "r2_top2",
         source="probes",
-        where=_CH7,
+        where=PROBES,
     ),
     ClaimSpec(
         LENS,
@@ -503,7 +502,7 @@ LENS_CLAIMS: tuple[ClaimSpec, ...] = (
         "tau_geom",
         source="ranking:gaussian",
         unit="start",
-        where=_CH7,
+        where=RANKING,
     ),
     ClaimSpec(
         LENS,
@@ -515,7 +514,7 @@ LENS_CLAIMS: tuple[ClaimSpec, ...] = (
         "tau_pred",
         source="ranking:gaussian",
         unit="start",
-        where=_CH7,
+        where=RANKING,
     ),
     # the combination: does scale+anisowm beat scale, and do the two effects add up?
     ClaimSpec(
@@ -524,7 +523,7 @@ LENS_CLAIMS: tuple[ClaimSpec, ...] = (
         SUCCESS,
         COMBINED,
         "scale",
-        where=_CH6,
+        where=PLANNING,
         needs=_ALL_FOUR,
     ),
     ClaimSpec(
@@ -533,7 +532,7 @@ LENS_CLAIMS: tuple[ClaimSpec, ...] = (
         INTERACTION,
         INTERACTION_ARM,
         "a + b",
-        where=_CH6,
+        where=PLANNING,
         needs=_ALL_FOUR,
     ),
     ClaimSpec(
@@ -546,7 +545,7 @@ LENS_CLAIMS: tuple[ClaimSpec, ...] = (
         "interaction contrast of tau_geom",
         source="ranking:gaussian",
         unit="start",
-        where=_CH7,
+        where=RANKING,
         needs=_ALL_FOUR,
     ),
     ClaimSpec(
@@ -559,7 +558,7 @@ LENS_CLAIMS: tuple[ClaimSpec, ...] = (
         "interaction contrast of spearman",
         source="landscape",
         unit="goal_index",
-        where=_CH7,
+        where=LANDSCAPE,
         needs=_ALL_FOUR,
     ),
 )

@@ -195,7 +195,7 @@ class Claim:
     unit: str = ""  # display unit of effects, e.g. "pp"
     display_scale: float = 1.0  # effects are shown times this (100 for success in pp)
     reference: str = ""  # id of the reference-file table holding the paper's numbers, if any
-    computed_in: str = ""  # the chapter and section whose measurements are the evidence
+    computed_in: str = ""  # the MyST label of the section whose measurements are the evidence
     min_effect: float = 0.0  # the smallest effect that matters, beyond the threshold
     requires: tuple[str, ...] = ()  # what must be present for the claim to be tested at all
     extension: bool = False  # a paper's claim on a task the paper did not evaluate (ours)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jepa_geometry.envs import TASKS, q_indices
+from jepa_geometry.envs import TASKS, q_indices, task_class
 from jepa_geometry.wm.user_objective import canonical, check_name, file_sha256, is_objective_file
 
 ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "anisowm")
@@ -28,8 +28,6 @@ LAMBDAREG_ARMS: tuple[str, ...] = ("anisowm", "scale+anisowm")
 """Arms whose objective has ΛReg, and so log the target variances ``lambda_v``."""
 
 
-SCALE_WEIGHT = {"tworoom": 0.1, "pusht": 0.1, "reacher": 0.15, "cube": 0.1, "pointmaze": 0.1}
-AUX_WEIGHT = {"tworoom": 0.1, "pusht": 0.3, "reacher": 0.4, "cube": 0.1, "pointmaze": 0.1}
 WEIGHT_NAMES: tuple[str, ...] = (
     "sigreg",
     "scale",
@@ -182,8 +180,9 @@ def arm_weights(
         return ObjectiveWeights(sigreg=0.0)  # prediction only: no SIGReg, no q
     q_indices(task, q_variant(arm))  # a half-q arm on a task without a half of q fails here
     w: dict[str, float | None] = {"sigreg": sigreg_weight}
-    w["scale"] = SCALE_WEIGHT[task] if "scale" in comps else None
-    w["aux"] = AUX_WEIGHT[task] if "aux" in comps else None
+    facts = task_class(task)
+    w["scale"] = facts.scale_weight if "scale" in comps else None
+    w["aux"] = facts.aux_weight if "aux" in comps else None
     w["kappa"] = DEFAULT_KAPPA if "anisowm" in comps else None
     for name, value in (overrides or {}).items():
         if name not in WEIGHT_NAMES:

@@ -22,7 +22,7 @@ import math
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -608,6 +608,33 @@ def training_log(task: str, arm: str, seed: int, profile: Profile, weights=None)
     """The logged loss terms of a trained model (trains it if missing)."""
     art = train_world_model(task, arm, seed, profile, weights)
     return json.loads((load(art) / LOG_FILE).read_text())
+
+
+def train_one_seed(
+    task: str, arms: Sequence[str], seed: int, profile: Profile, progress: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Train (or find in the cache) one model per arm with training seed ``seed``; return
+    ``(logs, summary)``.
+
+    ``logs`` stacks every arm's ``log.json`` (one row per logged step, an ``arm`` column
+    added; terms an arm lacks are NaN). ``summary`` has one row per arm (indexed by arm) with
+    the columns of :func:`~jepa_geometry.study.grid.train_arms`: ``train_seconds`` (wall time),
+    ``steps_per_s`` (fresh steps / wall time) and ``pred`` (the final prediction loss), read
+    from the artifact's manifest, so a cached model reports the run that built it.
+    """
+    logs, summaries = [], {}
+    for m in arms:
+        art = train_world_model(task, m, seed, profile, progress=progress)
+        s = art.manifest()["summary"]
+        summaries[m] = {
+            "train_seconds": s["train_wall_s"],
+            "steps_per_s": s["steps_per_s"],
+            "pred": s["final"]["pred"],
+        }
+        log = pd.read_json(art.path / LOG_FILE)
+        log["arm"] = m
+        logs.append(log)
+    return pd.concat(logs, ignore_index=True), pd.DataFrame(summaries).T
 
 
 # --------------------------------------------------------------------------------------

@@ -18,6 +18,13 @@ a model trained with an earlier version. Everything that can be wrong with a fil
 not Python, no ``term``, a ``term`` that cannot take the four arguments, a value that is not a
 finite scalar) stops with one line naming the file and what was wrong, before the first step
 or at it.
+
+The value must also be a tensor computed from ``z`` or ``z_hat`` through autograd: a value
+with no gradient to either (``loss.detach()``, ``loss.item()``, a Python number, a constant
+tensor) adds nothing to the gradients, so the arm would train as the arm without the term
+while its key and log name the file. The first step checks it (one backward through the term
+alone, :func:`_check_gradient`) and stops in one line; later steps are not checked, to cost
+nothing. A term that is off at some steps returns ``0 * z.sum()`` there, not a constant.
 """
 
 from __future__ import annotations
@@ -185,6 +192,36 @@ def _scalar(value: object, what: str, path: Path, step: int, check: bool) -> tor
     return value
 
 
+_GRADIENT_FIX = (
+    "the arm would train as if without the term; compute the value from z or z_hat with torch "
+    "operations (a term off at some steps returns 0 * z.sum() there)"
+)
+
+
+def _check_gradient(
+    path: Path, value: torch.Tensor, z: torch.Tensor, z_hat: torch.Tensor, step: int
+) -> None:
+    """Stop unless ``value`` reaches ``z`` or ``z_hat`` through autograd: a value without a
+    path to them (a ``.detach()``, a constant) changes the loss but none of its gradients, so
+    the model would train as the arm without the term under the term's name. One backward
+    through the term's own graph (it stops at ``z`` and ``z_hat``; the graph is kept for the
+    step's backward), run at the first step only."""
+    inputs = [t for t in (z, z_hat) if t.requires_grad]
+    reached = (
+        value.requires_grad
+        and bool(inputs)
+        and any(
+            g is not None
+            for g in torch.autograd.grad(value, inputs, retain_graph=True, allow_unused=True)
+        )
+    )
+    if not reached:
+        raise ObjectiveFileError(
+            f"objective file {path}: {SIGNATURE} returned a value with no gradient to z or "
+            f"z_hat at step {step} (a .detach() or a constant tensor?); {_GRADIENT_FIX}"
+        )
+
+
 def call_term(
     user: UserTerm,
     z: torch.Tensor,
@@ -193,9 +230,11 @@ def call_term(
     step: int,
     check: bool,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """The term's value on one batch and its diagnostics (detached), checked for their form;
-    with ``check`` also that every value is finite (the first step of a run: later steps are
-    checked where they are logged, without a synchronisation per step)."""
+    """The term's value on one batch and its diagnostics (detached), checked for their form
+    (the value a tensor, not a Python number); with ``check`` also that every value is finite
+    and that the value has a gradient to ``z`` or ``z_hat`` (the first step of a run, where
+    autograd records: later steps are checked where they are logged, without a
+    synchronisation or a backward of their own per step)."""
     try:
         out = user.term(z, z_hat, q, step)
     except Exception as e:
@@ -211,7 +250,15 @@ def call_term(
                 f"diagnostics), got a tuple of {len(out)}"
             )
         out, diagnostics = out
+    if isinstance(out, int | float) and not isinstance(out, bool):
+        raise ObjectiveFileError(
+            f"objective file {user.path}: {SIGNATURE} returned a Python {type(out).__name__} at "
+            f"step {step}, not a tensor (an .item() or float()?), so it has no gradient to z or "
+            f"z_hat; {_GRADIENT_FIX}"
+        )
     value = _scalar(out, f"{TERM}'s value", user.path, step, check)
+    if check:
+        _check_gradient(user.path, value, z, z_hat, step)
     diag = {}
     for name, v in diagnostics.items():
         if not isinstance(name, str) or not name.isidentifier():

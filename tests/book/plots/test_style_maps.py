@@ -35,7 +35,7 @@ from matplotlib.text import Text
 from jepa_geometry.analysis import landscape
 from jepa_geometry.book import plots, style
 from jepa_geometry.envs import TASKS, task_title
-from jepa_geometry.study.grid import SOLVER_NAMES
+from jepa_geometry.planning.solver import SOLVER_NAMES
 from tests.book.plots.test_primary import _primary as primary_rows
 
 ARMS = ("lewm", "scale", "aux", "anisowm", "scale+anisowm", "dinowm", "scale-halfq")
@@ -287,11 +287,13 @@ def _ranking(arms) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _grid() -> landscape.Grid:
+def _grid() -> landscape.LandscapePositions:
     xs = ys = np.linspace(0.0, 1.0, 4)
     mask = np.ones((4, 4), bool)
     positions = np.stack(np.meshgrid(xs, ys), -1).reshape(-1, 2)
-    return landscape.Grid("tworoom", xs, ys, mask, positions, np.zeros((16, 2, 2, 3), np.uint8))
+    return landscape.LandscapePositions(
+        "tworoom", xs, ys, mask, positions, np.zeros((16, 2, 2, 3), np.uint8)
+    )
 
 
 def _panel() -> dict:

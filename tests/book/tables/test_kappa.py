@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 
 from jepa_geometry.book.tables import kappa
-from jepa_geometry.extensions import kappa_build
-from jepa_geometry.extensions.kappa_sweep import KappaSweep
+from jepa_geometry.extensions.kappa.build import KappaResults
+from jepa_geometry.extensions.kappa.sweep import KappaSweep
 
 KAPPAS = (1.0, 1.5, 2.0, 4.0, 8.0)
 
@@ -40,7 +40,7 @@ def _results(first: dict[float, float], cond: dict[float, float], jitter: float 
         for k in KAPPAS
         for split in ("evaluation", "validation")
     }
-    return kappa_build.KappaResults(models, spectra, success)
+    return KappaResults(models, spectra, success)
 
 
 SWEEP = KappaSweep(tasks=("tworoom",))

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from jepa_geometry.book import tables
-from jepa_geometry.extensions.scaling import Point
+from jepa_geometry.extensions.scaling.spec import Point
 
 
 def test_the_page_draws_the_most_measured_claims_and_tabulates_every_point():

@@ -10,7 +10,7 @@ import seaborn as sns
 
 from jepa_geometry.book.plots.shared import PAGE_WIDTH, legend_below
 from jepa_geometry.book.style import arm_colour, label, task_colour
-from jepa_geometry.study.grid import GRID_SOLVERS
+from jepa_geometry.planning.solver import STUDY_SOLVERS
 from jepa_geometry.study.spec import BASELINE
 
 
@@ -22,7 +22,7 @@ def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
     ``grid`` is :func:`jepa_geometry.book.tables.across.scale_grid` output.
     """
     tasks = list(dict.fromkeys(grid["task"]))
-    solvers = [s for s in GRID_SOLVERS if s in set(grid["solver"])]
+    solvers = [s for s in STUDY_SOLVERS if s in set(grid["solver"])]
     arms = [a for a in dict.fromkeys(grid["arm"]) if a != "random"]
     fig, axes = plt.subplots(
         len(tasks),

@@ -140,7 +140,9 @@ def plot_ranking(ranking: pd.DataFrame, arms: list[str], seed: int) -> plt.Figur
     return fig
 
 
-def plot_landscapes(grid: landscape.Grid, panels: list[dict[str, Any]], axes: Any = None) -> Any:
+def plot_landscapes(
+    grid: landscape.LandscapePositions, panels: list[dict[str, Any]], axes: Any = None
+) -> Any:
     """One panel per goal: log cost heat map over the grid, the low set's outline (solid), the
     disc of the same area (dashed) and the goal (star); the title gives iou and ρ. ``panels``
     are :func:`~jepa_geometry.analysis.landscape.cost_landscape` results (at least its
@@ -170,7 +172,7 @@ def plot_landscapes(grid: landscape.Grid, panels: list[dict[str, Any]], axes: An
 
 
 def plot_landscape_examples(
-    grid: landscape.Grid, panels: dict[str, list[dict[str, Any]]], seed: int
+    grid: landscape.LandscapePositions, panels: dict[str, list[dict[str, Any]]], seed: int
 ) -> plt.Figure:
     """AnisoWM Figure 4's panels: one row per arm (its model of training seed ``seed``), one
     column per goal, each a :func:`plot_landscapes` panel

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 
 from jepa_geometry.book.plots.shared import PAGE_WIDTH, legend_below
 from jepa_geometry.book.style import arm_colour, label
-from jepa_geometry.study.grid import GRID_SOLVERS
+from jepa_geometry.planning.solver import STUDY_SOLVERS
 from jepa_geometry.study.spec import BASELINE
 
 
@@ -17,7 +17,7 @@ def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
     (``arm == "random"``) is drawn as a translucent band of its colour when present.
     """
     t = table[table["protocol"] == protocol]
-    solvers = [s for s in GRID_SOLVERS if s in set(t["solver"])]
+    solvers = [s for s in STUDY_SOLVERS if s in set(t["solver"])]
     fig, axes = plt.subplots(
         len(solvers),
         1,
@@ -64,7 +64,7 @@ def plot_paired(paired, protocol: str, arms: list[str]) -> plt.Figure:
     """Forest plot: each arm minus the baseline per cell, with paired 95 % CIs."""
     t = paired[paired["protocol"] == protocol].copy()
     t["cell"] = t["solver"].map(label) + " " + t["budget"]
-    order = {s: i for i, s in enumerate(GRID_SOLVERS)}
+    order = {s: i for i, s in enumerate(STUDY_SOLVERS)}
     t = t.sort_values(["solver", "budget"], key=lambda c: c.map(order) if c.name == "solver" else c)
     cells = list(dict.fromkeys(t["cell"]))
     arms = [m for m in arms if m in set(t["arm"])]

@@ -123,8 +123,8 @@ def plot_scaling_effects(
     direction as a grey dotted line, zero as a thin line; the papers' training budget as a
     dotted vertical line per task.
 
-    ``effects`` is :func:`jepa_geometry.extensions.scaling_results.claim_effects` output,
-    ``budgets`` one :func:`~jepa_geometry.extensions.scaling_results.paper_budget` row per task.
+    ``effects`` is :func:`jepa_geometry.extensions.scaling.results.claim_effects` output,
+    ``budgets`` one :func:`~jepa_geometry.extensions.scaling.results.paper_budget` row per task.
     """
     tasks = list(dict.fromkeys(effects["task"]))
     fig, axes = _scaling_panels(len(claims))
@@ -171,7 +171,7 @@ def plot_scaling_premises(premises: pd.DataFrame, budgets: pd.DataFrame) -> plt.
     measure's reference (the isotropic share 8 / D, the bound κ, zero) as a grey dotted line;
     the papers' training budget as a dotted vertical line per task.
 
-    ``premises`` is :func:`jepa_geometry.extensions.scaling_results.premise_table` output.
+    ``premises`` is :func:`jepa_geometry.extensions.scaling.results.premise_table` output.
     """
     measures = list(dict.fromkeys(premises["measure"]))
     tasks = list(dict.fromkeys(premises["task"]))

@@ -36,15 +36,9 @@ from jepa_geometry.book.tables.planning import ceiling_columns, lewm_paper_proto
 from jepa_geometry.book.tables.shared import arm_order, mark_papers, paper_value, verdict_style
 from jepa_geometry.envs import task_title
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
-from jepa_geometry.planning.solver import TIERS
+from jepa_geometry.planning.solver import PAPER_SOLVER, SOLVER_NAMES, STUDY_SOLVERS, TIERS
 from jepa_geometry.stats import format_rate
-from jepa_geometry.study.grid import (
-    GRID_SOLVERS,
-    PAPER_SOLVER,
-    SOLVER_NAMES,
-    paired_table,
-    success_table,
-)
+from jepa_geometry.study.grid import paired_table, success_table
 from jepa_geometry.study.load import Studies
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.verdict.across import SHORT_VERDICTS
@@ -80,13 +74,13 @@ def _tier_means(studies: Studies, protocol: str) -> Iterator[tuple[str, str, pd.
     for task in studies.planned:
         st = studies.studies[task]
         if protocol in st.spec.protocols:
-            for solver in GRID_SOLVERS:
+            for solver in STUDY_SOLVERS:
                 yield task, solver, _tier_mean(st.episodes, protocol, solver)
 
 
 def _scale_solver_value(task: str, arm: str, solver: str) -> float:
     """SCALE's per-solver mean for our ``solver`` label at the same temperature: its main grid
-    (:data:`~jepa_geometry.study.grid.PAPER_SOLVER`), or its ``T*`` table for our MPPI at
+    (:data:`~jepa_geometry.planning.solver.PAPER_SOLVER`), or its ``T*`` table for our MPPI at
     ``T*``."""
     if solver == "mppi":
         return paper_value("scale_success_mppi_tuned", task, arm)
@@ -151,7 +145,7 @@ def favour_count(contrasts: pd.DataFrame, arm: str = "scale") -> dict[str, Any]:
     """SCALE's headline count for ``arm`` - LeWM: of the task x solver averages, how many
     favour ``arm`` in SCALE's table, in ours by the point estimate, and in ours with the whole
     95 % interval above zero (and below zero). Ours are counted on SCALE's footing: its main
-    grid's solvers at its temperatures (:data:`~jepa_geometry.study.grid.PAPER_SOLVER`; our
+    grid's solvers at its temperatures (:data:`~jepa_geometry.planning.solver.PAPER_SOLVER`; our
     MPPI at ``T*`` is not one of its cells)."""
     ours = contrasts[(contrasts["arm"] == arm) & contrasts["solver"].isin(list(PAPER_SOLVER))]
     ref = reference_numbers(table="scale_success_per_solver")
@@ -441,7 +435,7 @@ def _cell_means(
 ) -> pd.DataFrame:
     """Success per ``by`` cell x arm under ``protocol`` (wide: one column per arm, the random
     floor left out), on SCALE's cells: its main grid's solvers at its temperatures
-    (:data:`~jepa_geometry.study.grid.PAPER_SOLVER`; our MPPI at ``T*`` is not one). By
+    (:data:`~jepa_geometry.planning.solver.PAPER_SOLVER`; our MPPI at ``T*`` is not one). By
     (solver, tier), each cell pools the seeds and pairs it planned; with ``train_seed`` in
     ``by``, one seed's pairs."""
     t = episodes[

@@ -12,6 +12,7 @@ import pandas as pd
 
 from jepa_geometry.book.style import shown
 from jepa_geometry.book.tables.shared import arm_order, mark_papers, verdict_style
+from jepa_geometry.book.toc import section_link
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.stats import bootstrap_interval
 from jepa_geometry.study.spec import BASELINE
@@ -198,7 +199,7 @@ def dashboard(
             sources.append("no number published (figure only)" if claim.paper_note else "")
     table.insert(0, "task", [task_title(t) if t in TASKS else t for t, _, _ in items])
     table["paper's source"] = sources
-    table["computed in"] = [claim.computed_in for _, claim, _ in items]
+    table["computed in"] = [section_link(claim.computed_in, task) for task, claim, _ in items]
     cols = [
         "task",
         "paper",

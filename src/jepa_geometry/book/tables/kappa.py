@@ -14,8 +14,8 @@ import pandas as pd
 
 from jepa_geometry import stats
 from jepa_geometry.envs import task_title
-from jepa_geometry.extensions.kappa_build import KappaResults, load_results, missing
-from jepa_geometry.extensions.kappa_sweep import (
+from jepa_geometry.extensions.kappa.build import KappaResults, load_results, missing
+from jepa_geometry.extensions.kappa.sweep import (
     ARM,
     DEFAULT_KAPPA,
     KAPPA_SWEEP,
@@ -72,7 +72,7 @@ def unbound_sentence(res: KappaResults, sweep: KappaSweep = KAPPA_SWEEP) -> str:
     without one, and then every larger κ does too. Per task, the candidates are the largest
     set of κ > 1 from some ``x`` up whose models never reached their bound (cond Λ <
     κ (1 - tolerance) at every logged step,
-    :func:`~jepa_geometry.extensions.kappa_rules.saturation_step` None; the table's "reached
+    :func:`~jepa_geometry.extensions.kappa.saturation.saturation_step` None; the table's "reached
     κ" reads the last step only). That is necessary for the clamp never to have acted, not
     sufficient (it bounds each α_i to ±½ log κ, while cond Λ = e^(b_max - b_min)), so the
     identity is read from the results: when those models end with the same learned spectrum
@@ -143,7 +143,7 @@ def success_by_kappa(res: KappaResults) -> pd.DataFrame:
 
 
 def sorted_spectra(res: KappaResults) -> pd.DataFrame:
-    """:attr:`~jepa_geometry.extensions.kappa_build.KappaResults.spectra` with the tasks'
+    """:attr:`~jepa_geometry.extensions.kappa.build.KappaResults.spectra` with the tasks'
     titles, for the figure."""
     return res.spectra.assign(task=res.spectra["task"].map(task_title))
 

@@ -18,9 +18,8 @@ from jepa_geometry.envs.dataset import dataset_artifact, load_dataset, tabulate_
 from jepa_geometry.planning.protocol import pair_difficulty
 from jepa_geometry.profiles import Profile
 from jepa_geometry.wm.arms import arm_weights
-from jepa_geometry.wm.checkpoint import LOG_FILE
 from jepa_geometry.wm.model import WorldModel
-from jepa_geometry.wm.training import load_world_model, train_world_model, world_model_artifact
+from jepa_geometry.wm.training import load_world_model, world_model_artifact
 
 
 def task_table(tasks: Sequence[str] = TASKS) -> pd.DataFrame:
@@ -132,33 +131,24 @@ def arm_weights_table(arms: Sequence[str], task: str, sigreg_weight: float) -> p
     return shown(pd.DataFrame({m: arm_weights(m, task, sigreg_weight).as_dict() for m in arms}).T)
 
 
-def train_one_seed(
-    task: str, arms: Sequence[str], seed: int, profile: Profile, progress: bool = False
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Train (or find in the cache) one model per arm; return ``(logs, summary)``.
+TRAINING_SUMMARY_COLUMNS: dict[str, str] = {
+    "train_seconds": "train time (s)",
+    "steps_per_s": "steps/s",
+    "pred": "final L_pred",
+}
+"""The training summary's columns (:func:`~jepa_geometry.wm.training.train_one_seed`) -> the
+headers chapter 5 shows."""
 
-    ``logs`` stacks every arm's ``log.json`` (one row per logged step, an ``arm`` column
-    added; terms an arm lacks are NaN). ``summary`` has one row per arm: training wall time,
-    ``steps/s = fresh steps / wall time`` and the final prediction loss ``L_pred``, read from
-    the artifact's manifest, so a cached model reports the run that built it.
-    """
-    logs, summaries = [], {}
-    for m in arms:
-        art = train_world_model(task, m, seed, profile, progress=progress)
-        s = art.manifest()["summary"]
-        summaries[m] = {
-            "train time (s)": s["train_wall_s"],
-            "steps/s": s["steps_per_s"],
-            "final L_pred": s["final"]["pred"],
-        }
-        log = pd.read_json(art.path / LOG_FILE)
-        log["arm"] = m
-        logs.append(log)
-    return pd.concat(logs, ignore_index=True), pd.DataFrame(summaries).T
+
+def training_summary_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~jepa_geometry.wm.training.train_one_seed`'s summary as chapter 5 shows it: its
+    columns by :data:`TRAINING_SUMMARY_COLUMNS`, its arms by their display names."""
+    return shown(summary.rename(columns=TRAINING_SUMMARY_COLUMNS))
 
 
 def loss_terms_long(logs: pd.DataFrame) -> pd.DataFrame:
-    """:func:`train_one_seed`' logs in long form: one row per (step, arm, term) with its ``value``.
+    """:func:`~jepa_geometry.wm.training.train_one_seed`' logs in long form: one row per
+    (step, arm, term) with its ``value``.
 
     Only the :data:`LOSS_TERMS` present are kept, in that order, and rows whose value is NaN
     (a term the arm does not train) are dropped, so each arm appears only in the panels of

@@ -20,15 +20,10 @@ from jepa_geometry.book.tables.shared import arm_order
 from jepa_geometry.envs import task_class, task_title
 from jepa_geometry.envs.collect import episode_counts
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
-from jepa_geometry.planning.solver import budget_tiers
+from jepa_geometry.planning.solver import PAPER_SOLVER, budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import format_rate
-from jepa_geometry.study.grid import (
-    CELL_KEYS,
-    PAPER_SOLVER,
-    ceiling_seconds_per_pair,
-    paired_table,
-)
+from jepa_geometry.study.grid import CELL_KEYS, ceiling_seconds_per_pair, paired_table
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.wm.model import build_world_model

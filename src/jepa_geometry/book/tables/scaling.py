@@ -1,8 +1,8 @@
 """Chapter 9's tables and sentences: the scaling study's units, its training compute beside
 the papers', its gates, its effects per compute point and the trend readings, shaped for the
-page (the computations are in :mod:`jepa_geometry.extensions.scaling_rule`,
-:mod:`jepa_geometry.extensions.scaling_results` and
-:mod:`jepa_geometry.extensions.scaling_trend`; these functions take their tables and
+page (the computations are in :mod:`jepa_geometry.extensions.scaling.choice`,
+:mod:`jepa_geometry.extensions.scaling.results` and
+:mod:`jepa_geometry.extensions.scaling.trend`; these functions take their tables and
 results)."""
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ import pandas as pd
 
 from jepa_geometry.book.style import display_name, shown
 from jepa_geometry.envs import task_title
-from jepa_geometry.extensions.scaling import Point
-from jepa_geometry.extensions.scaling_results import PointResult, ScalingResults
-from jepa_geometry.extensions.scaling_trend import READINGS
+from jepa_geometry.extensions.scaling.results import PointResult, ScalingResults
+from jepa_geometry.extensions.scaling.spec import Point
+from jepa_geometry.extensions.scaling.trend import READINGS
 from jepa_geometry.stats import format_rate
 
 UNIT_COLUMNS: tuple[str, ...] = ("point", "task", "arm", "minutes", "status", "why")
 
 
 def units_display(units: pd.DataFrame) -> pd.DataFrame:
-    """The rule's units (:func:`~jepa_geometry.extensions.scaling_rule.choose_units`) as the
+    """The rule's units (:func:`~jepa_geometry.extensions.scaling.choice.choose_units`) as the
     page shows them: one row per (point, task, arm) with its estimated machine minutes and
     status, arms by their display names."""
     out = units.assign(task=units["task"].map(task_title), minutes=units["seconds"] / 60)
@@ -75,7 +75,7 @@ PREMISE_COLUMNS: tuple[str, ...] = (
 
 
 def premises_display(premises: pd.DataFrame) -> pd.DataFrame:
-    """The premise table (:func:`~jepa_geometry.extensions.scaling_results.premise_table`) as
+    """The premise table (:func:`~jepa_geometry.extensions.scaling.results.premise_table`) as
     the page shows it: per task, measure and arm, the points in order of compute, arms by
     their display names."""
     out = premises.sort_values(["task", "measure", "arm", "image", "flops"], kind="stable")
@@ -84,7 +84,7 @@ def premises_display(premises: pd.DataFrame) -> pd.DataFrame:
 
 
 def trends_display(trends: pd.DataFrame) -> pd.DataFrame:
-    """The trend table (:func:`~jepa_geometry.extensions.scaling_trend.trend_table`) as the
+    """The trend table (:func:`~jepa_geometry.extensions.scaling.trend.trend_table`) as the
     page shows it: the crossing in words, not its three numbers."""
     out = trends.drop(columns=["crossing (FLOPs)", "crossing low", "crossing high"])
     return out.assign(task=out["task"].map(task_title))
@@ -105,7 +105,7 @@ def trend_sentence(trends: pd.DataFrame) -> str:
 
 def _readings(trends: pd.DataFrame) -> tuple[dict[str, int], int]:
     """How many of ``trends``' effects read each way (:data:`~jepa_geometry.extensions.
-    scaling_trend.READINGS`, in its order) and for how many the crossing is estimable."""
+    scaling.trend.READINGS`, in its order) and for how many the crossing is estimable."""
     counts = trends["reading"].value_counts()
     estimable = int((trends["crossing"] != "not estimable").sum())
     return {r: int(counts.get(r, 0)) for r in READINGS}, estimable
@@ -117,7 +117,7 @@ def scaling_answer(
     """The chapter's answer to its question, in three sentences computed from this run: the
     training budgets it built and how far LeWM's lies beyond them (:func:`decades_to_paper`);
     how the claims' effects move with compute (the readings of
-    :func:`~jepa_geometry.extensions.scaling_trend.trend_table`, the ones that grow or shrink
+    :func:`~jepa_geometry.extensions.scaling.trend.trend_table`, the ones that grow or shrink
     named, at most :data:`NAMED` of them); and what an extrapolation to the papers' budget is
     worth, given how far apart the fitted points lie. One budget built: it says it cannot
     answer."""
@@ -182,7 +182,7 @@ def _step_flops(results: Sequence[PointResult]) -> dict[str, list[float]]:
 
 
 def success_display(success: pd.DataFrame) -> pd.DataFrame:
-    """:func:`~jepa_geometry.extensions.scaling_results.success_by_point` as the page shows
+    """:func:`~jepa_geometry.extensions.scaling.results.success_by_point` as the page shows
     it: one row per (task, point) in compute order, per arm (by its display name) its tier-mean
     success (%) with its interval, and the task's ceiling (the same on every row of the task:
     it does not train)."""

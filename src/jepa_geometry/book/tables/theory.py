@@ -113,7 +113,7 @@ def leverage_claim(
         "measured",
         "2λ_j",
         threshold=-LEVERAGE_TOLERANCE,
-        computed_in="chapter 1, section 'The identity, checked by Monte Carlo'",
+        computed_in="sec-ch01-monte-carlo",
     )
     parts, names = [], []
     tol = f"{100 * LEVERAGE_TOLERANCE:g} %"
@@ -150,7 +150,7 @@ def toy_claims(
             sig[sig["noise"] == lo].assign(arm="smallest noise"),
         ]
     ).rename(columns={"seed": "train_seed"})
-    where = "chapter 3, section 'Panel (b): prediction improves, planning does not'"
+    where = "sec-ch03-panel-b"
     prediction = Claim(
         "AnisoWM",
         f"As the process noise falls {hi / lo:g}x, the held-out prediction error falls "

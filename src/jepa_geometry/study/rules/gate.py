@@ -11,8 +11,8 @@ pairs. The protocol passes when LeWM's success lies between :func:`gate_low` and
 study's main protocol, and SCALE's stays as its secondary one; if none passes, the study keeps
 SCALE's and its pages say that the gate failed.
 
-**The ladder** (:func:`lever_choice`, Push-T and Cube): rungs of levers
-(:data:`~jepa_geometry.study.levers.LADDERS`), each adding one lever for every arm alike, are
+**The ladder** (:func:`lever_choice`, Push-T and Cube): rungs of levers (the study file's
+``ladder``, :mod:`jepa_geometry.study.levers`), each adding one lever for every arm alike, are
 gated in turn within a compute :data:`BUDGET`, with a lower bound from power (an arm succeeding
 :data:`POWER_RATIO` times as often as LeWM detected with 80 % power,
 :func:`~jepa_geometry.stats.min_rate_for_power`) in place of :data:`GATE_LOW`. The first rung
@@ -36,8 +36,8 @@ from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile, with_overrides
 from jepa_geometry.stats import format_rate
 from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
-from jepa_geometry.study.levers import LADDERS, Lever, ladder_lever
-from jepa_geometry.study.spec import BASELINE
+from jepa_geometry.study.levers import Lever, ladder_rung
+from jepa_geometry.study.spec import BASELINE, task_ladder
 from jepa_geometry.wm.training import world_model_artifact
 
 GATE_LOW, GATE_HIGH = 0.30, 0.85  # LeWM's CEM T1 success must lie in this window
@@ -59,7 +59,7 @@ def gate_low(task: str, profile: Profile) -> float:
     """The gate's lower bound on LeWM's success: :data:`GATE_LOW`, or for a task with a
     ladder the power threshold of the study's ``seeds x pairs`` outcomes per arm (``nan``
     when no rate reaches the power: then nothing passes)."""
-    if task not in LADDERS:
+    if not task_ladder(task):
         return GATE_LOW
     n = len(profile.seeds.train) * profile.eval.episodes
     return stats.min_rate_for_power(n, POWER_RATIO, POWER, POWER_ALPHA)
@@ -177,20 +177,21 @@ def protocol_choice(
 def lever_choice(
     task: str, profile: Profile, progress: bool = False
 ) -> tuple[Lever | None, pd.DataFrame]:
-    """Climb ``task``'s ladder (:data:`LADDERS`): gate each rung on the validation pairs and
-    stop at the first that passes, or at one whose planner saturates (more compute would not
-    bring it back into the window).
+    """Climb ``task``'s ladder (its study file's ``ladder``): gate each rung on the validation
+    pairs and stop at the first that passes, or at one whose planner saturates (more compute
+    would not bring it back into the window).
 
     Returns (the passing rung or ``None``, one row per rung gated: ``lever``, the rung's
     image size, training steps and [training, held-out] episodes, the columns of
     :func:`protocol_gate`, the minutes and worker processes of the rung's dataset collection
     and the baseline's training minutes, from their manifests).
     """
-    if task not in LADDERS:
-        raise ValueError(f"task {task!r} has no ladder; tasks with one: {', '.join(LADDERS)}")
+    ladder = task_ladder(task)
+    if not ladder:
+        raise ValueError(f"task {task!r} has no ladder (its study file names none)")
     rows: list[dict[str, object]] = []
     chosen = None
-    for lever in LADDERS[task]:
+    for lever in ladder:
         cfg = lever.apply(task, profile)
         gate = protocol_gate(task, cfg, lever.protocol, "validation", progress)
         model = world_model_artifact(task, BASELINE, cfg.seeds.train[0], cfg)
@@ -230,7 +231,7 @@ def ladder_probes(task: str, profile: Profile, rows: pd.DataFrame) -> pd.DataFra
     the climb never reached are not trained). Columns: ``lever``, ``coordinate``, ``r2``."""
     out = []
     for name in rows["lever"]:
-        lever = ladder_lever(task, name)
+        lever = ladder_rung(task_ladder(task), task, name)
         cfg = lever.apply(task, profile)
         one = with_overrides(cfg, {"seeds.train": [cfg.seeds.train[0]]})
         df = coordinate_probes(task, [BASELINE], one)
@@ -247,7 +248,7 @@ def study_choice(
     A task with a ladder climbs it (:func:`lever_choice`; protocol ``None`` when no rung
     passes); any other task runs :func:`protocol_choice` (rung ``None``: as profiled).
     """
-    if task in LADDERS:
+    if task_ladder(task):
         lever, rows = lever_choice(task, profile, progress)
         return (lever.protocol if lever else None), lever, rows
     chosen, rows = protocol_choice(task, profile, progress)

@@ -5,7 +5,7 @@ scaling``), the cost stated first (:func:`state_choice`).
 
 Every job is a cached build (datasets, models, the gated tasks' gates, the CEM cells, the
 geometry, a training step's FLOP count), so an interrupted build resumes and the two routes
-produce the same artifacts. A gated task (:data:`~.scaling.GATED_TASKS`) is planned at a point
+produce the same artifacts. A gated task (:data:`~.spec.GATED_TASKS`) is planned at a point
 only when LeWM passes its gate there (:func:`gate`).
 """
 
@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from jepa_geometry import artifacts, cluster
-from jepa_geometry.extensions.scaling import (
+from jepa_geometry.extensions.scaling.choice import by_point, chosen, cost_statement, stated_units
+from jepa_geometry.extensions.scaling.spec import (
     GATED_TASKS,
     Point,
     ScalingSpec,
@@ -26,7 +27,6 @@ from jepa_geometry.extensions.scaling import (
     step_flops,
     step_flops_artifact,
 )
-from jepa_geometry.extensions.scaling_rule import by_point, chosen, cost_statement, stated_units
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.build import cell_jobs
@@ -37,7 +37,7 @@ from jepa_geometry.study.spec import load_study
 
 def gate(spec: ScalingSpec, task: str, point: Point, base: Profile) -> dict[str, Any]:
     """Whether ``task``'s arms are planned at ``point``: a task whose study plans always is;
-    a gated task (:data:`~.scaling.GATED_TASKS`) is when LeWM passes the gate again there."""
+    a gated task (:data:`~.spec.GATED_TASKS`) is when LeWM passes the gate again there."""
     if task not in GATED_TASKS:
         return {"task": task, "point": point.name, "plans": True, "reason": "its study plans"}
     p = point_profile(spec, task, point, base)
@@ -52,7 +52,7 @@ def gate(spec: ScalingSpec, task: str, point: Point, base: Profile) -> dict[str,
 
 def point_cells(spec: ScalingSpec, task: str, point: Point, arms: Sequence[str], base: Profile):
     """The planning cells of ``arms`` at ``point``: CEM at the five tiers under the task's
-    main protocol, every training seed (:func:`~.scaling_results.point_result` plans the same
+    main protocol, every training seed (:func:`~.results.point_result` plans the same
     cells)."""
     p = point_profile(spec, task, point, base)
     return [
@@ -69,7 +69,7 @@ def _count_flops(task: str, profile: Profile) -> None:
 
 def grid_units(stage: str, base: Profile, spec: ScalingSpec | None = None) -> list[cluster.Unit]:
     """The study's units of one stage of the study grid (:mod:`~jepa_geometry.cluster`),
-    for the units of the rule as stated (:func:`~.scaling_rule.stated_units`): each point's
+    for the units of the rule as stated (:func:`~.choice.stated_units`): each point's
     dataset, models, FLOP count, geometry and CEM cells, and each task's ceiling (its task
     study's cells, the page's reference). A gated point plans its gate's cell first; its CEM
     cells are units of the ``chosen`` stage, submitted once the gate is cached and passes
@@ -137,8 +137,8 @@ def grid_units(stage: str, base: Profile, spec: ScalingSpec | None = None) -> li
 
 
 def state_choice(base: Profile, spec: ScalingSpec | None = None) -> str:
-    """The rule's cost statement (:func:`~.scaling_rule.cost_statement`) for the units as
-    stated, stating and keeping them now if no build has (:func:`~.scaling_rule.stated_units`)."""
+    """The rule's cost statement (:func:`~.choice.cost_statement`) for the units as
+    stated, stating and keeping them now if no build has (:func:`~.choice.stated_units`)."""
     spec = spec or load_scaling()
     return cost_statement(stated_units(spec, base, state=True), spec, base.name)
 

@@ -4,7 +4,7 @@ The sweep's units (:func:`grid_units`, :data:`GRID`): its datasets, models and c
 study grid submits them (``jepa-geometry grid --with kappa``) and as
 :func:`~jepa_geometry.cluster.build_here` builds them on one machine (``jepa-geometry kappa``,
 and the book before its cross-task page), the cost stated first
-(:func:`~.kappa_sweep.state_estimate`).
+(:func:`~.sweep.state_estimate`).
 :func:`load_results` reads what the rules read (:class:`KappaResults`) and refuses, naming
 the first missing piece, when the sweep is not built.
 """
@@ -20,8 +20,8 @@ import pandas as pd
 from jepa_geometry import cluster
 from jepa_geometry.analysis.probes import lambda_spectrum
 from jepa_geometry.artifacts import load
-from jepa_geometry.extensions.kappa_rules import allocation_change, saturated, saturation_step
-from jepa_geometry.extensions.kappa_sweep import (
+from jepa_geometry.extensions.kappa.saturation import allocation_change, saturated, saturation_step
+from jepa_geometry.extensions.kappa.sweep import (
     DEFAULT_KAPPA,
     KAPPA_SWEEP,
     KappaError,
@@ -80,7 +80,7 @@ class KappaResults:
     allocation_change. ``spectra``: task, kappa, rank (largest first, as a fraction of D),
     variance. ``success``: (task, κ, split) -> per-pair outcomes, pairs in episode order.
     ``seed_spectra``: (task, training seed) -> the final sorted v at the default κ;
-    ``seed_changes``: (task, training seed) -> its :func:`~.kappa_rules.allocation_change` at
+    ``seed_changes``: (task, training seed) -> its :func:`~.saturation.allocation_change` at
     the default κ (NaN: that model never reached its bound).
     """
 

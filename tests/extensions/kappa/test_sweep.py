@@ -1,11 +1,11 @@
-"""AnisoWM's κ sweep as data (extensions.kappa_sweep): κ = 2 is the study's own model and cell,
+"""AnisoWM's κ sweep as data (extensions.kappa.sweep): κ = 2 is the study's own model and cell,
 and a bad sweep or split stops in one line."""
 
 from __future__ import annotations
 
 import pytest
 
-from jepa_geometry.extensions import kappa_sweep
+from jepa_geometry.extensions import kappa
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study.spec import load_study
@@ -14,14 +14,14 @@ from jepa_geometry.wm.training import world_model_artifact
 
 
 def test_the_sweeps_default_kappa_is_the_anisowm_arms_own():
-    assert arm_weights("anisowm", "tworoom").kappa == kappa_sweep.DEFAULT_KAPPA
+    assert arm_weights("anisowm", "tworoom").kappa == kappa.DEFAULT_KAPPA
 
 
 def test_kappa_two_reuses_the_study_model_and_cell():
     base = load_profile("smoke")
-    for task in kappa_sweep.KAPPA_SWEEP.tasks:
+    for task in kappa.KAPPA_SWEEP.tasks:
         p = load_study(task).profile(base)
-        w = kappa_sweep.KAPPA_SWEEP.weights(2.0)
+        w = kappa.KAPPA_SWEEP.weights(2.0)
         assert w is None
         # an explicit override at the default would also give the study's model key
         explicit = world_model_artifact(task, "anisowm", 0, p, {"kappa": 2.0}).key
@@ -35,11 +35,11 @@ def test_kappa_two_reuses_the_study_model_and_cell():
             budget="T1",
             protocol=load_study(task).main_protocol,
         )
-        mine = kappa_sweep.KAPPA_SWEEP.cell(task, 2.0, base, "evaluation")
+        mine = kappa.KAPPA_SWEEP.cell(task, 2.0, base, "evaluation")
         assert [a.key for a in mine.artifacts()] == [a.key for a in study_cell.artifacts()]
-        other = kappa_sweep.KAPPA_SWEEP.cell(task, 4.0, base, "evaluation")
+        other = kappa.KAPPA_SWEEP.cell(task, 4.0, base, "evaluation")
         assert other.artifacts()[0].key != study_cell.artifacts()[0].key
-        val = kappa_sweep.KAPPA_SWEEP.cell(task, 2.0, base, "validation")
+        val = kappa.KAPPA_SWEEP.cell(task, 2.0, base, "validation")
         assert val.profile.seeds.eval != mine.profile.seeds.eval
 
 
@@ -56,11 +56,11 @@ def test_kappa_two_reuses_the_study_model_and_cell():
     ],
 )
 def test_bad_sweeps_stop_with_one_line(kwargs, match):
-    with pytest.raises(kappa_sweep.KappaError, match=match) as e:
-        kappa_sweep.KappaSweep(**kwargs)
+    with pytest.raises(kappa.KappaError, match=match) as e:
+        kappa.KappaSweep(**kwargs)
     assert "\n" not in str(e.value)
 
 
 def test_an_unknown_split_stops_in_one_line():
-    with pytest.raises(kappa_sweep.KappaError, match="valid: evaluation, validation"):
-        kappa_sweep.KAPPA_SWEEP.cell("tworoom", 2.0, load_profile("smoke"), "test")
+    with pytest.raises(kappa.KappaError, match="valid: evaluation, validation"):
+        kappa.KAPPA_SWEEP.cell("tworoom", 2.0, load_profile("smoke"), "test")

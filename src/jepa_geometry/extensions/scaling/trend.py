@@ -1,7 +1,7 @@
 """The trend of each of the scaling study's effects against training compute, and where it
 would reach the verdict's minimum effect.
 
-Each point's effect comes with its 95 % interval (:func:`~.scaling_results.claim_effects`);
+Each point's effect comes with its 95 % interval (:func:`~.results.claim_effects`);
 the line is a weighted least-squares fit in log10 FLOPs (:func:`wls_line`, weights 1 / se²),
 its interval a parametric bootstrap (:func:`trend`), its reading in the claim's direction one
 of :data:`READINGS` (:func:`reading`). Three points make a weak extrapolation: the interval
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jepa_geometry.extensions.scaling import ScalingError
+from jepa_geometry.extensions.scaling.spec import ScalingError
 
 N_TREND_BOOT = 2000
 TREND_SEED = 0

@@ -35,7 +35,7 @@ import pandas as pd
 
 from jepa_geometry import artifacts, cluster
 from jepa_geometry.envs import task_title
-from jepa_geometry.extensions.scaling import (
+from jepa_geometry.extensions.scaling.spec import (
     GATED_TASKS,
     Point,
     ScalingError,

@@ -21,12 +21,12 @@ many, as the MPPI temperature sweep draws them).
 time of the task's cached ``anisowm`` model (else the profile's cost model,
 :func:`~jepa_geometry.cluster.train_hours`), plus cells to plan times the measured time
 of the study's own cell per pair (else :func:`~jepa_geometry.cluster.cell_hours`).
-Every build states it (:func:`state_estimate`, :data:`~.kappa_build.GRID`'s statement) before
+Every build states it (:func:`state_estimate`, :data:`~.build.GRID`'s statement) before
 it trains, and the first statement is kept so the book shows what was stated before anything
 trained.
 
-The sweep in modules: this one (the sweep and its cost); :mod:`.kappa_build` (building and
-reading it); :mod:`.kappa_rules` (the rules on numbers);
+The sweep in modules: this one (the sweep and its cost); :mod:`.build` (building and
+reading it); :mod:`.saturation` (what is read off a training log);
 :mod:`jepa_geometry.verdict.kappa_claims` (its claims judged);
 :mod:`jepa_geometry.book.tables.kappa` (what chapter 8 shows).
 """

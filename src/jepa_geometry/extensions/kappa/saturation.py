@@ -1,4 +1,4 @@
-"""The κ sweep's rules on a training log (fixed before any model of the sweep was trained;
+"""What the κ sweep reads off a training log (fixed before any model of the sweep was trained;
 book: rec-kappa-sweep): when Λ reaches its bound, ``cond Λ >= κ (1 -`` :data:`SATURATION_TOLERANCE`
 ``)`` (:func:`saturated`, :func:`saturation_step`), and how far the allocation moves after that
 (:func:`allocation_change`). The sweep reports these per model; its claims (κ constrains, does
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jepa_geometry.extensions.kappa_sweep import KappaError
+from jepa_geometry.extensions.kappa.sweep import KappaError
 
 SATURATION_TOLERANCE = 1e-3  # cond Λ >= κ (1 - this) counts as having reached the bound
 
@@ -50,3 +50,6 @@ def allocation_change(steps: Sequence[int], v: np.ndarray, kappa: float) -> floa
         return float("nan")
     v_sat = v[list(steps).index(first)]
     return float(np.linalg.norm(v[-1] - v_sat) / np.linalg.norm(v_sat - 1.0))
+
+
+__all__ = ["SATURATION_TOLERANCE", "allocation_change", "saturated", "saturation_step"]

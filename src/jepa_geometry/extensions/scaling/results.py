@@ -20,7 +20,9 @@ import pandas as pd
 from jepa_geometry import artifacts, stats
 from jepa_geometry.analysis.measurements import Geometry, measure_arms
 from jepa_geometry.envs import task_title
-from jepa_geometry.extensions.scaling import (
+from jepa_geometry.extensions.scaling.build import gate
+from jepa_geometry.extensions.scaling.choice import by_point, chosen, stated_units
+from jepa_geometry.extensions.scaling.spec import (
     Point,
     ScalingSpec,
     cem_cells,
@@ -29,8 +31,6 @@ from jepa_geometry.extensions.scaling import (
     point_profile,
     step_flops,
 )
-from jepa_geometry.extensions.scaling_build import gate
-from jepa_geometry.extensions.scaling_rule import by_point, chosen, stated_units
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
@@ -106,7 +106,7 @@ def point_result(
     spec: ScalingSpec, task: str, point: Point, arms: Sequence[str], base: Profile
 ) -> PointResult:
     """One (point, task) through cached calls: train, gate, plan (CEM, five tiers), measure,
-    and count a training step's FLOPs (:func:`~.scaling.point_flops`)."""
+    and count a training step's FLOPs (:func:`~.spec.point_flops`)."""
     p = point_profile(spec, task, point, base)
     for a in arms:
         for s in p.seeds.train:
@@ -126,7 +126,7 @@ def point_result(
 
 
 def scaling_results(spec: ScalingSpec, base: Profile) -> ScalingResults:
-    """Every chosen (point, task) of the rule as stated (:func:`~.scaling_rule.stated_units`):
+    """Every chosen (point, task) of the rule as stated (:func:`~.choice.stated_units`):
     built where missing at the profiles of :data:`BUILDS_IN_PAGE`, else read from the cache (a
     (point, task) not built is in ``missing`` with the artifact it lacks; none built at all is
     a one-line :class:`~jepa_geometry.artifacts.NotCached`)."""

@@ -1,5 +1,5 @@
-"""The scaling study's cost and rule (extensions.scaling_rule): the priority order, the cost of a
-unit, the cuts, and the choice the first build keeps."""
+"""The scaling study's cost and the choice of its units (extensions.scaling.choice): the
+priority order, the cost of a unit, the cuts, and the choice the first build keeps."""
 
 from __future__ import annotations
 
@@ -8,15 +8,16 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from jepa_geometry.extensions import scaling, scaling_rule
-from jepa_geometry.extensions.scaling import Point
+from jepa_geometry.extensions import scaling
+from jepa_geometry.extensions.scaling import choice
+from jepa_geometry.extensions.scaling.spec import Point
 from jepa_geometry.profiles import load_profile
-from tests.extensions.test_scaling import spec
+from tests.extensions.scaling.test_spec import spec
 
 
 def test_the_priority_order_is_the_rules():
     s, smoke = spec(), load_profile("smoke")
-    order = [(p.name, t, a) for p, t, a in scaling_rule.priority(s, smoke)]
+    order = [(p.name, t, a) for p, t, a in choice.priority(s, smoke)]
     two, res, three = "2x steps", "1x steps, 1.5x pixels", "3x steps"
     assert order == [
         (two, "tworoom", "lewm"),
@@ -35,13 +36,13 @@ def test_the_priority_order_is_the_rules():
 def test_the_training_cost_is_seeds_times_steps_times_seconds_times_pixels_squared():
     s, laptop = spec(), load_profile("laptop")
     per_step = 0.1
-    cost = scaling_rule.unit_cost(s, "pusht", "scale", Point(1.0, 1.5), laptop, per_step)
+    cost = choice.unit_cost(s, "pusht", "scale", Point(1.0, 1.5), laptop, per_step)
     steps = scaling.study_profile(s, "pusht", laptop).train.steps
     assert cost["train"] == pytest.approx(2 * steps * per_step * 1.5**2)
     assert cost["collect"] == 0.0 and cost["gate"] == 0.0  # both go on the lewm unit
-    lead = scaling_rule.unit_cost(s, "pusht", "lewm", Point(1.0, 1.5), laptop, per_step)
+    lead = choice.unit_cost(s, "pusht", "lewm", Point(1.0, 1.5), laptop, per_step)
     assert lead["collect"] > 0
-    assert scaling_rule.unit_cost(s, "pusht", "lewm", Point(3.0), laptop, per_step)["collect"] == 0
+    assert choice.unit_cost(s, "pusht", "lewm", Point(3.0), laptop, per_step)["collect"] == 0
 
 
 def test_the_stated_figure_gives_the_seconds_per_step_where_nothing_is_cached(
@@ -49,11 +50,11 @@ def test_the_stated_figure_gives_the_seconds_per_step_where_nothing_is_cached(
 ):
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path))
     laptop = load_profile("laptop")
-    sec, source = scaling_rule.seconds_per_step(spec(), "pusht", laptop)
+    sec, source = choice.seconds_per_step(spec(), "pusht", laptop)
     steps = scaling.study_profile(spec(), "pusht", laptop).train.steps
     assert sec == pytest.approx(200.0 / steps) and source.startswith("stated")
     smoke = load_profile("smoke")
-    sec, source = scaling_rule.seconds_per_step(spec(), "pusht", smoke)
+    sec, source = choice.seconds_per_step(spec(), "pusht", smoke)
     assert sec == pytest.approx(1 / smoke.cluster.train_steps_per_s)
 
 
@@ -62,13 +63,13 @@ def test_the_rule_keeps_units_in_order_while_they_fit_and_names_the_cuts():
     per_step = {"tworoom": 0.08, "pusht": 0.17}
     s = spec()
     costs = {
-        (p.name, t, a): sum(scaling_rule.unit_cost(s, t, a, p, laptop, per_step[t]).values()) / 2
-        for p, t, a in scaling_rule.priority(s, laptop)
+        (p.name, t, a): sum(choice.unit_cost(s, t, a, p, laptop, per_step[t]).values()) / 2
+        for p, t, a in choice.priority(s, laptop)
     }
     # a budget that holds exactly the units before the top point's scale arm on Push-T
     keep = list(costs)[:-1]
     hours = (sum(costs[k] for k in keep) + 1.0) / 3600
-    units = scaling_rule.choose_units(
+    units = choice.choose_units(
         dataclasses.replace(s, budget_hours={**s.budget_hours, "laptop": hours}), laptop, per_step
     )
     assert (units["status"] == "reused").sum() == len(s.tasks_at(laptop)) * len(s.arms)
@@ -79,7 +80,7 @@ def test_the_rule_keeps_units_in_order_while_they_fit_and_names_the_cuts():
     assert [(r.point, r.task, r.arm, r.why) for r in cut.itertuples()] == [
         ("10x steps", "pusht", "scale", "over the budget")
     ]
-    text = scaling_rule.cost_statement(units, s, "laptop")
+    text = choice.cost_statement(units, s, "laptop")
     assert "10x steps Push-T scale (over the budget)" in text
     assert f"{sum(costs[k] for k in keep) / 3600:.2f} h" in text
 
@@ -88,9 +89,9 @@ def test_an_arm_without_its_lewm_unit_is_cut_too():
     laptop = load_profile("laptop")
     per_step = {"tworoom": 0.08, "pusht": 0.17}
     s = spec()
-    first = next(iter(scaling_rule.priority(s, laptop)))
-    small = sum(scaling_rule.unit_cost(s, first[1], first[2], first[0], laptop, 0.08).values()) / 2
-    units = scaling_rule.choose_units(
+    first = next(iter(choice.priority(s, laptop)))
+    small = sum(choice.unit_cost(s, first[1], first[2], first[0], laptop, 0.08).values()) / 2
+    units = choice.choose_units(
         dataclasses.replace(s, budget_hours={**s.budget_hours, "laptop": small / 3600 / 2}),
         laptop,
         per_step,
@@ -107,28 +108,26 @@ def test_the_laptop_rule_fits_its_budget():
         t: s.model_seconds[t] / scaling.study_profile(s, t, laptop).train.steps
         for t in s.tasks_at(laptop)
     }
-    units = scaling_rule.choose_units(s, laptop, rates)
+    units = choice.choose_units(s, laptop, rates)
     assert units.loc[units["status"] == "run", "seconds"].sum() <= 3600 * s.budget_hours["laptop"]
 
 
 def test_the_first_build_keeps_its_choice_and_later_reads_use_it(data_root, monkeypatch):
     laptop, s = load_profile("laptop"), spec()
     stated = {"tworoom": 0.08, "pusht": 0.17}  # the stated figures, before any model is cached
-    monkeypatch.setattr(scaling_rule, "seconds_per_step", lambda _s, t, _b: (stated[t], "stated"))
-    before = scaling_rule.stated_units(s, laptop)  # a dry run: the rule now, nothing written
+    monkeypatch.setattr(choice, "seconds_per_step", lambda _s, t, _b: (stated[t], "stated"))
+    before = choice.stated_units(s, laptop)  # a dry run: the rule now, nothing written
     assert list(data_root.rglob("manifest.json")) == []
-    kept = scaling_rule.stated_units(s, laptop, state=True)  # the first build states it
+    kept = choice.stated_units(s, laptop, state=True)  # the first build states it
     pd.testing.assert_frame_equal(kept, before)
     # models cached later train 5x slower: run again, the rule would cut units it built
-    monkeypatch.setattr(
-        scaling_rule, "seconds_per_step", lambda _s, t, _b: (5 * stated[t], "measured")
-    )
-    now = scaling_rule.choose_units(s, laptop)
+    monkeypatch.setattr(choice, "seconds_per_step", lambda _s, t, _b: (5 * stated[t], "measured"))
+    now = choice.choose_units(s, laptop)
     assert (now["status"] == "cut").sum() > (kept["status"] == "cut").sum()
     for state in (False, True):  # a page and a resumed build read the kept table
-        pd.testing.assert_frame_equal(scaling_rule.stated_units(s, laptop, state=state), kept)
+        pd.testing.assert_frame_equal(choice.stated_units(s, laptop, state=state), kept)
     # another study file states anew
     other = dataclasses.replace(s, budget_hours={**s.budget_hours, "laptop": 1.0})
     pd.testing.assert_frame_equal(
-        scaling_rule.stated_units(other, laptop), scaling_rule.choose_units(other, laptop)
+        choice.stated_units(other, laptop), choice.choose_units(other, laptop)
     )

@@ -1,11 +1,12 @@
-"""The κ sweep's rules on a training log (extensions.kappa_rules), on logs with known answers."""
+"""What the κ sweep reads off a training log (extensions.kappa.saturation), on logs with known
+answers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from jepa_geometry.extensions import kappa_rules
+from jepa_geometry.extensions.kappa import saturation
 from jepa_geometry.verdict import kappa_claims
 
 
@@ -29,21 +30,19 @@ def test_the_bound_holds_and_saturation_is_the_first_step_at_kappa():
     v = _v_log(2.0)
     conds = v.max(axis=1) / v.min(axis=1)
     assert np.allclose(conds[2:], 2.0)
-    assert kappa_rules.saturation_step([10, 20, 30, 40, 50], v, 2.0) == 30
+    assert saturation.saturation_step([10, 20, 30, 40, 50], v, 2.0) == 30
     assert kappa_claims.within_bound(conds[-1], 2.0) and not kappa_claims.within_bound(2.01, 2.0)
-    assert kappa_rules.saturated(2.0 * (1 - 1e-4), 2.0) and not kappa_rules.saturated(1.9, 2.0)
-    assert not kappa_rules.saturated(1.0, 1.0)  # κ = 1 has nothing to reach
+    assert saturation.saturated(2.0 * (1 - 1e-4), 2.0) and not saturation.saturated(1.9, 2.0)
+    assert not saturation.saturated(1.0, 1.0)  # κ = 1 has nothing to reach
     unsat = _v_log(2.0)[:2]  # stops before reaching the bound
-    assert kappa_rules.saturation_step([10, 20], unsat, 2.0) is None
-    assert np.isnan(kappa_rules.allocation_change([10, 20], unsat, 2.0))
+    assert saturation.saturation_step([10, 20], unsat, 2.0) is None
+    assert np.isnan(saturation.allocation_change([10, 20], unsat, 2.0))
 
 
 def test_the_allocation_change_is_its_move_after_saturation_over_its_departure():
     v = _v_log(2.0, drift=1.0)
     v_sat, v_end = v[2], v[-1]
     want = np.linalg.norm(v_end - v_sat) / np.linalg.norm(v_sat - 1)
-    got = kappa_rules.allocation_change(range(5), v, 2.0)
+    got = saturation.allocation_change(range(5), v, 2.0)
     assert got == pytest.approx(want) and got > kappa_claims.EVOLVE_MIN
-    assert kappa_rules.allocation_change(range(5), _v_log(2.0, drift=0.0), 2.0) == pytest.approx(
-        0.0
-    )
+    assert saturation.allocation_change(range(5), _v_log(2.0, drift=0.0), 2.0) == pytest.approx(0.0)

@@ -1,11 +1,12 @@
-"""The scaling study as written (extensions.scaling): its file, its points and their profiles."""
+"""The scaling study as written (extensions.scaling.spec): its file, its points and their
+profiles."""
 
 from __future__ import annotations
 
 import pytest
 
 from jepa_geometry.extensions import scaling
-from jepa_geometry.extensions.scaling import Point, ScalingError
+from jepa_geometry.extensions.scaling.spec import Point, ScalingError
 from jepa_geometry.profiles import load_profile
 
 RAW = {

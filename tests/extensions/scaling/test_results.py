@@ -1,4 +1,4 @@
-"""What the scaling study measured (extensions.scaling_results): a page at laptop builds nothing,
+"""What the scaling study measured (extensions.scaling.results): a page at laptop builds nothing,
 and the success table beside the ceiling."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import pytest
 
 from jepa_geometry.analysis.measurements import Geometry
 from jepa_geometry.book import tables
-from jepa_geometry.extensions import scaling, scaling_results
-from jepa_geometry.extensions.scaling import Point
+from jepa_geometry.extensions import scaling
+from jepa_geometry.extensions.scaling import results
+from jepa_geometry.extensions.scaling.spec import Point
 from jepa_geometry.profiles import load_profile
 
 
@@ -19,7 +20,7 @@ def test_the_page_builds_nothing_at_laptop_and_says_what_to_run(tmp_path, monkey
 
     monkeypatch.setenv("JEPA_GEOMETRY_DATA", str(tmp_path))
     with pytest.raises(NotCached, match="`jepa-geometry scaling --profile laptop`") as e:
-        scaling_results.scaling_results(scaling.load_scaling(), load_profile("laptop"))
+        results.scaling_results(scaling.load_scaling(), load_profile("laptop"))
     assert "\n" not in str(e.value)
     assert not (tmp_path / "checkpoints").exists() and not (tmp_path / "datasets").exists()
 
@@ -42,11 +43,11 @@ def test_success_by_point_is_the_tier_mean_beside_the_task_s_ceiling():
 
     eps = pd.concat([frame("lewm", (0, 1), range(6)), frame("scale", (0, 1), range(6))])
     geo = Geometry(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
-    result = scaling_results.PointResult(
+    result = results.PointResult(
         Point(2.0), "tworoom", smoke, ("lewm", "scale"), True, "", eps, geo, pd.DataFrame(), 10
     )
     top = frame("ceiling", (-1,), (1, 3, 4))
-    out = scaling_results.success_by_point([result], {"tworoom": top}).set_index("arm")
+    out = results.success_by_point([result], {"tworoom": top}).set_index("arm")
     for arm in ("lewm", "scale"):
         direct = eps[eps.arm == arm].success.mean()  # equal tiers per (seed, pair)
         assert out.loc[arm, "rate"] == pytest.approx(direct)

@@ -10,10 +10,10 @@ five tiers under its task's main protocol, measures its geometry, and reads ever
 both papers at every point with the trend of each effect against training FLOPs.
 
 The study in modules, one concept each: this one (the spec, a point's profile and its
-training FLOPs); :mod:`.scaling_rule` (the cost of a unit and the rule that chooses the units
-within the budget); :mod:`.scaling_build` (building the chosen units, and their units of the
-study grid); :mod:`.scaling_results` (what each built point measured, every claim's effect
-there); :mod:`.scaling_trend` (each effect's trend against compute);
+training FLOPs); :mod:`.choice` (the cost of a unit and the rule that chooses the units
+within the budget); :mod:`.build` (building the chosen units, and their units of the
+study grid); :mod:`.results` (what each built point measured, every claim's effect
+there); :mod:`.trend` (each effect's trend against compute);
 :mod:`jepa_geometry.book.tables.scaling` (chapter 9's tables and sentences).
 
 A point's factors are not ladder rungs: they are applied with
@@ -177,7 +177,7 @@ def _number(v: Any) -> bool:
 
 def load_scaling() -> ScalingSpec:
     """The scaling study of ``scaling.yaml``, validated (one-line :class:`ScalingError`)."""
-    text = resources.files("jepa_geometry.extensions").joinpath(SCALING_FILE).read_text()
+    text = resources.files("jepa_geometry.extensions.scaling").joinpath(SCALING_FILE).read_text()
     return scaling_from_dict(yaml.safe_load(text) or {})
 
 
