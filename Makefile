@@ -87,10 +87,11 @@ lab: $(VENV_READY)
 	$(BIN)/jupyter lab --ServerApp.root_dir=chapters $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 ## chapter: re-run one chapter, e.g. make chapter CH=ch02 PARAMS="seed=5 profile=smoke";
-## non-default parameters write to runs/<chapter>/<parameters>/ and never touch the book
+## non-default parameters write the page to runs/<chapter>/<task>-<parameters>-<hash>/ and
+## never touch the book's page; DRY_RUN=1 prints what it would build, and stops
 chapter: $(VENV_READY)
 	$(if $(CH),,$(error CH=<chapter> is required; valid: $(CHAPTERS)))
-	$(BIN)/jepa-geometry chapter $(CH) $(foreach p,$(PARAMS),-p $(p))
+	$(BIN)/jepa-geometry chapter $(CH) $(foreach p,$(PARAMS),-p $(p))$(if $(DRY_RUN), --dry-run,)
 
 ## data-pull: fetch the book's artifacts from the DVC remote; say so in one line if it cannot
 data-pull: $(VENV_READY)

@@ -14,9 +14,9 @@ For each task, the ceiling (the simulator as the world model,
 * **projections**: ``pairs x plans per pair x sum over cells of (rollouts per replan x time
   per rollout)``, with the protocol's number of plans per pair (an upper bound: a pair stops
   at success, and one solved at the start plans nothing), for the five CEM tiers and for a
-  task study's grid (``study.grid.plan_cells`` under SCALE's protocol: CEM, iCEM, MPPI and MPPI
+  task study's grid (``study.cells.plan_cells`` under SCALE's protocol: CEM, iCEM, MPPI and MPPI
   at swm's temperature at T1..T5), for ``--pairs`` and for the subset ``--subset``; the
-  studies' own rule (``study.grid.ceiling_rule_pairs``) uses the rollout time printed here.
+  studies' own rule (``study.cells.ceiling_rule_pairs``) uses the rollout time printed here.
 
 First, per task, **restore exactness**: the largest absolute difference between the states an
 environment reaches when stepped without interruption (``--check-steps`` behaviour-policy
@@ -49,12 +49,12 @@ from jepa_geometry.planning.protocol import (
 )
 from jepa_geometry.planning.solver import TIERS, budget_tiers, solver_spec
 from jepa_geometry.profiles import PROFILES, load_profile
-from jepa_geometry.study.grid import plan_cells
+from jepa_geometry.study.cells import plan_cells
 
-STUDY_CELLS = [(c.solver, c.budget) for c in plan_cells([SCALE_PROTOCOL])]
-"""A task study's solver cells under SCALE's protocol (``study.grid.plan_cells``), for the
+STUDY_CELLS = [(c.solver, c.tier) for c in plan_cells([SCALE_PROTOCOL])]
+"""A task study's solver cells under SCALE's protocol (``study.cells.plan_cells``), for the
 projection of a ceiling over the whole grid (the studies plan it on CEM's five tiers only,
-``study.grid.ceiling_cells``)."""
+``study.cells.ceiling_cells``)."""
 
 
 def rollouts_per_replan(profile, cells) -> int:

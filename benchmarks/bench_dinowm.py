@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                     0,
                     profile,
                     solver="cem",
-                    budget="T1",
+                    tier="T1",
                     protocol="goal25_budget50",
                     episodes=args.pairs,
                     progress=False,

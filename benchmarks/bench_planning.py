@@ -137,7 +137,7 @@ def main() -> None:
     # 3. a full evaluation of the profile's episode set
     if args.full_eval:
         t0 = time.perf_counter()
-        res = evaluate_arm(args.task, "lewm", 0, profile, solver="cem", budget="T1")
+        res = evaluate_arm(args.task, "lewm", 0, profile, solver="cem", tier="T1")
         took = time.perf_counter() - t0
         ep = res.episodes
         plan_s = float(ep["plan_seconds"].sum())

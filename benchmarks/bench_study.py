@@ -43,7 +43,7 @@ def breakdown(task: str, profile_name: str) -> pd.DataFrame:
     from jepa_geometry.analysis import measurements as geometry
     from jepa_geometry.envs.dataset import dataset_artifact
     from jepa_geometry.profiles import load_profile
-    from jepa_geometry.study import grid as study
+    from jepa_geometry.study import cells as study
     from jepa_geometry.wm.training import world_model_artifact
 
     prof = load_profile(profile_name)
@@ -71,7 +71,7 @@ def planning_seconds(task: str, profile_name: str) -> pd.DataFrame:
     from jepa_geometry.envs.dataset import dataset_artifact
     from jepa_geometry.planning.solver import budget_tiers
     from jepa_geometry.profiles import load_profile
-    from jepa_geometry.study import grid as study
+    from jepa_geometry.study import cells as study
 
     prof = load_profile(profile_name)
     key, tiers = dataset_artifact(task, prof).key, budget_tiers(prof)

@@ -101,7 +101,7 @@ def check(
         0,
         short,
         solver="cem",
-        budget="T1",
+        tier="T1",
         protocol=SCALE_PROTOCOL,
         episodes=pairs,
         progress=False,

@@ -18,7 +18,7 @@ import argparse
 from jepa_geometry.envs import TASKS
 from jepa_geometry.profiles import PROFILES, load_profile
 from jepa_geometry.study import load
-from jepa_geometry.study.grid import paired_table, success_table
+from jepa_geometry.study.cells import paired_table, success_table
 from jepa_geometry.study.regression import previous_build_check
 from jepa_geometry.study.spec import BASELINE
 

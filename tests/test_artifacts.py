@@ -116,7 +116,7 @@ def test_failed_build_leaves_no_artifact(data_root):
     with pytest.raises(KeyboardInterrupt):
         get_or_build(art, boom)
     assert not art.exists()
-    assert list(art.path.parent.iterdir()) == []  # no half-built temporary directory left
+    assert not art.path.parent.exists()  # no half-built temporary directory, no empty folder
 
 
 def test_empty_build_is_rejected(data_root):
@@ -400,3 +400,24 @@ def test_inside_cache_only_a_missing_artifact_is_reported_not_built(data_root):
     with cache_only():
         assert get_or_build(art, build) == art.path  # and a cached artifact is read
     assert len(calls) == 1
+
+
+def test_a_failed_first_build_leaves_no_empty_folder(data_root):
+    """Issue 71: a training that failed (a reader's term raising) left an empty
+    ``checkpoints/<task>-<arm>/`` behind, which read as a model; a folder that held something
+    before stays."""
+    from jepa_geometry.artifacts import Artifact, get_or_build
+
+    def fail(tmp: Path) -> None:
+        (tmp / "half").write_text("x")
+        raise RuntimeError("the term raised")
+
+    art = Artifact("checkpoints", "tworoom-mine", {"seed": 0})
+    with pytest.raises(RuntimeError):
+        get_or_build(art, fail)
+    assert not art.write_path.parent.exists()
+    kept = Artifact("checkpoints", "tworoom-mine", {"seed": 1})
+    get_or_build(kept, lambda tmp: (tmp / "m").write_text("m") and None)
+    with pytest.raises(RuntimeError):
+        get_or_build(art, fail)
+    assert art.write_path.parent.is_dir() and not art.exists() and kept.exists()

@@ -264,8 +264,8 @@ def test_a_chapter_says_what_its_kernel_builds_and_ctrl_c_stops_it_in_one_line(t
         kernels = _kernels(proc)
         assert kernels, "the page's kernel is not running"
         said = [ln for ln in lines if not ln.startswith("jepa-geometry: note:")]
-        assert said[:2] == ["tworoom study: dataset started (1 job)", said[1]], said
-        assert said[1].startswith("tworoom study: dataset done ("), said
+        assert said[:2] == ["tworoom study: collect started (1 job)", said[1]], said
+        assert said[1].startswith("tworoom study: collect done ("), said
         assert all(BUILT.fullmatch(ln) or STARTED.fullmatch(ln) for ln in said), said
         os.killpg(proc.pid, signal.SIGINT)
         assert proc.wait(timeout=60) == 130
@@ -365,12 +365,12 @@ def test_a_study_whose_output_is_a_log_says_what_it_finished_as_it_goes(tmp_path
     try:
         cost = proc.stdout.readline()  # stated before any work
         assert cost.startswith("tworoom study (profile=smoke): ") and "not in the cache" in cost
-        assert re.search(r"about \d+ min of work on one core, \d+ min with 2 workers", cost)
+        assert re.search(r"about [\d.]+ core-hours of work, about \d+ min of wall time on 2 cores", cost)
         _wait_for(proc, lambda: any(ln.startswith("train tworoom: 2 of ") for ln in lines))
         log = [ln.rstrip("\n") for ln in lines if not ln.startswith("jepa-geometry: note:")]
-        assert log[0] == "tworoom study: dataset started (1 job)", log
-        assert log[1].startswith("tworoom study: dataset done (") and log[1].endswith(" s)"), log
-        assert re.fullmatch(r"tworoom study: models started \(\d+ jobs\)", log[2]), log
+        assert log[0] == "tworoom study: collect started (1 job)", log
+        assert log[1].startswith("tworoom study: collect done (") and log[1].endswith(" s)"), log
+        assert re.fullmatch(r"tworoom study: train started \(\d+ jobs\)", log[2]), log
         assert re.fullmatch(r"train tworoom: 1 of (\d+) built \(\d+\.\d s\)", log[3]), log
         assert "\r" not in "".join(lines)  # no redrawn bar
     finally:
@@ -531,8 +531,9 @@ def test_a_task_page_states_its_cost_before_its_kernel_starts(data_root, monkeyp
     (statement,) = said[0].splitlines()
     hours = re.fullmatch(
         r"ch06_tworoom_planning \(profile=laptop\) reads the tworoom study: (\d+) of its \1 "
-        r"units are not in the cache, about (\d+\.\d) h of work to build them first \(estimated "
-        r"as `jepa-geometry grid --tasks tworoom --dry-run --profile laptop`\)",
+        r"units are not in the cache: about (\d+\.\d) core-hours of work, about [\d.]+ h of wall "
+        r"time on \d+ cores? of this machine \(estimated as `jepa-geometry grid --tasks tworoom "
+        r"--dry-run --profile laptop`\)",
         statement,
     )
     assert hours and float(hours.group(2)) > 0, statement

@@ -40,13 +40,13 @@ def test_an_upward_import_is_reported(tmp_path):
     pkg = _write(
         tmp_path,
         {
-            "envs/__init__.py": "from jepa_geometry.study.grid import planning_grid\n",
+            "envs/__init__.py": "from jepa_geometry.study.cells import plan_study\n",
             "study/__init__.py": "",
-            "study/grid.py": "planning_grid = 1\n",
+            "study/cells.py": "plan_study = 1\n",
         },
     )
     assert import_violations(pkg) == [
-        "jepa_geometry.envs imports jepa_geometry.study.grid from a higher layer"
+        "jepa_geometry.envs imports jepa_geometry.study.cells from a higher layer"
     ]
 
 
@@ -82,7 +82,7 @@ def test_a_cycle_within_one_layer_is_reported(tmp_path):
 
 def test_a_cycle_through_a_package_init_is_reported(tmp_path):
     # importing study.pages.shared runs study/pages/__init__.py first, which imports
-    # pages.gate, which imports rules.gate before rules.gate has finished: Python's
+    # pages.gate, which imports decisions.gate before decisions.gate has finished: Python's
     # "partially initialized module" error, with no module-to-module cycle in the imports
     pkg = _write(
         tmp_path,
@@ -90,14 +90,14 @@ def test_a_cycle_through_a_package_init_is_reported(tmp_path):
             "study/__init__.py": "",
             "study/pages/__init__.py": "from jepa_geometry.study.pages import gate, shared\n",
             "study/pages/shared.py": "x = 1\n",
-            "study/pages/gate.py": "from jepa_geometry.study.rules.gate import rule\n",
-            "study/rules/__init__.py": "",
-            "study/rules/gate.py": "from jepa_geometry.study.pages.shared import x\nrule = x\n",
+            "study/pages/gate.py": "from jepa_geometry.study.decisions.gate import rule\n",
+            "study/decisions/__init__.py": "",
+            "study/decisions/gate.py": "from jepa_geometry.study.pages.shared import x\nrule = x\n",
         },
     )
     assert import_violations(pkg) == [
-        "import cycle: jepa_geometry.study.pages -> jepa_geometry.study.pages.gate"
-        " -> jepa_geometry.study.rules.gate"
+        "import cycle: jepa_geometry.study.decisions.gate -> jepa_geometry.study.pages"
+        " -> jepa_geometry.study.pages.gate"
     ]
     # a package's own __init__ importing its submodules is not a cycle
     ok = _write(
@@ -114,7 +114,7 @@ def test_a_cycle_through_a_package_init_is_reported(tmp_path):
 
 def test_layer_of_names_the_valid_layers_or_refuses():
     assert layer_of("jepa_geometry.profiles") == 0
-    assert layer_of("jepa_geometry.study.grid") > layer_of("jepa_geometry.planning.protocol")
+    assert layer_of("jepa_geometry.study.cells") > layer_of("jepa_geometry.planning.protocol")
     with pytest.raises(ValueError, match="no layer"):
         layer_of("jepa_geometry.nowhere")
 
@@ -129,7 +129,7 @@ def test_the_package_root_exports_the_papers_names():
         "Planner",
         "metric_leverage",
         "pca",
-        "planning_grid",
+        "plan_study",
         "paper_claims",
     ):
         assert name in jepa_geometry.__all__
@@ -159,5 +159,5 @@ def test_the_layers_follow_the_data_flow():
 
 def test_the_longest_name_decides_a_module_s_layer(monkeypatch):
     monkeypatch.setattr(jepa_geometry.layers, "LAYERS", (("study",), ("verdict",), ("study.x",)))
-    assert layer_of("jepa_geometry.study.grid") == 0
+    assert layer_of("jepa_geometry.study.cells") == 0
     assert layer_of("jepa_geometry.study.x.y") == 2

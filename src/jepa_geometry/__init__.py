@@ -53,7 +53,7 @@ EXPORTS: dict[str, str] = {
     "metric_leverage": "jepa_geometry.theory.leverage",
     "measure_arms": "jepa_geometry.analysis.measurements",
     # a task's study and its verdict
-    "planning_grid": "jepa_geometry.study.grid",
+    "plan_study": "jepa_geometry.study.cells",
     "paper_claims": "jepa_geometry.verdict.records",
     "verdict_table": "jepa_geometry.verdict.rule",
     "reference_numbers": "jepa_geometry.verdict.reference",

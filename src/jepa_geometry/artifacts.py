@@ -496,9 +496,9 @@ def get_or_build(
                 warnings.warn(f"rebuilding {art.kind}/{art.name}/{art.key}: {e}", stacklevel=2)
         _refuse_foreign(art)
         target = art.write_path
-        target.parent.mkdir(parents=True, exist_ok=True)
+        made = not target.parent.exists()
         _remove_leftovers(art)
-        tmp = fresh_dir(target.parent, f"{TMP_PREFIX}{art.key}-")
+        tmp = _build_dir(target.parent, f"{TMP_PREFIX}{art.key}-")
         try:
             t0, c0 = time.perf_counter(), _cpu_seconds()
             extra = build(tmp)
@@ -507,8 +507,31 @@ def get_or_build(
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
+            if made:  # a failed first build leaves no empty <kind>/<name>/ behind
+                _remove_if_empty(target.parent)
     note_read(art.kind, art.name, art.key)
     return target
+
+
+def _build_dir(parent: Path, prefix: str) -> Path:
+    """:func:`fresh_dir` in ``parent``, made first: another key's failed build may remove
+    ``parent`` between the two (:func:`_remove_if_empty`), so a vanished one is made again."""
+    for _ in range(10):
+        parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return fresh_dir(parent, prefix)
+        except FileNotFoundError:
+            continue
+    return fresh_dir(parent, prefix)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """Remove ``folder`` if it holds nothing (a build that failed before writing anything,
+    such as a reader's objective raising in its first step, left an empty
+    ``checkpoints/<task>-<arm>/`` that read as a model); a folder with anything in it (a
+    resume checkpoint, another key, another builder's temporary folder) stays."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()  # fails, harmlessly, unless empty
 
 
 def _without_manifest(art: Artifact) -> list[Path]:

@@ -24,9 +24,9 @@ Its processes come from :func:`pool_context`, Python's ``forkserver`` start meth
 forked from one server process per parent, a fresh interpreter that imported torch and the
 jobs' modules once (``preload``). Forking the parent itself could deadlock (it may already run
 PyTorch's thread pool or hold a GL context); a ``spawn``-ed interpreter is safe too but imports
-torch and stable-worldmodel again in every process, about 5 s each, which on the smoke profile
-was more than half of what the build processes did (py-spy over ``jepa-geometry book --profile
-smoke``: 257 of 482 CPU seconds). Jobs that would build the same artifact are safe: the
+torch and stable-worldmodel again in every process, about 5 s each: at the smoke profile more
+than half of what the build processes do (py-spy over ``jepa-geometry book --profile smoke``:
+257 of 482 CPU seconds). Jobs that would build the same artifact are safe: the
 cache's lock lets one build it and the other read it
 (:func:`jepa_geometry.artifacts.get_or_build`).
 """

@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("planning",),  # latent goal cost, solvers, the goal-reaching protocol
     ("analysis",),  # probes, rank channels, cost landscapes, per-model measurements
     ("theory",),  # closed forms of both papers, the 2-D toy
-    ("study",),  # a task's study: spec, levers, grid, build, job calls, rules, regression
+    ("study",),  # a task's study: spec, levers, cells, build, job calls, decisions, regression
     ("cluster",),  # units, estimates, submission and the run loop of the grid on submitit
     ("verdict",),  # the verdict rule, the papers' numbers, every claim record, their evaluation
     ("extensions",),  # beyond one task's study: the κ sweep, the scaling study, your objective

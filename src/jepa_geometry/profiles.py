@@ -264,7 +264,7 @@ class ClusterSettings:
     measured in ``measure_hours``, DINO-WM's stand-in encoder pretrains
     ``dinowm.standin_steps / pretrain_steps_per_s`` seconds (a ``train`` unit), and the
     ceiling simulates one candidate of a plan in the task's ``ceiling_rollout_ms`` milliseconds
-    (``study.grid.ceiling_seconds_per_pair``).
+    (``study.cells.ceiling_seconds_per_pair``).
 
     ``device`` is where training and planning run (``cpu`` or ``cuda``). It is the one field
     that enters keys, and only when it is not ``cpu``: a GPU does not give a CPU's bits, so a

@@ -1,7 +1,7 @@
 """Statistics for success-rate tables: intervals, paired comparisons, pooling over seeds.
 
 Every success rate in the book is a binomial proportion over start/goal pairs, so it is
-reported with a 95 % interval; every comparison of two methods is *paired* (both planned the
+reported with a 95 % interval; every comparison of two arms is *paired* (both planned the
 same pairs with the same solver noise), so it is reported as a paired difference with a paired
 bootstrap interval and an exact McNemar test on the discordant pairs, as in SCALE (per cell,
 exact paired McNemar on the pooled episodes; SCALE authors' repository,
@@ -56,9 +56,9 @@ class Rate:
 class PairedDifference:
     """Paired difference ``rate(a) - rate(b)`` on the same pairs.
 
-    ``a_only``/``b_only`` count the discordant pairs (solved by one method only); the exact
+    ``a_only``/``b_only`` count the discordant pairs (solved by one arm only); the exact
     McNemar p-value is computed from them alone, because concordant pairs carry no
-    information about which method is better.
+    information about which arm is better.
     """
 
     diff: float
@@ -215,7 +215,7 @@ def paired_difference(
     The bootstrap resamples *pairs* (and, for 2-D input, training seeds), keeping each
     pair's two outcomes together, so the interval reflects only the per-pair differences
     ``d_i = a_i - b_i``: it is much narrower than the difference of two independent
-    intervals whenever the methods succeed on largely the same pairs.
+    intervals whenever the arms succeed on largely the same pairs.
     """
     xa, xb = _paired(a, b)
     lo, hi = bootstrap_interval(xa - xb, level, n_boot, seed)
@@ -323,7 +323,7 @@ def min_rate_for_power(
 
     Power grows with ``p`` on ``(0, 1 / ratio]`` here (a larger absolute gap), so the threshold
     is found by bisection. The protocol gate of the manipulation tasks uses it as its lower
-    bound (:mod:`jepa_geometry.study.rules.gate`).
+    bound (:mod:`jepa_geometry.study.decisions.gate`).
     """
     if not ratio > 1.0:
         raise ValueError(f"ratio must be > 1, got {ratio!r}")

@@ -1,4 +1,4 @@
-"""A chapter opens in JupyterLab as a notebook and runs there, as the README's steps say.
+"""A chapter opens in JupyterLab as a notebook and runs there, as book/reproduce.md's steps say.
 
 The test starts the environment's own JupyterLab server (``make lab``'s command) on a free
 localhost port, asks it for a chapter the way the JupyterLab file browser's "Open With >
@@ -90,7 +90,7 @@ def test_a_chapter_opens_in_jupyterlab_as_a_notebook_and_runs(lab, tmp_path: Pat
     nb = nbformat.from_dict(model["content"])
     params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
     assert 'profile = "laptop"' in params.source  # the chapter's own default
-    params.source = params.source.replace('profile = "laptop"', 'profile = "smoke"')  # README
+    params.source = params.source.replace('profile = "laptop"', 'profile = "smoke"')  # reproduce.md
     # the kernel inherits the server's environment, as in JupyterLab
     monkeypatch.setenv(DATA_ENV, str(tmp_path / "cache"))
     NotebookClient(

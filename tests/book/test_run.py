@@ -91,6 +91,79 @@ def test_a_run_with_its_own_parameters_gets_its_own_folder():
     assert a != run_folder("ch01", defaults, {"seed": 4, "profile": "smoke"})
 
 
+def test_a_run_of_an_objective_file_is_keyed_by_the_file_s_content(tmp_path, monkeypatch):
+    """Issue 71: the weight-0.1 run of ``mine.py`` overwrote the weight-0.05 one (the folder
+    was named from the parameters); each version of the file now has a folder of its own,
+    named by the task, the file's stem and its sha256, and the same bytes the same folder."""
+    import hashlib
+
+    mine = tmp_path / "mine.py"
+    source = (REPO / "examples" / "objectives" / "variance_match.py").read_text()
+    defaults = {"profile": "laptop", "task": "tworoom", "objective": "x.py", "seeds": None}
+    given = {"objective": str(mine), "profile": "smoke"}
+    mine.write_text(source.replace("WEIGHT = 0.1", "WEIGHT = 0.05"))
+    first = run_folder("ch10_own_objective", defaults, given)
+    sha = hashlib.sha256(mine.read_bytes()).hexdigest()[:8]
+    assert first.name.startswith(f"tworoom-mine-{sha}-profile=smoke-"), first.name
+    mine.write_text(source)
+    second = run_folder("ch10_own_objective", defaults, given)
+    assert second != first and second.parent == first.parent
+    assert second == run_folder("ch10_own_objective", defaults, given)  # the same bytes
+
+
+def test_a_run_folder_cuts_only_its_readable_part_never_the_task_or_the_hash():
+    """The Reacher run's folder lost its task to a 60-character cut; two runs whose long
+    parameters share their first characters still get two folders."""
+    defaults = {"profile": "laptop", "task": "tworoom", "note": ""}
+    long = "x" * 200
+    a = run_folder("ch06_planning", defaults, {"task": "reacher", "note": long + "a"})
+    b = run_folder("ch06_planning", defaults, {"task": "reacher", "note": long + "b"})
+    assert a.name.startswith("reacher-note=xxx") and b.name.startswith("reacher-")
+    assert a != b and len(a.name) < 100
+
+
+def test_a_chapter_run_builds_into_the_cache_every_command_uses(monkeypatch, tmp_path):
+    """Issue 71: a run with its own parameters wrote its models to ``runs/<...>/data``, which
+    ``train``, ``study``, ``grid`` and its own cost line never read; its artifacts now go to
+    its profile's cache (or ``$JEPA_GEOMETRY_DATA``), its notebook to its own folder."""
+    from jepa_geometry.artifacts import DATA_ENV, profile_cache
+
+    seen = {}
+
+    def fake(source, output, parameters, **kw):
+        seen.update(output=output, cache=os.environ[DATA_ENV])
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr("jepa_geometry.book.run.run_chapter", fake)
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    with pytest.raises(RuntimeError):
+        run_experiment("ch06_reacher_planning", {"profile": "smoke"})
+    assert seen["cache"] == str(profile_cache("smoke"))
+    assert "runs" in seen["output"].parts and seen["output"].parent.name.startswith("reacher-")
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "mine"))
+    with pytest.raises(RuntimeError):
+        run_experiment("ch06_reacher_planning", {"profile": "smoke"})
+    assert seen["cache"] == str(tmp_path / "mine")
+
+
+def test_chapter_dry_run_states_the_cost_and_the_folder_and_runs_nothing(
+    data_root, monkeypatch, capsys
+):
+    from jepa_geometry.cli import commands, main
+
+    monkeypatch.setenv("JEPA_GEOMETRY_WORKERS", "2")
+    monkeypatch.setattr(commands, "run_experiment", lambda *a: pytest.fail("it ran"))
+    monkeypatch.setattr(commands, "run_chapter", lambda *a, **k: pytest.fail("it ran"))
+    obj = "examples/objectives/variance_match.py"
+    args = ["chapter", "ch10_own_objective", "-p", f"objective={obj}", "-p", "profile=smoke"]
+    assert main([*args, "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("ch10_own_objective (profile=smoke): 10 of its 10 units"), out
+    assert "core-hours of work" in out[0] and "of wall time on 2 cores" in out[0]
+    assert "the new arm variance_match" in out[0]
+    assert out[1].startswith("would write: ") and "tworoom-variance_match-" in out[1]
+
+
 def test_make_book_at_smoke_never_touches_the_book_s_data():
     out = subprocess.run(
         ["make", "-n", "book", "PROFILE=smoke"],
@@ -247,14 +320,16 @@ def test_task_pages_outside_the_book_run_in_their_own_folder(monkeypatch):
     assert "runs" in seen["output"].parts and seen["parameters"]["task"] == "reacher"
 
 
-def test_a_task_page_states_the_cost_of_its_study_at_the_study_s_own_rung(data_root):
+def test_a_task_page_states_the_cost_of_its_study_at_the_study_s_own_rung(data_root, monkeypatch):
     """Push-T's laptop study runs at its 96 px rung: the page's statement prices the grid of
     that study (``grid --tasks pusht --dry-run``), not the rung applied twice (144 px)."""
+    monkeypatch.setenv("JEPA_GEOMETRY_WORKERS", "2")
     page = next(p for p in book_pages(REPO) if p.name == "ch06_pusht_planning")
     units = cluster.dry_run([load_study("pusht")], load_profile("laptop"))
     said = cost_statement(page, {})
     assert f"{len(units)} of its {len(units)} units" in said, said
-    assert f"about {units['hours'].sum():.1f} h" in said, said
+    assert f"about {cluster.core_hours(units)} of work" in said, said
+    assert f"{cluster.span(cluster.wall_hours(units, 2))} of wall time on 2 cores" in said
 
 
 def _student_page(path: Path) -> Path:

@@ -13,7 +13,10 @@ def test_code_names_show_as_the_papers_name_them():
         "lewm": "LeWM",
         "scale+anisowm": "SCALE + AnisoWM",
         "scale-halfq": "SCALE half-q",
-        "lewm+examples/objectives/mine.py": "LeWM + mine.py",
+        "lewm+examples/objectives/mine.py": "LeWM + mine",
+        # a reader's arm as its checkpoints and claims name it (wm.arms.arm_label)
+        "examples/objectives/mine.py": "mine",
+        "scale+examples/objectives/mine.py": "SCALE + mine",
         "lewm+mine": "LeWM + mine",  # a reader's term named by its stem stays as it is
         "lambda_reg": "ΛReg",
         "kappa": "κ",

@@ -63,3 +63,38 @@ def test_a_bf16_profile_on_a_cpu_without_native_bf16_is_noted_once(
         if noted
         else []
     )
+
+
+def test_study_dry_run_states_its_cost_first_and_builds_nothing(capsys, data_root, monkeypatch):
+    """Issue 71: ``study`` at laptop said nothing before a build of hours; ``--dry-run``
+    prints its one cost line, in core-hours and in wall time with its workers, and stops."""
+    monkeypatch.setattr(commands, "build_study", lambda *a, **k: pytest.fail("it built"))
+    assert main(["study", "tworoom", "--profile", "smoke", "--workers", "2", "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith("tworoom study (profile=smoke): "), out
+    assert "core-hours of work" in out[0] and "of wall time on 2 cores" in out[0]
+
+
+def test_grid_dry_run_names_the_decision_models_and_can_leave_them_out(capsys, data_root):
+    """Issue 71: the grid's hours included the book's decision models without a word; the dry
+    run names them, ``--without-decisions`` leaves them out of a reader's grid, and a grid
+    with a ΛReg arm, which needs them, is refused in one line."""
+    from jepa_geometry import cluster
+    from jepa_geometry.study.spec import load_study
+
+    arms = "lewm,scale,lewm+examples/objectives/variance_match.py"
+    base = ["grid", "--tasks", "tworoom", "--profile", "smoke", "--dry-run", "--arms", arms]
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    assert "core-hours of work" in out and "of wall time on" in out
+    assert "the book's decisions" in out and "decision models" in out
+    assert main([*base, "--without-decisions"]) == 0
+    out = capsys.readouterr().out
+    assert "the book's decisions" not in out
+    spec = load_study("tworoom").with_arms(arms.split(","))
+    profile = load_profile("smoke")
+    every = cluster.dry_run([spec], profile)
+    without = cluster.dry_run([spec], profile, decisions=False)
+    assert len(every) - len(without) == len(every.attrs["decisions"]) > 0
+    assert main(["grid", "--tasks", "tworoom", "--dry-run", "--without-decisions"]) == 2
+    assert "ΛReg arm" in capsys.readouterr().err

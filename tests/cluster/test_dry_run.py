@@ -10,7 +10,7 @@ from jepa_geometry.envs import task_class
 from jepa_geometry.planning.protocol import make_protocol
 from jepa_geometry.planning.solver import budget_tiers
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study.rules.lambdareg import LAMBDAREG_VARIANTS
+from jepa_geometry.study.decisions.lambdareg import LAMBDAREG_VARIANTS
 from jepa_geometry.study.spec import load_study
 
 SMOKE = load_profile("smoke")

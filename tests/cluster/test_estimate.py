@@ -35,10 +35,10 @@ def test_a_planning_cell_costs_pairs_times_plans_times_its_tiers_rollouts():
     samples, iterations = budget_tiers(laptop)["T1"]
     plans = make_protocol(laptop, "profile").plans
     for budget in ("T1", "T3"):
-        lewm = PlanningCell("tworoom", "lewm", 0, laptop, budget=budget, episodes=40)
+        lewm = PlanningCell("tworoom", "lewm", 0, laptop, tier=budget, n_pairs=40)
         s, i = budget_tiers(laptop)[budget]
         want = 40 * plans * laptop.cluster.plan_seconds * (s * i) / (samples * iterations) / 3600
         assert cluster.cell_hours(lewm) == pytest.approx(want)
-        dino = PlanningCell("tworoom", "dinowm", 0, laptop, budget=budget, episodes=40)
+        dino = PlanningCell("tworoom", "dinowm", 0, laptop, tier=budget, n_pairs=40)
         assert cluster.cell_hours(dino) == pytest.approx(want * laptop.cluster.dinowm_plan_factor)
     assert laptop.cluster.dinowm_plan_factor > 1  # measured: tokens cost more than one latent

@@ -18,8 +18,8 @@ from jepa_geometry import cluster
 from jepa_geometry.artifacts import CACHE_ONLY_ENV, Artifact, environ, get_or_build
 from jepa_geometry.profiles import load_profile
 from jepa_geometry.study import load
-from jepa_geometry.study.rules import lambdareg, sigreg
-from jepa_geometry.study.rules.gate import study_choice
+from jepa_geometry.study.decisions import lambdareg, sigreg
+from jepa_geometry.study.decisions.gate import study_choice
 from jepa_geometry.study.spec import DECISION_TASK, load_study
 
 SMOKE = load_profile("smoke")

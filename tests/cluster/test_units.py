@@ -7,7 +7,7 @@ import pytest
 from jepa_geometry import cluster
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import load_profile, with_overrides
-from jepa_geometry.study.rules import lambdareg
+from jepa_geometry.study.decisions import lambdareg
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import world_model_artifact
 
@@ -66,7 +66,7 @@ def test_a_decided_variant_is_trained_and_planned_where_chapter_7_reads_it(data_
             s,
             SMOKE,
             solver="cem",
-            budget="T1",
+            tier="T1",
             protocol=spec.main_protocol,
             weights=w,
         ).artifacts()
@@ -118,8 +118,8 @@ def test_the_headline_seeds_add_their_models_cem_cells_and_geometry_and_nothing_
             if u.kind == "plan":
                 cells = u.args[0]
                 assert {(c.protocol, c.solver) for c in cells} == {(spec.main_protocol, "cem")}
-                assert sorted(c.budget for c in cells) == ["T1", "T2", "T3", "T4", "T5"]
-                assert all(c.temperature is None and c.pairs is None for c in cells)
+                assert sorted(c.tier for c in cells) == ["T1", "T2", "T3", "T4", "T5"]
+                assert all(c.temperature is None and c.subset is None for c in cells)
                 floors = {f"{a.kind}/{a.name}/{a.key}" for c in cells for a in c.artifacts()[1:]}
                 assert floors <= _outputs(old)
     smoke = load_profile("smoke")

@@ -118,7 +118,7 @@ assert data.q.shape[1] == 2 and len(data.pixels) > 0
 assert arm_weights("scale", "toy").scale == 0.1
 for arm in spec.arms:
     train_world_model("toy", arm, 0, profile, progress=False)
-cell = PlanningCell("toy", "scale", 0, profile, solver="cem", budget="T1",
+cell = PlanningCell("toy", "scale", 0, profile, solver="cem", tier="T1",
                     protocol=spec.main_protocol)
 result = evaluate_cell(cell, progress=False)
 assert len(result.episodes) == profile.eval.episodes

@@ -12,8 +12,8 @@ from jepa_geometry.artifacts import Artifact, cache_only
 from jepa_geometry.cli import main
 from jepa_geometry.extensions import kappa, scaling
 from jepa_geometry.profiles import load_profile
+from jepa_geometry.study.decisions.gate import gate_cell
 from jepa_geometry.study.job_calls import PlanCells
-from jepa_geometry.study.rules.gate import gate_cell
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.training import world_model_artifact
 
@@ -71,7 +71,7 @@ def test_the_extensions_add_their_units_and_share_work_once(data_root):
             assert u.hours == pytest.approx(sum(cluster.cell_hours(c) for c in u.args[0]))
     # the κ = 2 model's unit keeps only its validation cell: the evaluation one is the study's
     own = [u for u in plan if u.label == "plan tworoom anisowm seed 0 (κ sweep)"]
-    assert len(own) == 1 and [c.episodes is not None for c in own[0].args[0]] == [True]
+    assert len(own) == 1 and [c.n_pairs is not None for c in own[0].args[0]] == [True]
     assert list(data_root.rglob("manifest.json")) == []  # listing units builds nothing
 
 

@@ -183,15 +183,15 @@ def test_ceiling_cell_is_cached_under_a_key_naming_the_arm(smoke, data) -> None:
     """The cell's key names the arm and every input that changes its result (solver, tier,
     pairs), not the training seed; a second evaluation reads the cache; the chunks are
     cached on their own (an interrupted cell resumes)."""
-    cell = PlanningCell(TASK, CEILING, 0, smoke, "cem", "T5", episodes=6, pairs=3)
+    cell = PlanningCell(TASK, CEILING, 0, smoke, "cem", "T5", n_pairs=6, subset=3)
     art = cell.artifacts()[0]
     assert art.spec["arm"] == CEILING and "checkpoint" not in art.spec
     keys = {
         art.key,
-        dataclasses.replace(cell, budget="T4").artifacts()[0].key,
+        dataclasses.replace(cell, tier="T4").artifacts()[0].key,
         dataclasses.replace(cell, solver="icem").artifacts()[0].key,
-        dataclasses.replace(cell, pairs=4).artifacts()[0].key,
-        dataclasses.replace(cell, episodes=7, pairs=3).artifacts()[0].key,
+        dataclasses.replace(cell, subset=4).artifacts()[0].key,
+        dataclasses.replace(cell, n_pairs=7, subset=3).artifacts()[0].key,
     }
     assert len(keys) == 5
     assert dataclasses.replace(cell, train_seed=1).artifacts()[0].key == art.key
@@ -218,11 +218,11 @@ def test_mppi_temperature_is_rescaled_to_the_q_dimension(smoke) -> None:
     ("kw", "words"),
     [
         ({"arm": "ceilng"}, ["'ceilng'", "ceiling", "lewm"]),
-        ({"arm": "lewm", "pairs": 3}, ["pairs=3", "ceiling"]),
-        ({"arm": CEILING, "pairs": 0}, ["pairs", "1..4", "0"]),
-        ({"arm": CEILING, "pairs": 9}, ["1..4", "9"]),
+        ({"arm": "lewm", "subset": 3}, ["subset=3", "ceiling"]),
+        ({"arm": CEILING, "subset": 0}, ["1..4", "0"]),
+        ({"arm": CEILING, "subset": 9}, ["1..4", "9"]),
         ({"arm": CEILING, "weights": {"scale": 1.0}}, ["ceiling", "weights"]),
-        ({"arm": CEILING, "budget": "T9"}, ["'T9'", "T1"]),
+        ({"arm": CEILING, "tier": "T9"}, ["'T9'", "T1"]),
     ],
 )
 def test_bad_input_stops_before_work_in_one_line(smoke, kw, words) -> None:
@@ -242,10 +242,10 @@ def test_planner_refuses_states_of_two_shapes(smoke, data, task) -> None:
 def test_the_grid_plans_the_ceiling_when_the_study_lists_it(smoke, data) -> None:
     """A study with ``ceiling: k`` gets the ceiling's table on min(k, n) pairs of every cell,
     kept apart from the arms' table; the study's MPPI temperature is rescaled by q_dim / D."""
-    from jepa_geometry.study.grid import Cell, ceiling_temperature, evaluate_ceiling_cells
+    from jepa_geometry.study.cells import Cell, ceiling_temperature, evaluate_ceiling_cells
 
     cells = [Cell("goal25_budget50", "cem", "T5"), Cell("goal25_budget50", "mppi", "T5")]
-    tab = evaluate_ceiling_cells(TASK, smoke, cells, temperature=16.0, pairs=99, progress=False)
+    tab = evaluate_ceiling_cells(TASK, smoke, cells, temperature=16.0, subset=99, progress=False)
     assert len(tab) == 2 * 2 * smoke.eval.episodes  # the ceiling and the random policy
     assert tab.groupby("arm").size().to_dict() == {CEILING: 8, "random": 8}
     assert (tab["train_seed"] == -1).all()
@@ -258,10 +258,10 @@ def test_the_grid_plans_the_ceiling_when_the_study_lists_it(smoke, data) -> None
 def test_the_plan_command_plans_the_ceiling(smoke, data, capsys) -> None:
     from jepa_geometry.cli import main
 
-    argv = ["plan", "--task", TASK, "--arm", CEILING, "--profile", "smoke", "--budget", "T5"]
-    assert main([*argv, "--pairs", "2"]) == 0
+    argv = ["plan", "--task", TASK, "--arm", CEILING, "--profile", "smoke", "--tier", "T5"]
+    assert main([*argv, "--subset", "2"]) == 0
     out = capsys.readouterr().out
     assert f"{TASK} {CEILING}" in out and "success" in out
-    assert main([*argv, "--pairs", "9"]) == 2
+    assert main([*argv, "--subset", "9"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "1..4" in err and "9" in err

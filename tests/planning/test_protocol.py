@@ -265,7 +265,7 @@ def test_two_arms_planned_end_to_end_at_smoke_are_paired(
     from jepa_geometry.cli import main
 
     smoke = load_profile("smoke")
-    kw = dict(solver="icem", budget="T5", progress=False)
+    kw = dict(solver="icem", tier="T5", progress=False)
     a = evaluator.evaluate_arm("tworoom", "lewm", 0, smoke, **kw)
     b = evaluator.evaluate_arm("tworoom", "scale", 0, smoke, **kw)
     n, budget = smoke.eval.episodes, smoke.eval.budget
@@ -282,11 +282,11 @@ def test_two_arms_planned_end_to_end_at_smoke_are_paired(
     pd.testing.assert_frame_equal(a.episodes, again.episodes)
     capsys.readouterr()
     cli = ["plan", "--task", "tworoom", "--arm", "lewm", "--profile", "smoke"]
-    assert main([*cli, "--solver", "icem", "--budget", "T5"]) == 0
+    assert main([*cli, "--solver", "icem", "--tier", "T5"]) == 0
     out = capsys.readouterr().out
     assert "success" in out and "random policy" in out and "solved at start" in out
     with pytest.raises(SystemExit) as stop:  # argparse: one line naming the valid choices
-        main([*cli, "--budget", "T9"])
+        main([*cli, "--tier", "T9"])
     assert stop.value.code == 2
     assert "invalid choice: 'T9' (choose from 'T1', 'T2', 'T3', 'T4', 'T5')" in (
         capsys.readouterr().err

@@ -186,7 +186,7 @@ def test_bad_input_fails_early_with_valid_choices() -> None:
     laptop = load_profile("laptop")
     with pytest.raises(PlanningError, match="unknown solver 'adam'; valid: cem, icem, mppi"):
         solver_spec("adam", "T1", laptop)
-    with pytest.raises(PlanningError, match="unknown budget 'T9'; valid: T1, T2, T3, T4, T5"):
+    with pytest.raises(PlanningError, match="unknown budget tier 'T9'; valid: T1, T2, T3, T4, T5"):
         solver_spec("cem", "T9", laptop)
     with pytest.raises(PlanningError, match="temperature"):
         solver_spec("mppi", "T1", laptop)

@@ -18,8 +18,8 @@ from jepa_geometry.planning.protocol import (
     make_protocol,
 )
 from jepa_geometry.profiles import ProfileError, load_profile, with_overrides
+from jepa_geometry.study.decisions import gate
 from jepa_geometry.study.levers import Lever, ladder_rung
-from jepa_geometry.study.rules import gate
 from jepa_geometry.study.spec import SpecError, load_study, task_ladder
 from jepa_geometry.wm.arms import arm_name, arm_weights, parse_arm, q_variant
 from jepa_geometry.wm.training import world_model_artifact
@@ -210,13 +210,13 @@ def test_study_choice_dispatches_on_the_ladder(monkeypatch):
 
 
 def test_a_study_that_does_not_plan_gives_an_empty_grid_and_no_variant_planning():
-    from jepa_geometry.study import grid
-    from jepa_geometry.study.rules import lambdareg
+    from jepa_geometry.study import cells
+    from jepa_geometry.study.decisions import lambdareg
 
     spec = load_study("cube")
     assert spec.plans is False and spec.main_protocol == "goal25_budget50_moving"
     smoke = load_profile("smoke")
-    g = grid.planning_grid(spec, smoke, progress=False)  # nothing is planned or trained
+    g = cells.plan_study(spec, smoke, progress=False)  # nothing is planned or trained
     assert g.episodes.empty and set(grid.EPISODE_COLUMNS) <= set(g.episodes.columns)
     assert np.isnan(g.temperature)
     assert lambdareg.study_variant_planning(spec, smoke, "published").empty

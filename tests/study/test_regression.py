@@ -28,14 +28,14 @@ def _cell_table(rates: dict[str, float], seeds: int = 3, pairs: int = 200, seed:
 
 
 def test_the_check_recomputes_the_chapters_intervals_and_flags_those_outside():
-    from jepa_geometry.study import grid
+    from jepa_geometry.study import cells
     from jepa_geometry.study.regression import previous_build_check
 
     eps = _cell_table({"lewm": 0.71, "scale": 0.85})
     check = previous_build_check(eps, "tworoom", "laptop").set_index("quantity")
     # independent route: the chapter's own success and paired tables
-    rate = grid.success_table(eps).set_index("arm")
-    paired = grid.paired_table(eps).set_index("arm")
+    rate = cells.success_table(eps).set_index("arm")
+    paired = cells.paired_table(eps).set_index("arm")
     for arm in ("lewm", "scale"):
         row = check.loc[f"{arm} success"]
         assert (row["this build"], row["low"], row["high"]) == pytest.approx(

@@ -8,7 +8,7 @@ import yaml
 
 from jepa_geometry.envs import task_class
 from jepa_geometry.profiles import load_profile, with_overrides
-from jepa_geometry.study.grid import (
+from jepa_geometry.study.cells import (
     CEILING_BUDGET_S,
     CEILING_MIN_PAIRS,
     ceiling_rule_pairs,
@@ -34,7 +34,7 @@ def test_the_tworoom_study_is_the_book_s_grid():
 
 
 def test_each_task_study_follows_its_gate():
-    """The gates' outcomes at the laptop profile (study.rules.gate; book: rec-protocol-gate)."""
+    """The gates' outcomes at the laptop profile (study.decisions.gate; book: rec-protocol-gate)."""
     assert load_study("reacher").protocols == ("goal25_budget50",)
     assert load_study("pointmaze").protocols == ("goal50_budget100", "goal25_budget50")
     pusht = load_study("pusht")
@@ -140,8 +140,8 @@ def test_bad_headline_seeds_stop_with_one_line(arms, seeds, message):
 
 def planned_headline(task: str) -> HeadlineSeeds:
     """The headline seeds a task's study file plans: its field where the seeds are built, or
-    the field it states commented out until their evidence is committed (README, "Five seeds
-    for the headline claims")."""
+    the field it states commented out until their evidence is committed (book: Reconstructions,
+    rec-headline-seeds)."""
     text = (files("jepa_geometry.study") / "specs" / f"{task}.yaml").read_text()
     line = next(ln.removeprefix("# ") for ln in text.splitlines() if "headline_seeds: {" in ln)
     raw = yaml.safe_load(line)["headline_seeds"]

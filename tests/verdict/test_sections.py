@@ -20,7 +20,13 @@ THEORY = Path(ROOT, "src", "jepa_geometry", "book", "tables", "theory.py")
 def test_every_section_a_claim_names_is_a_labelled_section_of_a_chapter() -> None:
     labels = sections(ROOT)
     named = {spec.where for spec in (*PAPER_CLAIMS, *LENS_CLAIMS) if spec.where}
-    named |= {claims.PLANNING, claims.ACROSS_GRID, claims.PROBES, claims.RANKING, claims.LANDSCAPE}
+    named |= {
+        claims.PLANNING,
+        claims.SCALE_MAIN_TABLE,
+        claims.PROBES,
+        claims.RANKING,
+        claims.LANDSCAPE,
+    }
     named |= set(re.findall(r'"(sec-[a-z0-9-]+)"', THEORY.read_text()))
     assert len(named) >= 7 and named <= set(labels), named - set(labels)
     source, title = labels[claims.PROBES]
@@ -36,8 +42,8 @@ def test_a_link_goes_to_the_claim_s_own_task_page_and_its_localised_label() -> N
     assert "chapter 7 (Reacher): Where the variance sits" in link
     default = section_link(claims.PROBES, None, ROOT)  # a claim over every task
     assert 'href="ch07_tworoom_geometry.html#sec-ch07-probes"' in default
-    assert section_link(claims.ACROSS_GRID, "reacher", ROOT).startswith(
-        '<a href="ch08_across.html#sec-ch08-scale-grid">chapter 8: '
+    assert section_link(claims.SCALE_MAIN_TABLE, "reacher", ROOT).startswith(
+        '<a href="ch08_across.html#sec-ch08-scale-main">chapter 8: '
     )
     # Cube's chapter-6 page is its gate: no planning section to link to, the title alone
     assert section_link(claims.PLANNING, "cube", ROOT) == "Planning every cell"

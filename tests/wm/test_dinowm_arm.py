@@ -12,7 +12,7 @@ import torch
 from jepa_geometry.envs.dataset import load_dataset
 from jepa_geometry.planning.evaluator import evaluate_arm
 from jepa_geometry.profiles import load_profile, with_overrides
-from jepa_geometry.study.grid import arm_temperature
+from jepa_geometry.study.cells import arm_temperature
 from jepa_geometry.wm import dinowm, selfdistill
 from jepa_geometry.wm.dino import DinoWeightsError
 from jepa_geometry.wm.training import (
@@ -47,7 +47,7 @@ def test_a_dinowm_model_trains_around_a_frozen_encoder_reloads_and_plans():
     ds = load_dataset("tworoom", SMOKE)
     batch = next(clip_batches(ds, SMOKE, 0, tokens=frozen_token_table(model, ds, False))(3))
     torch.testing.assert_close(batch["z"], model.encode(batch["pixels"]))
-    res = evaluate_arm("tworoom", "dinowm", 0, SMOKE, solver="cem", budget="T1", progress=False)
+    res = evaluate_arm("tworoom", "dinowm", 0, SMOKE, solver="cem", tier="T1", progress=False)
     assert len(res.episodes) == SMOKE.eval.episodes and res.episodes["plans"].min() >= 1
 
 

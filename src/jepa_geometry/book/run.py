@@ -35,7 +35,6 @@ from jepa_geometry import cluster
 from jepa_geometry.artifacts import (
     DATA_ENV,
     READ_LOG_ENV,
-    READ_ONLY_ENV,
     atomic_path,
     data_root,
     environ,
@@ -63,6 +62,8 @@ from jepa_geometry.jobs import (
 )
 from jepa_geometry.profiles import PROFILES, ProfileError, load_profile
 from jepa_geometry.study.spec import available_studies, load_study
+from jepa_geometry.wm.arms import objective_file
+from jepa_geometry.wm.user_objective import file_sha256
 
 RUNS_DIR = Path("runs")  # chapter runs with non-default parameters (git- and DVC-ignored)
 FINGERPRINT_KEY = "jepa_geometry_fingerprint"
@@ -71,19 +72,52 @@ PROFILE_KEY = "jepa_geometry_profile"  # the profile an executed page was built 
 GLUE_PREFIX = "application/papermill.record/"  # myst-nb's glue outputs (scrapbook format)
 
 
-def run_folder(chapter: str, defaults: dict[str, Any], given: dict[str, Any]) -> Path | None:
-    """``runs/<chapter>/<changed parameters>-<hash>/`` for a run whose parameters differ from
-    the chapter's defaults, None for the book's own run (every parameter at its default).
+READABLE = 60
+"""The most characters of a run folder's readable part (the parameters other than the task
+and the objective file, and the file's stem), so a path stays short; the task and the hashes
+are never cut, so two runs cut alike still differ by their hash."""
 
-    An experiment writes its notebook, figures and new artifacts there and only *reads* the
-    book's cache, so it can never overwrite the book's figures or its DVC-tracked data.
+
+def objective_version(objective: str) -> str:
+    """``<stem>-<sha256[:8]>`` of an objective file: its name and the first 8 hex digits of
+    the sha256 of its bytes (read now), the version a chapter run keys its folder by. The
+    same digest names the file in its models' keys
+    (:func:`~jepa_geometry.wm.arms.objective_key`)."""
+    path = objective_file(own.own_arm(objective))
+    return f"{Path(path).stem[:READABLE]}-{file_sha256(path)[:8]}"
+
+
+def run_folder(chapter: str, defaults: dict[str, Any], given: dict[str, Any]) -> Path | None:
+    """``runs/<chapter>/<task>-[<file>-<sha>-]<other parameters>-<hash>/`` for a run whose
+    parameters differ from the chapter's defaults, None for the book's own run (every
+    parameter at its default).
+
+    An experiment writes its notebook and figures there (the book's page and figures are
+    never overwritten). The name is keyed by what the run computes, readably: the task
+    first (a chapter with a ``task`` parameter), then the objective file's stem and the
+    first 8 hex digits of its content's sha256 (a chapter with an ``objective`` parameter:
+    the same ``mine.py`` with another weight is another run, so each version keeps its own
+    notebook and HTML), then the other changed parameters, and a hash of all of them (the
+    file by its content). Only the readable parameters are cut (:data:`READABLE`): a cut
+    name once lost its task (``ch06_reacher_planning``'s run), and two cut alike differed
+    only by the hash.
     """
     changed = {k: v for k, v in sorted(given.items()) if defaults.get(k) != v}
     if not changed:
         return None
-    slug = re.sub(r"[^A-Za-z0-9=,.+-]", "_", ",".join(f"{k}={v}" for k, v in changed.items()))
-    digest = hashlib.sha256(json.dumps(changed, default=str).encode()).hexdigest()[:8]
-    return book_root() / RUNS_DIR / chapter / f"{slug[:60]}-{digest}"
+    merged = {**defaults, **given}
+    head = [str(merged["task"])] if "task" in merged else []
+    keyed = dict(changed)
+    if "objective" in merged:
+        version = objective_version(str(merged["objective"]))
+        head.append(version)
+        keyed["objective"] = version  # the file by its content, not its path
+    rest = {k: v for k, v in changed.items() if k not in ("task", "objective")}
+    slug = re.sub(r"[^A-Za-z0-9=,.+-]", "_", ",".join(f"{k}={v}" for k, v in rest.items()))
+    digest = hashlib.sha256(json.dumps(keyed, default=str).encode()).hexdigest()[:8]
+    parts = [re.sub(r"[^A-Za-z0-9_.+-]", "_", h) for h in head]
+    parts += [slug[:READABLE]] if slug else []
+    return book_root() / RUNS_DIR / chapter / "-".join([*parts, digest])
 
 
 def _library_digest() -> str:
@@ -238,7 +272,7 @@ reads it from the cache only."""
 
 LADDER_CHAPTER = "ch06_gate"
 """The chapter whose pages climb a task's ladder: more datasets and models than any other page
-at every profile (smoke: the Cube gate page took 84 s of a 6 min 44 s book)."""
+at every profile, so the book starts them first."""
 
 
 def execution_order(pages: Sequence[Page]) -> list[Page]:
@@ -278,8 +312,8 @@ def _share_cores(workers: str) -> None:
 
 def check_writable(folder: Path, what: str) -> None:
     """Stop in one line, before any work, unless this user may write ``folder`` (or create it:
-    its nearest existing parent). A read-only checkout used to run a page to its end, minutes
-    or hours, then fail writing it."""
+    its nearest existing parent): a page in a read-only checkout would otherwise run to its end,
+    minutes or hours, and then fail writing it."""
     existing = next(p for p in (folder, *folder.parents) if p.exists())
     if not os.access(existing, os.W_OK):
         raise ChapterError(
@@ -383,16 +417,27 @@ def build_book(
     return [runs[p.name] for p in pages]
 
 
+def page_workers(defaults: dict[str, Any], parameters: dict[str, Any]) -> int:
+    """The build jobs a page runs at once: its ``workers`` parameter where it has one and it
+    is set, else :func:`~jepa_geometry.jobs.default_workers` (one per core, or
+    ``$JEPA_GEOMETRY_WORKERS``), as the page's own build reads it."""
+    given = {**defaults, **parameters}.get("workers")
+    return default_workers() if given is None else int(given)
+
+
 def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
-    """What building the study a task page reads would cost, stated before its kernel starts,
-    or None when the page reads no study or the cache holds all of it.
+    """What building the study a task page reads would cost, stated before its kernel starts
+    (and alone by ``chapter --dry-run``), or None when the page reads no study.
 
     A task page at laptop from an empty cache trains and plans for hours; the kernel's own
     bars do not reach a log or a notebook, so without this line the page said nothing for
     that long, where ``study``, ``book`` and ``scaling`` state their cost first. The estimate
     is the grid's (:func:`~jepa_geometry.cluster.dry_run`, ``grid --dry-run``); for the
     page of a reader's own objective (a chapter with an ``objective`` parameter), of the page's
-    own units (:func:`~jepa_geometry.extensions.own.cost_statement`).
+    own units (:func:`~jepa_geometry.extensions.own.cost_statement`). Both count what is
+    already in the cache, whichever command built it, and say the rest in core-hours and in
+    wall time with the page's build jobs (:func:`page_workers`) on this machine
+    (:func:`~jepa_geometry.cluster.cost_line`).
 
     The parameters are validated first, as the run validates them
     (:func:`~jepa_geometry.book.parameters.validate_parameters`): the statement reads them
@@ -402,50 +447,68 @@ def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
     defaults = {**parameters_of(jupytext.read(page.source)), **page.parameters}
     validate_parameters(page.source.stem, defaults, {**page.parameters, **parameters})
     name = parameters.get("profile", defaults["profile"])
+    with environ({DATA_ENV: experiment_cache(name)}):  # the cache the run would use
+        return _cost(page, defaults, parameters, name)
+
+
+def _cost(
+    page: Page, defaults: dict[str, Any], parameters: dict[str, Any], name: str
+) -> str | None:
+    """:func:`cost_statement` once the cache is the run's."""
+    workers = page_workers(defaults, parameters)
     if "objective" in defaults:  # chapter 10: its own units, not the task's whole study
         given = {**defaults, **parameters}
         spec = own.own_spec(given["task"], given["objective"])
         cfg = own.with_seeds(spec.profile(load_profile(name)), given["seeds"])
-        todo = own.cost_statement(spec, cfg)
-        return None if todo is None else f"{page.name} (profile={name}): {todo}"
+        return f"{page.name} (profile={name}): {own.cost_statement(spec, cfg, workers)}"
     task = parameters.get("task", page.task)
     if task not in available_studies():
         return None
-    spec = load_study(task)
-    units = cluster.dry_run([spec], load_profile(name))  # the dry run applies its rung
-    todo = units[~units["cached"]]
-    if todo.empty:
-        return None
+    units = cluster.dry_run([load_study(task)], load_profile(name))  # it applies its rung
     return (
-        f"{page.name} (profile={name}) reads the {task} study: {len(todo)} of its {len(units)} "
-        f"units are not in the cache, about {todo['hours'].sum():.1f} h of work to build them "
-        f"first (estimated as `jepa-geometry grid --tasks {task} --dry-run --profile {name}`)"
+        f"{page.name} (profile={name}) reads the {task} study: "
+        f"{cluster.cost_line(units, workers)} (estimated as `jepa-geometry grid --tasks "
+        f"{task} --dry-run --profile {name}`)"
     )
+
+
+def experiment_cache(profile: str) -> str:
+    """The cache a chapter run reads and writes: ``$JEPA_GEOMETRY_DATA`` when set, else its
+    profile's (:func:`~jepa_geometry.artifacts.profile_cache`), the one ``train``, ``study``
+    and ``grid`` with ``--profile`` use. A run once wrote its models into its own folder
+    (``runs/<...>/data``), where those commands, and its own cost line, never found them."""
+    return os.environ.get(DATA_ENV) or str(profile_cache(profile))
+
+
+def _experiment(chapter: str | Path, parameters: dict[str, Any]) -> tuple[Page, Path, str]:
+    """A chapter run's page, notebook and cache (:func:`experiment_output`)."""
+    page = resolve_page(chapter)
+    defaults = {**parameters_of(jupytext.read(page.source)), **page.parameters}
+    parameters = {**page.parameters, **parameters}
+    validate_parameters(page.source.stem, defaults, parameters)
+    folder = run_folder(page.name, defaults, parameters)
+    out = book_root() / EXECUTED_DIR if folder is None else folder
+    profile = str(parameters.get("profile", defaults["profile"]))
+    return page, out / f"{page.name}.ipynb", experiment_cache(profile)
+
+
+def experiment_output(chapter: str | Path, parameters: dict[str, Any]) -> Path:
+    """The notebook :func:`run_experiment` writes for ``parameters`` (``chapter
+    --dry-run`` names it without running anything)."""
+    return _experiment(chapter, parameters)[1]
 
 
 def run_experiment(chapter: str | Path, parameters: dict[str, Any]) -> ChapterRun:
     """Run one chapter the way a reader re-runs it (``make chapter``, ``jepa-geometry chapter``).
 
     With every parameter at its default this is the book's own run: the notebook goes to
-    ``book/chapters/`` and artifacts to the book's cache. Otherwise everything goes to the run
-    folder of :func:`run_folder` (notebook, figures, new artifacts under ``data/`` there), and
-    the cache of the run's profile (:func:`~jepa_geometry.artifacts.profile_cache`, unless
-    ``$JEPA_GEOMETRY_DATA`` names one) is only read (``$JEPA_GEOMETRY_READ_ONLY``), so cached
-    models are reused.
+    ``book/chapters/``. Otherwise the notebook and its figures go to the run folder of
+    :func:`run_folder`, so the book's page is never overwritten. Either way the artifacts
+    go to the run's cache (:func:`experiment_cache`): the models a run trains are those
+    ``train``, ``study`` and ``grid`` find, and theirs are the run's. No artifact is ever
+    overwritten there (every key names what it was computed from, the objective file's
+    content included), so the run adds the reader's models beside the book's.
     """
-    page = resolve_page(chapter)
-    source = page.source
-    defaults = {**parameters_of(jupytext.read(source)), **page.parameters}
-    parameters = {**page.parameters, **parameters}
-    validate_parameters(source.stem, defaults, parameters)
-    folder = run_folder(page.name, defaults, parameters)
-    profile = str(parameters.get("profile", defaults["profile"]))
-    cache = os.environ.get(DATA_ENV) or str(profile_cache(profile))  # the run's profile's cache
-    if folder is None:
-        with environ({DATA_ENV: cache}):
-            return run_chapter(
-                source, book_root() / EXECUTED_DIR / f"{page.name}.ipynb", parameters, progress=True
-            )
-    read_only = os.pathsep.join(p for p in (cache, os.environ.get(READ_ONLY_ENV)) if p)
-    with environ({READ_ONLY_ENV: read_only, DATA_ENV: str(folder / "data")}):
-        return run_chapter(source, folder / f"{page.name}.ipynb", parameters, progress=True)
+    page, output, cache = _experiment(chapter, parameters)
+    with environ({DATA_ENV: cache}):
+        return run_chapter(page.source, output, {**page.parameters, **parameters}, progress=True)

@@ -3,11 +3,12 @@ per task (:data:`TASK_COLOURS`), and one display name per code name (:data:`DISP
 for every figure and table.
 
 A colour given per figure (the n-th colour of a palette to the n-th arm drawn) changes with
-the arms a figure shows, so SCALE was orange in one figure and blue in the next; and a code
-name (``lewm``, ``lambda_reg``, ``goal100_budget150``) in a legend or a header is a word the
-reader has to translate. Here each arm has its colour wherever it is drawn, and each code name
-one display name wherever it is shown: a figure calls :func:`arm_colour`, :func:`task_colour`
-and :func:`label`; a table :func:`shown` (or :func:`named` for a text it composes).
+the arms a figure shows, so one arm would take one colour in one figure and another in the
+next; and a code name (``lewm``, ``lambda_reg``, ``goal100_budget150``) in a legend or a header
+is a word the reader has to translate. Here each arm has its colour wherever it is drawn, and
+each code name one display name wherever it is shown: a figure calls :func:`arm_colour`,
+:func:`task_colour` and :func:`label`; a table :func:`shown` (or :func:`named` for a text it
+composes).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ ARM_COLOURS: dict[str, str] = {
     "random": "#949494",  # grey: the random policy's floor (a band: drawn translucent)
     "ceiling": "#000000",  # black: the simulator as the model
 }
-"""Every arm the book trains (the studies' arms, :data:`~jepa_geometry.study.grid.STUDY_ARMS`
+"""Every arm the book trains (the studies' arms, :data:`~jepa_geometry.study.cells.STUDY_ARMS`
 and the half-q ablation), the random policy's floor and the ceiling, each in one colour of
 seaborn's colourblind palette (the floor grey, the ceiling black)."""
 
@@ -123,18 +124,24 @@ _PROTOCOL = re.compile(r"^goal(\d+)_budget(\d+)$")
 _IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)+$")
 _TOKEN = re.compile(r"[\w+./-]+")
 _ARMS = {a for a in ARM_COLOURS if "+" not in a and not a.endswith(HALF_Q_SUFFIX)}
+_OBJECTIVE = re.compile(r"(?:[\w.-]+/)*[A-Za-z_]\w*\.py")  # a reader's objective file
 
 
 def _arm_name(name: str) -> str | None:
     """An arm's display name composed of its parts (``scale+anisowm`` -> SCALE + AnisoWM,
-    ``scale-halfq`` -> SCALE half-q, ``lewm+examples/objectives/mine.py`` -> LeWM + mine.py,
-    a reader's term named by its stem kept as it is: ``lewm+mine`` -> LeWM + mine); None when
-    no part is a built-in arm, so that a name which only looks like one stays as it is."""
+    ``scale-halfq`` -> SCALE half-q), a reader's objective file by its stem, as its models'
+    artifact names and the chapter's claims name it (:func:`~jepa_geometry.wm.arms.arm_label`:
+    ``examples/objectives/mine.py``, the arm LeWM + the file's term, -> mine,
+    ``scale+examples/objectives/mine.py`` -> SCALE + mine; tables once showed the path while
+    the claims and checkpoints said ``mine``), a stem kept as it is (``lewm+mine`` -> LeWM +
+    mine); None when no part is a built-in arm or a file, so that a name which only looks
+    like one stays as it is."""
     parts = name.removesuffix(HALF_Q_SUFFIX).split("+")
-    if not set(parts) & _ARMS or not all(re.fullmatch(r"[\w./-]+", p) for p in parts):
+    files = {p for p in parts if _OBJECTIVE.fullmatch(p)}
+    if not (set(parts) & _ARMS or files) or not all(re.fullmatch(r"[\w./-]+", p) for p in parts):
         return None
     shown = [
-        DISPLAY_NAMES.get(p, p) if p in _ARMS else PurePosixPath(p).name if p.endswith(".py") else p
+        DISPLAY_NAMES.get(p, p) if p in _ARMS else PurePosixPath(p).stem if p in files else p
         for p in parts
     ]
     return " + ".join(shown) + (" half-q" if name.endswith(HALF_Q_SUFFIX) else "")

@@ -3,8 +3,8 @@
     jepa-geometry profile laptop                       # print a validated profile
     jepa-geometry collect --task tworoom               # collect (or find) a dataset
     jepa-geometry train --task tworoom --arm scale  # train (or find) one world model
-    jepa-geometry plan --task tworoom --arm scale --solver icem --budget T3
-    jepa-geometry plan --task cube --arm ceiling --pairs 50  # the simulator as the model
+    jepa-geometry plan --task tworoom --arm scale --solver icem --tier T3
+    jepa-geometry plan --task cube --arm ceiling --subset 50  # the simulator as the model
     jepa-geometry study tworoom --workers 2            # build a task's whole study (cached)
     jepa-geometry study tworoom --arms lewm,scale,lewm+mine.py  # with a loss term of yours
     jepa-geometry scaling --dry-run                    # the scaling study's cost and cuts

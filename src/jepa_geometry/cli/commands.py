@@ -34,7 +34,13 @@ from jepa_geometry.book.evidence import (
 )
 from jepa_geometry.book.evidence_compare import DIFFERENT, combine
 from jepa_geometry.book.html import build_html, notebook_html
-from jepa_geometry.book.run import build_book, cost_statement, run_chapter, run_experiment
+from jepa_geometry.book.run import (
+    build_book,
+    cost_statement,
+    experiment_output,
+    run_chapter,
+    run_experiment,
+)
 from jepa_geometry.book.toc import book_pages, resolve_page
 from jepa_geometry.envs import TASKS
 from jepa_geometry.envs.collect import build_dataset, check_task_episodes
@@ -46,7 +52,7 @@ from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import evaluate_arm, summary_text
 from jepa_geometry.profiles import Profile, load_profile
 from jepa_geometry.study.build import build_study
-from jepa_geometry.study.rules.gate import lever_choice, protocol_choice
+from jepa_geometry.study.decisions.gate import lever_choice, protocol_choice
 from jepa_geometry.study.spec import StudySpec, load_study, task_ladder
 from jepa_geometry.wm.arms import check_arms, objective_file
 from jepa_geometry.wm.checkpoint import MODEL_FILE
@@ -70,8 +76,8 @@ def _workers(given: int | None) -> int:
 
 def _log(args: argparse.Namespace) -> Callable[[str], None] | None:
     """Where a build says what it finished, one short line each, when it draws no bar (its
-    stderr is not a terminal, as a background build's log, or ``--quiet``); else None.
-    Such a log used to stay empty until the command ended: half an hour for a laptop study."""
+    stderr is not a terminal, as a background build's log, or ``--quiet``); else None. Without
+    it such a log would stay empty until the command ended: half an hour for a laptop study."""
     if args.quiet or not sys.stderr.isatty():
         return lambda line: print(line, file=sys.stderr, flush=True)
     return None
@@ -159,12 +165,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
         args.seed,
         _profile_of(args),
         solver=args.solver,
-        budget=args.budget,
+        tier=args.tier,
         protocol=args.protocol,
         temperature=args.temperature,
-        episodes=args.episodes,
+        n_pairs=args.pairs,
         weights=dict(args.weight or []) or None,
-        pairs=args.pairs,
+        subset=args.subset,
     )
     print(summary_text(res))
     return 0
@@ -175,8 +181,10 @@ def cmd_study(args: argparse.Namespace) -> int:
     spec = _arms_of(args, load_study(args.task))
     base = _profile_of(args)
     profile = spec.profile(base)  # the study's rung of its ladder, if any
-    _note_precision(profile)
     print(_study_cost(spec, base, workers), flush=True)  # before any work, as book and chapter
+    if args.dry_run:
+        return 0
+    _note_precision(profile)
     stages = build_study(spec, profile, workers, progress=not args.quiet, say=_log(args))
     print(stages.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     print(f"total: {stages.seconds.sum() / 60:.1f} min with {workers} workers")
@@ -185,22 +193,14 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 def _study_cost(spec: StudySpec, base: Profile, workers: int) -> str:
     """What ``study`` is about to build, before it builds anything: the grid's dry run of the
-    study (:func:`~jepa_geometry.cluster.dry_run`) in core-hours, and in hours of this
-    machine's ``workers`` processes, or that the cache holds all of it."""
+    study (:func:`~jepa_geometry.cluster.dry_run`), what no command has built yet in
+    core-hours and in wall time with this machine's ``workers`` jobs at once
+    (:func:`~jepa_geometry.cluster.cost_line`), or that the cache holds all of it."""
     units = cluster.dry_run([spec], base)
-    todo = units[~units["cached"]]
-    head = f"{spec.task} study (profile={base.name}): "
-    if todo.empty:
-        return head + f"all {len(units)} units are in the cache"
-    hours = float(todo["hours"].sum())
-
-    def span(h: float) -> str:
-        return f"{h:.1f} h" if h >= 1 else f"{max(h * 60, 1):.0f} min"
-
-    return head + (
-        f"{len(todo)} of its {len(units)} units are not in the cache, about {span(hours)} of "
-        f"work on one core, {span(hours / workers)} with {workers} workers (estimated as "
-        f"`jepa-geometry grid --tasks {spec.task} --dry-run --profile {base.name}`)"
+    return (
+        f"{spec.task} study (profile={base.name}): {cluster.cost_line(units, workers)} "
+        f"(estimated as `jepa-geometry grid --tasks {spec.task} --dry-run --profile "
+        f"{base.name}`)"
     )
 
 
@@ -241,16 +241,42 @@ EXTENSIONS: dict[str, cluster.Extension] = {
 """The studies ``jepa-geometry grid --with`` runs beside the task studies."""
 
 
+def _grid_cores(args: argparse.Namespace) -> int:
+    """The jobs a local grid runs at once: ``--max-parallel``, else one per core
+    (:func:`~jepa_geometry.cluster.run_grid`'s default)."""
+    return _workers(args.max_parallel)
+
+
+def _grid_cost(units: pd.DataFrame, args: argparse.Namespace) -> str:
+    """The dry run's units to run in core-hours and, for the local executor, in wall time on
+    the cores it would use (:func:`_grid_cores`); on SLURM the queue sets the wall time, so
+    only the core-hours are said. The summary's hours are each unit's own: "2.62 h" there
+    read as the time a build takes here, which on two cores is about half."""
+    if args.executor == "local":
+        return f"grid: {cluster.cost_line(units, _grid_cores(args), 'the')}"
+    todo = units[~units["cached"]]
+    return (
+        f"grid: {len(todo)} of the {len(units)} units are not in the cache: about "
+        f"{cluster.core_hours(todo)} of work (the hours above are each unit's own, on the cpus "
+        "its kind asks for; on SLURM the queue sets the wall time)"
+    )
+
+
 def cmd_grid(args: argparse.Namespace) -> int:
     profile = _profile_of(args)
     specs = [_arms_of(args, load_study(t)) for t in args.tasks]
     extensions = [EXTENSIONS[name] for name in dict.fromkeys(args.extensions)]
     fmt = {"float_format": lambda x: f"{x:.2f}", "index": False}
+    decisions = not args.without_decisions
     if args.dry_run:
-        units = cluster.dry_run(specs, profile, extensions)
+        units = cluster.dry_run(specs, profile, extensions, decisions)
         if args.units:
             print(units.to_string(**fmt))
         print(cluster.dry_run_summary(units).to_string(**fmt))
+        print(_grid_cost(units, args))
+        said = cluster.decisions_statement(units, _grid_cores(args))
+        if said:
+            print(said)
         if units.attrs["left_out"]:
             print(
                 f"not counted: dinowm of {', '.join(units.attrs['left_out'])} (the DINOv2 "
@@ -273,6 +299,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         extensions=extensions,
         log=_log(args),
+        decisions=decisions,
     )
     print(cluster.grid_summary(result).to_string(index=False))
     bad = result[result.status.isin(["failed", "blocked"])]
@@ -313,6 +340,12 @@ def cmd_chapter(args: argparse.Namespace) -> int:
     cost = cost_statement(resolve_page(args.chapter), params)
     if cost:
         print(cost, flush=True)  # before the kernel starts, as study and book do
+    if args.dry_run:  # the cost, and where the run would write, and stop
+        if not cost:
+            print(f"{args.chapter}: reads no study; its kernel builds what its cells need")
+        if not args.output:
+            print(f"would write: {experiment_output(args.chapter, params)}")
+        return 0
     if args.output:  # an explicit notebook: run there, with the current cache
         page = resolve_page(args.chapter)
         run = run_chapter(

@@ -198,18 +198,18 @@ def _add_run_commands(sub: Subcommands) -> None:
     pl = sub.add_parser("plan", help="evaluate goal-reaching planning of a trained world model")
     _add_arm(pl, f", or {CEILING} (the simulator as the world model)")
     _add_profile(pl)
-    pl.add_argument("--solver", default="cem", choices=SOLVERS)
-    pl.add_argument("--budget", default="T1", choices=TIERS, help="compute tier")
+    pl.add_argument("--solver", default="cem", choices=list(SOLVERS))
+    pl.add_argument("--tier", default="T1", choices=TIERS, help="the compute budget tier")
     pl.add_argument("--protocol", default="profile", choices=("profile", *PROTOCOLS))
     pl.add_argument("--temperature", type=_positive_number, default=None, help="MPPI temperature")
     pl.add_argument(
-        "--episodes",
+        "--pairs",
         type=_positive_int,
         default=None,
         help="start/goal pairs (default: the profile's)",
     )
     pl.add_argument(
-        "--pairs",
+        "--subset",
         type=_positive_int,
         default=None,
         help=f"{CEILING} only: plan a seeded subset of this many of the pairs (default: all)",
@@ -224,6 +224,12 @@ def _add_study_commands(sub: Subcommands) -> None:
         "study", help="build every dataset, model and planning cell of a task's study (cached)"
     )
     sy.add_argument("task", choices=available_studies())
+    sy.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what the study still has to build (core-hours, and wall time with the "
+        "workers on this machine) and stop",
+    )
     _add_study_arms(sy)
     _add_build(sy)
     sy.set_defaults(func=cmd_study)
@@ -295,6 +301,13 @@ def _add_grid_command(sub: Subcommands) -> None:
         "chapter 8), scaling (chapter 9); each states its cost before the first stage",
     )
     sr.add_argument("--units", action="store_true", help="with --dry-run: every unit")
+    sr.add_argument(
+        "--without-decisions",
+        action="store_true",
+        help="leave out the book's decisions (SIGReg's strength and the ΛReg variants, models "
+        "trained on Two-Room for the geometry pages): a study without a ΛReg arm, such as a "
+        "reader's arm beside lewm and scale, needs none of them",
+    )
     _add_study_arms(sr)
     sr.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_profile(sr)
@@ -306,7 +319,7 @@ def _add_gate_command(sub: Subcommands) -> None:
     sg = sub.add_parser(
         "gate",
         help="the gate before a task's study: its protocol, or for Push-T and Cube "
-        "its ladder of levers (study.rules.gate)",
+        "its ladder of levers (study.decisions.gate)",
     )
     sg.add_argument("task", choices=TASKS)
     sg.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -376,8 +389,10 @@ def _add_book_commands(sub: Subcommands) -> None:
         description=(
             "Run a chapter (name such as ch02, ch02_isotropy_regret, or its path). Without "
             "OUTPUT, a run whose parameters differ from the chapter's defaults writes its "
-            "notebook, figures and new artifacts to runs/<chapter>/<parameters>-<hash>/ and only "
-            "reads the book's cache; with defaults it rebuilds the book's own page."
+            "notebook and figures to runs/<chapter>/<task>-[<file>-<sha>-]<parameters>-<hash>/ "
+            "(a version of an objective file by its content) and its artifacts to the "
+            "profile's cache, the one train, study and grid use; with defaults it rebuilds "
+            "the book's own page."
         ),
     )
     sh.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -387,6 +402,12 @@ def _add_book_commands(sub: Subcommands) -> None:
     sh.add_argument("chapter", help="chapter name (ch02, ch02_isotropy_regret) or path")
     sh.add_argument("output", nargs="?", help="write the executed notebook here instead")
     sh.add_argument("-p", "--param", type=_parse_assign, action="append", metavar="NAME=VALUE")
+    sh.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what the run still has to build (core-hours, and wall time with its build "
+        "jobs on this machine) and where its notebook would go, and stop",
+    )
     sh.set_defaults(func=cmd_chapter)
 
 

@@ -27,10 +27,15 @@ The names below are the package's entry points, for ``from jepa_geometry import 
 """
 
 from jepa_geometry.cluster.dry_run import (
+    core_hours,
+    cost_line,
+    decisions_statement,
     dry_run,
     dry_run_summary,
     headline_statement,
     needed_whole,
+    span,
+    unit_table,
     wall_hours,
 )
 from jepa_geometry.cluster.estimate import (
@@ -62,6 +67,7 @@ from jepa_geometry.cluster.units import (
     Unit,
     check_dinov2,
     check_specs,
+    check_without_decisions,
     collect_unit,
     distinct,
     gate_units,
@@ -88,8 +94,12 @@ __all__ = [
     "cell_hours",
     "check_dinov2",
     "check_specs",
+    "check_without_decisions",
     "collect_hours",
     "collect_unit",
+    "core_hours",
+    "cost_line",
+    "decisions_statement",
     "distinct",
     "dry_run",
     "dry_run_summary",
@@ -106,10 +116,12 @@ __all__ = [
     "run_grid",
     "run_stage",
     "share_objectives",
+    "span",
     "stage_units",
     "tidy_job_folders",
     "train_hours",
     "train_unit",
+    "unit_table",
     "waiting_unit",
     "wall_hours",
 ]

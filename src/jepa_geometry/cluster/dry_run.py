@@ -26,11 +26,12 @@ from jepa_geometry.cluster.units import (
     Extension,
     Unit,
     check_specs,
+    decision_units,
     missing_dinov2,
     stage_units,
 )
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.spec import HEADLINE_BUDGET, StudySpec
+from jepa_geometry.study.spec import DECISION_TASK, HEADLINE_BUDGET, StudySpec
 from jepa_geometry.wm.arms import DINOWM
 
 
@@ -88,7 +89,10 @@ def _rows(units: Sequence[Unit], run: set[tuple[str, str]], base: Profile) -> pd
 
 
 def dry_run(
-    specs: Sequence[StudySpec], base: Profile, extensions: Sequence[Extension] = ()
+    specs: Sequence[StudySpec],
+    base: Profile,
+    extensions: Sequence[Extension] = (),
+    decisions: bool = True,
 ) -> pd.DataFrame:
     """Every unit of the grid (the ``extensions`` too), nothing submitted or stated: stage,
     kind, task, label, estimated device-hours, whether it is cached (nothing to run), whether
@@ -101,22 +105,68 @@ def dry_run(
     caller can say so. ``attrs["headline"]`` lists, in the same columns, the units to run that
     the studies' headline seeds add (their models, CEM cells and geometry) with what those
     need built again: the same grid without the headline seeds lacks them. Empty when the
-    headline seeds add nothing at this profile, or all of it is cached."""
+    headline seeds add nothing at this profile, or all of it is cached.
+    ``attrs["decisions"]``: the rows the book's decisions add (:func:`decision_rows`); with
+    ``decisions`` False they are left out (:func:`~.units.stage_units`) and it is empty."""
     check_specs(specs)
     left_out = missing_dinov2(specs, base)
     specs = [
         s.with_arms([a for a in s.arms if a != DINOWM]) if s.task in left_out else s for s in specs
     ]
-    every = [u for stage in STAGES for u in stage_units(stage, specs, base, extensions)]
+    every = [u for stage in STAGES for u in stage_units(stage, specs, base, extensions, decisions)]
     run = needed_whole(every, [u for u in every if not (u.outputs and u.cached)])
     out = _rows(every, {(u.stage, u.label) for u in run}, base)
     plain = [replace(s, headline_seeds=None) for s in specs]
-    before = {(u.stage, u.label) for st in STAGES for u in stage_units(st, plain, base, extensions)}
+    before = {
+        (u.stage, u.label)
+        for st in STAGES
+        for u in stage_units(st, plain, base, extensions, decisions)
+    }
     added = [u for u in every if (u.stage, u.label) not in before]
     work = needed_whole(every, [u for u in added if not (u.outputs and u.cached)])
     out.attrs["left_out"] = left_out
+    out.attrs["decisions"] = decision_rows(out, specs, base) if decisions else out.iloc[:0]
     out.attrs["headline"] = _rows(work, {(u.stage, u.label) for u in work}, base)
     return out
+
+
+def decision_rows(units: pd.DataFrame, specs: Sequence[StudySpec], base: Profile) -> pd.DataFrame:
+    """The rows of ``units`` (:func:`dry_run`) that the book's decisions add
+    (:func:`~.units.decision_units`): the decision task's models of SIGReg's strength and of
+    the ΛReg variants, and the chosen variant's models and cells in a study with a ΛReg arm.
+    A decision's dataset or model that a study has anyway is the study's row, not one of
+    these (:func:`~.units.distinct` keeps the first)."""
+    labels = {(u.stage, u.label) for st in STAGES for u in decision_units(st, specs, base)}
+    return units[[(s, u) in labels for s, u in zip(units["stage"], units["unit"], strict=True)]]
+
+
+def decisions_statement(units: pd.DataFrame, cores: int) -> str | None:
+    """The decisions' rows of a dry run (``attrs["decisions"]``) in one line: the models the
+    decisions train on their task, the chosen ΛReg variant's models of the studies' ΛReg
+    arms, what is not cached of them (core-hours and wall time on ``cores`` cores), and how
+    to leave them out; None when they add nothing. They used to be counted in the grid's
+    hours without a word: a reader pricing one arm paid for six models they did not ask for."""
+    rows = units.attrs.get("decisions")
+    if rows is None or rows.empty:
+        return None
+    models = rows[rows["kind"] == "train"]["unit"].str.removeprefix("train ")
+    decided = [m.removesuffix(" (decision)") for m in models if m.endswith(" (decision)")]
+    variant = len(models) - len(decided)
+    todo = rows[~rows["cached"]]
+    cost = (
+        f"{len(todo)} not in the cache: {core_hours(todo)}, about "
+        f"{span(wall_hours(todo, cores))} on {cores} cores"
+        if len(todo)
+        else "all in the cache"
+    )
+    return (
+        f"of these, the book's decisions (taken on {DECISION_TASK}, read by every task's "
+        f"geometry page) add {len(rows)} units ({cost}): {len(decided)} decision models "
+        f"({'; '.join(decided)})"
+        + (f" and {variant} models of the chosen ΛReg variant" if variant else "")
+        + "; --without-decisions leaves them out of a grid without a ΛReg arm (a reader's "
+        "arm beside lewm and scale needs none of them)"
+    )
 
 
 def dry_run_summary(units: pd.DataFrame) -> pd.DataFrame:
@@ -150,6 +200,46 @@ def wall_hours(units: pd.DataFrame, cores: int) -> float:
     for _, g in units.groupby("stage", sort=False):
         total += max(float(g["hours"].max()), float((g["hours"] * g["cpus"]).sum()) / cores)
     return total
+
+
+def unit_table(units: Sequence[Unit], base: Profile) -> pd.DataFrame:
+    """The rows :func:`dry_run` would list for ``units`` (a list of units of one's own, such
+    as chapter 10's): what a cached unit still needs built again (:func:`needed_whole`)
+    counts as work to run."""
+    run = needed_whole(units, [u for u in units if not (u.outputs and u.cached)])
+    return _rows(units, {(u.stage, u.label) for u in run}, base)
+
+
+def core_hours(units: pd.DataFrame) -> str:
+    """The core-hours of rows of :func:`dry_run` (``Σ hours x cpus``), as a reader reads them:
+    one decimal from one core-hour on, two below (a smoke page's 0.03 is not "0.0")."""
+    h = float((units["hours"] * units["cpus"]).sum())
+    return f"{h:.1f} core-hours" if h >= 1 else f"{h:.2f} core-hours"
+
+
+def span(hours: float) -> str:
+    """``hours`` as a reader reads a duration: ``2.6 h`` from one hour on, else minutes."""
+    return f"{hours:.1f} h" if hours >= 1 else f"{max(hours * 60, 1):.0f} min"
+
+
+def cost_line(units: pd.DataFrame, cores: int, whose: str = "its") -> str:
+    """What the rows of :func:`dry_run` (or :func:`unit_table`) not yet cached cost, in one
+    clause: how many of ``whose`` units, their core-hours (``Σ hours x cpus``) and their
+    wall time on ``cores`` cores (:func:`wall_hours`), or that the cache holds all of them.
+
+    Every cost statement says both: a core-hour figure alone read as the time a build takes
+    on the reader's machine (a laptop study's "2.6 h" is 1.4 h on two cores), and a wall time
+    alone does not carry to a machine with another number of cores. ``study``, ``chapter``
+    and the pages' statements (:func:`~jepa_geometry.book.run.cost_statement`) all say it
+    with this one function, so they count alike."""
+    todo = units[~units["cached"]]
+    if todo.empty:
+        return f"all {len(units)} of {whose} units are in the cache, nothing to build"
+    return (
+        f"{len(todo)} of {whose} {len(units)} units are not in the cache: about "
+        f"{core_hours(todo)} of work, about {span(wall_hours(todo, cores))} of wall time "
+        f"on {cores} core{'s' if cores != 1 else ''} of this machine"
+    )
 
 
 def headline_statement(units: pd.DataFrame, base: Profile) -> str | None:

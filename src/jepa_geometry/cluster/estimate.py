@@ -31,7 +31,7 @@ from jepa_geometry.wm.arms import DINOWM
 class ClusterError(ValueError):
     """Bad input to the grid's run on a job engine (an unknown executor or stage, a bad count,
     a study given twice, a missing rate or file): one line, before any work. A bad request to
-    one task's study (an arm, cell or protocol) is :class:`~jepa_geometry.study.grid.StudyError`.
+    one task's study (an arm, cell or protocol) is :class:`~jepa_geometry.study.cells.StudyError`.
     """
 
 
@@ -73,5 +73,5 @@ def cell_hours(cell: PlanningCell) -> float:
         per_plan = p.cluster.plan_seconds * cell.rollouts() / (samples * iterations)
         if cell.arm == DINOWM:
             per_plan *= p.cluster.dinowm_plan_factor
-    pairs = cell.pairs or cell.episodes or p.eval.episodes
+    pairs = cell.subset or cell.n_pairs or p.eval.episodes
     return pairs * make_protocol(p, cell.protocol).plans * per_plan / 3600

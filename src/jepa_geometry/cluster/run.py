@@ -1,8 +1,8 @@
 """The run loop: the grid's stages one after the other, each unit submitted once its inputs
 are cached, resumable, with the artifact cache as the only record of what is done.
 
-Dependencies are the order of the stages (:data:`~.units.STAGES`) plus the cache, as the issue
-asks of an existing engine rather than a scheduler of our own: a unit whose outputs are all
+Dependencies are the order of the stages (:data:`~.units.STAGES`) plus the cache, on an
+existing engine (submitit) rather than a scheduler of our own: a unit whose outputs are all
 cached is skipped (so rerunning the grid submits only what is missing), a unit whose inputs are
 missing is reported as *blocked* with the input it lacks (and the failed unit that should have
 built it), and a unit that raises is reported with its log and the error while every unrelated
@@ -39,6 +39,7 @@ from jepa_geometry.cluster.units import (
     Unit,
     check_dinov2,
     check_specs,
+    check_without_decisions,
     distinct,
     stage_units,
 )
@@ -199,6 +200,7 @@ def run_grid(
     extensions: Sequence[Extension] = (),
     say: Callable[[str], None] = print,
     log: Callable[[str], None] | None = None,
+    decisions: bool = True,
 ) -> pd.DataFrame:
     """Run the studies ``specs`` and the ``extensions`` at ``base`` through submitit, stage
     after stage; one row per unit (:func:`run_stage`). Each extension states its cost first
@@ -206,11 +208,14 @@ def run_grid(
     ``max_parallel`` jobs at once (default: one per core with the local executor,
     unlimited on SLURM, whose queue does the limiting). A reader's objective file is copied
     into ``folder`` first and its jobs read the copy (:func:`~.submit.share_objectives`, one
-    line each to ``say``): a node need not see the path it was given by."""
+    line each to ``say``): a node need not see the path it was given by. With ``decisions``
+    False the book's decisions are left out (:func:`~.units.check_without_decisions`)."""
     if executor not in EXECUTORS:
         raise ClusterError(f"unknown executor {executor!r}; valid: {', '.join(EXECUTORS)}")
     check_specs(specs)
     check_dinov2(specs, base)
+    if not decisions:
+        check_without_decisions(specs)
     if max_parallel is None:
         max_parallel = default_workers() if executor == "local" else 10_000
     max_parallel = check_workers(max_parallel)
@@ -234,7 +239,7 @@ def run_grid(
         for ext in extensions:
             say(ext.state(base))
         for stage in STAGES:
-            units = stage_units(stage, specs, base, extensions)
+            units = stage_units(stage, specs, base, extensions, decisions)
             out = run_stage(
                 units,
                 executor,

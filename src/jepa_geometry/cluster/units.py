@@ -52,8 +52,10 @@ from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.build import cell_jobs
-from jepa_geometry.study.grid import check_study_arms, mppi_sweep_jobs, select_mppi_temperature
+from jepa_geometry.study.build import STAGES, cell_jobs
+from jepa_geometry.study.cells import check_study_arms, mppi_sweep_jobs, select_mppi_temperature
+from jepa_geometry.study.decisions import lambdareg, sigreg
+from jepa_geometry.study.decisions.gate import ALTERNATIVES, gate_cell
 from jepa_geometry.study.job_calls import (
     PlanCells,
     TrainModel,
@@ -62,16 +64,12 @@ from jepa_geometry.study.job_calls import (
     run_measure,
     run_pretrain,
 )
-from jepa_geometry.study.rules import lambdareg, sigreg
-from jepa_geometry.study.rules.gate import ALTERNATIVES, gate_cell
 from jepa_geometry.study.spec import BASELINE, DECISION_TASK, StudySpec, load_study, task_ladder
 from jepa_geometry.wm.arms import DINOWM
 from jepa_geometry.wm.dino import DINOV2_VITS14_URL, DinoWeightsError
 from jepa_geometry.wm.dinowm import encoder_identity, standin_settings
 from jepa_geometry.wm.selfdistill import source_profile, standin_artifact
 from jepa_geometry.wm.training import world_model_artifact
-
-STAGES: tuple[str, ...] = ("collect", "pretrain", "train", "plan", "chosen")
 
 
 def _pinned(arm: str) -> tuple[str, ...]:
@@ -210,7 +208,7 @@ def plan_units(stage: str, task: str, cells: list[PlanningCell], suffix: str = "
         if c.arm == CEILING:
             units += [
                 _plan_unit(
-                    stage, f"plan {task} {CEILING} {c.protocol} {c.solver} {c.budget}{suffix}", [c]
+                    stage, f"plan {task} {CEILING} {c.protocol} {c.solver} {c.tier}{suffix}", [c]
                 )
                 for c in group
             ]
@@ -304,14 +302,20 @@ def stage_units(
     specs: Sequence[StudySpec],
     base: Profile,
     extensions: Sequence[Extension] = (),
+    decisions: bool = True,
 ) -> list[Unit]:
     """The units of one stage for the studies ``specs`` at ``base`` (each study at its own
     rung, ``spec.profile(base)``) and the ``extensions``, the work they share done once
     (:func:`distinct`). The ``chosen`` stage reads each task's temperature from the cached
-    sweep; a task whose sweep is not cached yields one blocked placeholder per model."""
+    sweep; a task whose sweep is not cached yields one blocked placeholder per model. With
+    ``decisions`` False the book's decisions (:func:`decision_units`) are left out, for
+    studies that do not need them (:func:`check_without_decisions`)."""
     if stage not in STAGES:
         raise ClusterError(f"unknown stage {stage!r}; valid: {', '.join(STAGES)}")
-    units = _study_units(stage, specs, base) + decision_units(stage, specs, base)
+    if not decisions:
+        check_without_decisions(specs)
+    units = _study_units(stage, specs, base)
+    units += decision_units(stage, specs, base) if decisions else []
     for ext in extensions:
         units += ext.units(stage, base)
     units = distinct(units)
@@ -324,7 +328,7 @@ def stage_units(
 
 def gate_units(stage: str, task: str, base: Profile) -> list[Unit]:
     """The units of the gate a task's pages run before its study
-    (:func:`~jepa_geometry.study.rules.gate.study_choice`, at the profile before the study's
+    (:func:`~jepa_geometry.study.decisions.gate.study_choice`, at the profile before the study's
     settings): on a task with a ladder, every rung's dataset, LeWM's first seed and its gate
     cell on the validation pairs; on the others, the protocol gate's cells (SCALE's protocol on
     the evaluation pairs, each alternative on the validation pairs). The climb stops at the
@@ -355,10 +359,10 @@ def decision_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> lis
     task's geometry page reads (:data:`~jepa_geometry.study.spec.DECISION_TASK`, chapter 7).
 
     - ``collect``, ``train``: the decision task's dataset and the models its two rules read
-      (:func:`~jepa_geometry.study.rules.sigreg.decision_models`,
-      :func:`~jepa_geometry.study.rules.lambdareg.variant_models`), at its own profile;
+      (:func:`~jepa_geometry.study.decisions.sigreg.decision_models`,
+      :func:`~jepa_geometry.study.decisions.lambdareg.variant_models`), at its own profile;
     - ``plan``: in each planning study with a ΛReg arm, the chosen variant's models
-      (:func:`~jepa_geometry.study.rules.lambdareg.study_variant_jobs`): the rule reads the
+      (:func:`~jepa_geometry.study.decisions.lambdareg.study_variant_jobs`): the rule reads the
       decision models' training logs, so they are known once stage ``train`` is done;
     - ``chosen``: those models' cells.
 
@@ -411,6 +415,23 @@ def decision_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> lis
         else:
             units += plan_units(stage, spec.task, cells, " (ΛReg variant)")
     return units
+
+
+def check_without_decisions(specs: Sequence[StudySpec]) -> None:
+    """Stop in one line when a study left without the book's decisions needs them: a study
+    with a ΛReg arm plans the ΛReg variant the decision chooses
+    (:func:`~jepa_geometry.study.decisions.lambdareg.study_variant_jobs`).
+
+    The decisions' models (SIGReg's strength and the ΛReg variants on Two-Room) are read by
+    the book's geometry pages, not by a study's own cells: a reader's arm trained beside
+    LeWM and SCALE needs none of them, and at laptop they are 6 of the grid's models."""
+    needs = [s.task for s in specs if lambdareg.lambdareg_arms(s.arms)]
+    if needs:
+        raise ClusterError(
+            f"the studies of {', '.join(needs)} have a ΛReg arm, which plans the ΛReg variant "
+            "the book's decision chooses: they need the decisions; drop --without-decisions "
+            "or the ΛReg arms (--arms)"
+        )
 
 
 def _study_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[Unit]:

@@ -200,9 +200,10 @@ class FastMujocoRenderer:
 
         ``mujoco.Renderer.close`` frees its ``MjrContext`` (framebuffers, textures: names
         that every context numbers from 1) in whatever context is current, which after
-        another task's frame is that task's: it deleted the other renderer's framebuffer,
-        and every frame it rendered after was uninitialised memory. So the renderer's own
-        context is made current first; an uncollected renderer does the same (``__del__``).
+        another task's frame is that task's: it would delete the other renderer's
+        framebuffer, and every frame that one renders after is uninitialised memory. So the
+        renderer's own context is made current first; an uncollected renderer does the same
+        (``__del__``).
         """
         if self._renderer is not None:
             with contextlib.suppress(Exception):

@@ -248,8 +248,8 @@ def check_room(path: Path, rows: dict[str, np.ndarray], columns: int) -> None:
     """Raise ``OSError(ENOSPC)`` naming ``path`` unless its filesystem has room for the episode
     ``rows`` uncompressed, twice, and for every column's chunk cache.
 
-    HDF5 must never meet a full disk itself: after a failed write it crashed the process
-    (a segmentation fault while its objects were freed, three runs of three), where this check
+    HDF5 must never meet a full disk itself: after a failed write it crashes the process
+    (a segmentation fault while its objects are freed, in three runs of three), where this check
     stops the collection between two episodes, the file still closable. The margin is a few MB
     at the laptop profile, so a disk with room for the dataset is never refused.
     """

@@ -29,15 +29,17 @@ import pandas as pd
 from jepa_geometry.cluster import (
     Unit,
     collect_unit,
+    cost_line,
     measure_unit,
     plan_units,
     train_unit,
+    unit_table,
 )
 from jepa_geometry.envs import SIMULATOR_PRELOAD
 from jepa_geometry.jobs import log_line, run_parallel
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.grid import Cell, plan_cells, planning_cell
+from jepa_geometry.study.cells import Cell, plan_cells, planning_cell
 from jepa_geometry.study.job_calls import run_call
 from jepa_geometry.study.spec import BASELINE, SpecError, StudySpec, load_study
 from jepa_geometry.verdict.claims import (
@@ -50,7 +52,7 @@ from jepa_geometry.verdict.claims import (
     evaluate_all,
 )
 from jepa_geometry.verdict.rule import Claim, Evidence
-from jepa_geometry.wm.arms import arm_name, objective_file
+from jepa_geometry.wm.arms import arm_label, arm_name, objective_file
 from jepa_geometry.wm.objective import USER_TERM
 from jepa_geometry.wm.training import training_log
 
@@ -147,21 +149,22 @@ def cost_sentence(spec: StudySpec, profile: Profile) -> str:
     )
 
 
-def cost_statement(spec: StudySpec, profile: Profile) -> str | None:
-    """What the page still has to build, stated before it builds anything: the units not in
-    the cache and their estimated hours (the grid's estimates, ``profile.cluster``); None
-    when the cache holds every unit."""
-    units = own_units(spec, profile)
-    todo = [u for u in units if not u.cached]
+def cost_statement(spec: StudySpec, profile: Profile, workers: int) -> str:
+    """What the page still has to build, stated before it builds anything: its units not in
+    the cache (any command's build counts: ``train``, ``study``, ``grid`` and the page write
+    the same keys to the same cache), in core-hours and in wall time with ``workers`` jobs at
+    once (:func:`~jepa_geometry.cluster.cost_line`, as ``study`` says it), and how many are
+    the new arm's; or that the cache holds every unit."""
+    table = unit_table(own_units(spec, profile), profile)
     arm = user_arm(spec)
-    if not todo:
-        return None
-    new = sum(1 for u in todo if arm in u.label)
+    text = cost_line(table, workers)
+    new = int((~table["cached"] & table["unit"].str.contains(arm, regex=False)).sum())
+    if not new and table["cached"].all():
+        return text
     return (
-        f"{len(todo)} of its {len(units)} units are not in the cache ({new} of them the new "
-        f"arm's {term_name(arm)}), about {sum(u.hours for u in todo):.1f} h of work to build "
-        f"first at profile {profile.name}; lewm's and scale's are the {spec.task} study's own "
-        f"(the same keys), so a cache holding that study builds only the new arm's"
+        f"{text} ({new} of them the new arm {arm_label(arm)}'s); lewm's and scale's are the "
+        f"{spec.task} study's own (the same keys), so a cache holding that study builds only "
+        "the new arm's"
     )
 
 
@@ -211,8 +214,10 @@ def term_log(task: str, arm: str, profile: Profile) -> pd.DataFrame:
 
 def own_claim_specs(arm: str) -> tuple[ClaimSpec, ...]:
     """The reader's claims: ``arm`` better than LeWM on planning success (CEM, the main
-    protocol, mean over tiers), on SCALE's measures and on AnisoWM's."""
-    name = term_name(arm)
+    protocol, mean over tiers), on SCALE's measures and on AnisoWM's. The arm is named as
+    its models' artifact names and the tables name it (:func:`~jepa_geometry.wm.arms.arm_label`:
+    the file's stem, ``scale+<stem>`` for SCALE plus the term)."""
+    name = arm_label(arm)
     probes = WHERE.format(section="Both papers' measures")
     plans = WHERE.format(section="Planning beside LeWM and SCALE")
 

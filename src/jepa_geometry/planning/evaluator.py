@@ -361,15 +361,17 @@ class PlanningCell:
     """One planning cell of one trained model: everything its cached results depend on.
 
     The model is (``task``, ``arm``, ``train_seed``, ``profile``, ``weights``: the arm's weight
-    overrides, None for the papers' defaults); the cell is the ``solver`` at a ``budget`` tier
+    overrides, None for the papers' defaults); the cell is the ``solver`` at a budget ``tier``
     under a ``protocol`` ("profile": ``profile.eval``), MPPI's ``temperature`` (None: the
-    profile's), and ``episodes`` pairs (None: the profile's count). A record is a job: pools
-    and the cluster pass it whole, and :meth:`evaluate` plans it (or reads it from the cache).
+    profile's), and ``n_pairs`` start/goal pairs (None: the profile's count). A record is a
+    job: pools and the cluster pass it whole, and :meth:`evaluate` plans it (or reads it from
+    the cache).
 
     The arm :data:`~jepa_geometry.planning.ceiling.CEILING` plans with the simulator as the
-    model (no training seed, no weights: its key names neither), optionally on a seeded subset
-    of ``pairs`` of the cell's pairs (:func:`~jepa_geometry.planning.protocol.pair_subset`),
-    cached per chunk of :data:`EPISODE_BATCH` episodes so an interrupted cell resumes.
+    model (no training seed, no weights: its key names neither), optionally on a seeded
+    ``subset`` of that many of the cell's pairs
+    (:func:`~jepa_geometry.planning.protocol.pair_subset`), cached per chunk of
+    :data:`EPISODE_BATCH` episodes so an interrupted cell resumes.
     """
 
     task: str
@@ -377,21 +379,21 @@ class PlanningCell:
     train_seed: int
     profile: Profile
     solver: str = "cem"
-    budget: str = "T1"
+    tier: str = "T1"
     protocol: str = "profile"
     temperature: float | None = None
-    episodes: int | None = None
+    n_pairs: int | None = None
     weights: dict[str, float] | None = None
-    pairs: int | None = None
+    subset: int | None = None
 
     def plan(self) -> tuple[Protocol, int, SolverSpec, Artifact, Artifact]:
         """Protocol, pair count, solver spec and the two cached artifacts of the cell."""
         profile = self.profile
         proto = make_protocol(profile, self.protocol)
-        n = profile.eval.episodes if self.episodes is None else self.episodes
+        n = profile.eval.episodes if self.n_pairs is None else self.n_pairs
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise EvaluationError(
-                f"episodes must be an integer >= 1 (or None: the profile's), got {n!r}"
+                f"n_pairs must be an integer >= 1 (or None: the profile's), got {n!r}"
             )
         ceiling = self.arm == CEILING
         if not ceiling:
@@ -399,18 +401,18 @@ class PlanningCell:
                 arm_name(self.arm)
             except ValueError as e:
                 raise EvaluationError(f"{e}; or {CEILING!r} (the simulator as the model)") from None
-            if self.pairs is not None:
+            if self.subset is not None:
                 raise EvaluationError(
-                    f"pairs={self.pairs!r}: a subset of pairs is for the {CEILING!r} arm only "
+                    f"subset={self.subset!r}: a subset of pairs is for the {CEILING!r} arm only "
                     f"(the learned arms plan every pair); use None"
                 )
         elif self.weights:
             raise EvaluationError(f"the {CEILING!r} arm has no loss weights, got {self.weights}")
-        if self.pairs is not None:
-            pair_subset(n, self.pairs, profile.seeds.eval)  # checks the count before any work
+        if self.subset is not None:
+            pair_subset(n, self.subset, profile.seeds.eval)  # checks the count before any work
         spec = solver_spec(
             self.solver,
-            self.budget,
+            self.tier,
             profile,
             temperature=self.temperature,
             task=self.task,
@@ -419,7 +421,7 @@ class PlanningCell:
         set_spec = episode_set_spec(self.task, profile, proto, n, profile.seeds.eval)
         rand_art = Artifact("results", f"random-{self.task}", {**set_spec, "policy": "uniform"})
         if ceiling:
-            key = {**self._ceiling_key(set_spec, spec), "pairs": self.pairs}
+            key = {**self._ceiling_key(set_spec, spec), "pairs": self.subset}  # its first spelling
             return proto, n, spec, Artifact("results", f"plan-{self.task}", key), rand_art
         ckpt = world_model_artifact(self.task, self.arm, self.train_seed, profile, self.weights)
         plan_art = Artifact(
@@ -465,7 +467,7 @@ class PlanningCell:
         proto = make_protocol(self.profile, self.protocol)
         seed = self.profile.seeds.eval
         base = self._ceiling_key(episode_set_spec(self.task, self.profile, proto, n, seed), spec)
-        include = np.ones(n, bool) if self.pairs is None else pair_subset(n, self.pairs, seed)
+        include = np.ones(n, bool) if self.subset is None else pair_subset(n, self.subset, seed)
         out = []
         for c, rows in _chunks(n, EPISODE_BATCH):
             mask = np.zeros(n, dtype=bool)
@@ -487,7 +489,7 @@ class PlanningCell:
 
     def rollouts(self) -> int:
         """Rollouts per replan at the cell's budget tier (samples x iterations)."""
-        samples, iterations = budget_tiers(self.profile)[self.budget]
+        samples, iterations = budget_tiers(self.profile)[self.tier]
         return samples * iterations
 
     def evaluate(self, progress: bool = True) -> EvalResult:
@@ -496,37 +498,13 @@ class PlanningCell:
 
 
 def evaluate_arm(
-    task: str,
-    arm: str,
-    train_seed: int,
-    profile: Profile,
-    *,
-    solver: str = "cem",
-    budget: str = "T1",
-    protocol: str = "profile",
-    temperature: float | None = None,
-    episodes: int | None = None,
-    weights: dict[str, float] | None = None,
-    pairs: int | None = None,
-    progress: bool = True,
+    task: str, arm: str, train_seed: int, profile: Profile, progress: bool = True, **cell: Any
 ) -> EvalResult:
     """Evaluate one trained world model (trained if missing), or the simulator (arm
-    ``"ceiling"``, on ``pairs`` of the pairs if given), in one planning cell: the
-    :class:`PlanningCell` of these arguments, planned by :func:`evaluate_cell`."""
-    cell = PlanningCell(
-        task,
-        arm,
-        train_seed,
-        profile,
-        solver,
-        budget,
-        protocol,
-        temperature,
-        episodes,
-        weights,
-        pairs,
-    )
-    return evaluate_cell(cell, progress)
+    ``"ceiling"``), in one planning cell: ``PlanningCell(task, arm, train_seed, profile,
+    **cell)`` (its fields ``solver``, ``tier``, ``protocol``, ``temperature``, ``episodes``,
+    ``weights``, ``pairs``), planned by :func:`evaluate_cell`."""
+    return evaluate_cell(PlanningCell(task, arm, train_seed, profile, **cell), progress)
 
 
 def evaluate_cell(cell: PlanningCell, progress: bool = True) -> EvalResult:
@@ -599,7 +577,7 @@ def evaluate_cell(cell: PlanningCell, progress: bool = True) -> EvalResult:
     tab["plan_seconds"] = manifest["plan_seconds"]
     for col, val in (("task", task), ("arm", arm), ("train_seed", train_seed)):
         tab.insert(0, col, val)
-    for col, val in (("solver", cell.solver), ("budget", cell.budget), ("protocol", proto.name)):
+    for col, val in (("solver", cell.solver), ("budget", cell.tier), ("protocol", proto.name)):
         tab[col] = val
     rand = pd.read_parquet(rand_path / "episodes.parquet")
     rand = rand[rand["episode"].isin(tab["episode"])].reset_index(drop=True)  # a subset's pairs

@@ -15,8 +15,8 @@ silent are explained in the book's *Reconstructions* page, section rec-protocol,
 Three protocols are named: ``goal25_budget50`` (goal offset 25, budget 50: every task in the
 official code, hence in SCALE), ``goal100_budget150`` (the LeWM paper's Two-Room numbers) and
 ``goal50_budget100`` (ours: the middle ground a task's protocol gate may need,
-:mod:`jepa_geometry.study.rules.gate`); ``goal25_budget50_moving`` is SCALE's on moving pairs only
-(:data:`MOVING_PROTOCOLS`); ``profile`` takes ``profile.eval``.
+:mod:`jepa_geometry.study.decisions.gate`); ``goal25_budget50_moving`` is SCALE's on moving
+pairs only (:data:`MOVING_PROTOCOLS`); ``profile`` takes ``profile.eval``.
 
 Because the 25-step protocol nearly saturates on Two-Room and is degenerate on Cube (book's
 *Reconstructions* page, section rec-hard-subsets), every evaluation also reports the
@@ -42,7 +42,10 @@ from jepa_geometry.profiles import Profile
 PROTOCOLS: dict[str, tuple[int, int]] = {
     "goal25_budget50": (25, 50),  # SCALE: every task in the official code
     "goal100_budget150": (100, 150),  # the LeWM paper's Two-Room numbers
-    "goal50_budget100": (50, 100),  # ours: between the two (study.rules.gate's last alternative)
+    "goal50_budget100": (
+        50,
+        100,
+    ),  # ours: between the two (study.decisions.gate's last alternative)
     "goal25_budget50_moving": (25, 50),  # SCALE's, on moving pairs only (Cube's ladder)
 }
 MOVING_PROTOCOLS: frozenset[str] = frozenset({"goal25_budget50_moving"})
@@ -50,7 +53,7 @@ MOVING_PROTOCOLS: frozenset[str] = frozenset({"goal25_budget50_moving"})
 task's hard threshold (``Task.hard_threshold``), i.e. SCALE's hard subset made the whole
 evaluation set. On Cube most 25-step pairs are solved at the start (the oracle mostly moves the
 arm), so a random policy "succeeds" as often as any planner; restricting the pairs is one of
-the levers of its gate (:mod:`jepa_geometry.study.rules.gate`)."""
+the levers of its gate (:mod:`jepa_geometry.study.decisions.gate`)."""
 SCALE_PROTOCOL = "goal25_budget50"  # the protocol of SCALE's tables (the official code's)
 # The names these protocols had when the first artifacts were cached; artifact keys keep them,
 # so renaming a protocol never invalidates a cache.

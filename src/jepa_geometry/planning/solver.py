@@ -44,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import io
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
@@ -55,7 +56,35 @@ from jepa_geometry.envs import task_class
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
 
-SOLVERS: tuple[str, ...] = ("cem", "icem", "mppi")
+
+def _cem(common: dict[str, Any], spec: SolverSpec) -> Any:
+    from stable_worldmodel.solver import CEMSolver
+
+    return CEMSolver(**common)
+
+
+def _icem(common: dict[str, Any], spec: SolverSpec) -> Any:
+    from stable_worldmodel.solver import ICEMSolver
+
+    return ICEMSolver(**common)  # swm defaults: beta 2, alpha 0.1, 5 elites kept, mean
+
+
+def _mppi(common: dict[str, Any], spec: SolverSpec) -> Any:
+    from stable_worldmodel.solver import MPPISolver
+
+    return MPPISolver(**common, temperature=spec.temperature)
+
+
+SOLVERS: dict[str, Callable[[dict[str, Any], SolverSpec], Any]] = {
+    "cem": _cem,
+    "icem": _icem,
+    "mppi": _mppi,
+}
+"""Every planning algorithm: its name -> the factory of its solver, given the arguments every
+stable-worldmodel solver takes (``model`` the cost, ``num_samples``, ``var_scale``,
+``n_steps``, ``topk``, ``device``) and the :class:`SolverSpec`. A new algorithm is one entry
+here (a solver with swm's ``configure``/``solve`` interface) and, to be planned by the
+studies, one in :data:`STUDY_SOLVERS`."""
 TIERS: tuple[str, ...] = ("T1", "T2", "T3", "T4", "T5")
 
 MPPI_T_STAR_DIM = 192
@@ -96,7 +125,7 @@ STUDY_SOLVERS: dict[str, StudySolver] = {
 ``T*``; :data:`MPPI_SWM` at swm's shipped temperature, the temperature of SCALE's main grid,
 where LeWM's cost is summed over D = 192 coordinates (so it is nearly an argmax), planned under
 SCALE's protocol only, beside the ``mppi`` cells. A new planner is one entry here (and, when
-it is not one of swm's solvers, one in :data:`SOLVERS` and :func:`_make_solver`)."""
+it is a new algorithm, its factory in :data:`SOLVERS`)."""
 SOLVER_NAMES: dict[str, str] = {label: s.name for label, s in STUDY_SOLVERS.items()}
 """How the book names each solver label."""
 PAPER_SOLVER: dict[str, str] = {
@@ -125,7 +154,7 @@ class SolverSpec:
     """Everything that defines one planner configuration (it also keys cached results)."""
 
     solver: str  # one of SOLVERS
-    budget: str  # tier name, e.g. "T1" (or "custom")
+    tier: str  # the budget tier's name, e.g. "T1" (or "custom")
     samples: int  # candidates per iteration
     iterations: int
     elites: int  # top-k used to refit the sampling distribution
@@ -153,12 +182,13 @@ class SolverSpec:
         return self.samples * self.iterations
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields, keyed as cached results were first keyed (``tier`` spelled ``budget``)."""
+        return {("budget" if k == "tier" else k): v for k, v in asdict(self).items()}
 
     def __str__(self) -> str:
         t = f", T={self.temperature:g}" if self.temperature is not None else ""
         return (
-            f"{self.solver} {self.budget} ({self.samples} samples x {self.iterations} it, "
+            f"{self.solver} {self.tier} ({self.samples} samples x {self.iterations} it, "
             f"top {self.elites}{t})"
         )
 
@@ -191,14 +221,14 @@ def mppi_temperature(task: str, embed_dim: int) -> float:
 
 def solver_spec(
     solver: str,
-    budget: str,
+    tier: str,
     profile: Profile,
     *,
     temperature: float | None = None,
     task: str | None = None,
     embed_dim: int | None = None,
 ) -> SolverSpec:
-    """The spec of ``solver`` at tier ``budget`` of ``profile``.
+    """The spec of ``solver`` at budget tier ``tier`` of ``profile``.
 
     MPPI needs a temperature: pass it, or pass ``task`` (and optionally ``embed_dim``,
     default ``profile.model.embed_dim``) to use :func:`mppi_temperature`.
@@ -206,16 +236,16 @@ def solver_spec(
     if solver not in SOLVERS:
         raise PlanningError(f"unknown solver {solver!r}; valid: {', '.join(SOLVERS)}")
     tiers = budget_tiers(profile)
-    if budget not in tiers:
-        raise PlanningError(f"unknown budget {budget!r}; valid: {', '.join(tiers)}")
-    samples, iterations = tiers[budget]
+    if tier not in tiers:
+        raise PlanningError(f"unknown budget tier {tier!r}; valid: {', '.join(tiers)}")
+    samples, iterations = tiers[tier]
     if solver == "mppi" and temperature is None:
         if task is None:
             raise PlanningError("mppi needs a temperature, or the task for its default T*")
         temperature = mppi_temperature(task, embed_dim or profile.model.embed_dim)
     return SolverSpec(
         solver=solver,
-        budget=budget,
+        tier=tier,
         samples=samples,
         iterations=iterations,
         elites=n_elites(samples, profile.plan.topk_fraction),
@@ -406,8 +436,6 @@ class Planner(BlockPlanner):
 
 
 def _make_solver(cost: Any, spec: SolverSpec, device: str) -> Any:
-    from stable_worldmodel.solver import CEMSolver, ICEMSolver, MPPISolver
-
     common = dict(
         model=cost,
         num_samples=spec.samples,
@@ -416,11 +444,7 @@ def _make_solver(cost: Any, spec: SolverSpec, device: str) -> Any:
         topk=spec.elites,
         device=device,
     )
-    if spec.solver == "cem":
-        return CEMSolver(**common)
-    if spec.solver == "icem":
-        return ICEMSolver(**common)  # swm defaults: beta 2, alpha 0.1, 5 elites kept, mean
-    return MPPISolver(**common, temperature=spec.temperature)
+    return SOLVERS[spec.solver](common, spec)
 
 
 def plan_seed(eval_seed: int, *parts: int) -> int:

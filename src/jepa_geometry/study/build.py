@@ -1,7 +1,7 @@
 """Build a task's whole study into the cache, many jobs at once.
 
-The chapters read a study through serial, cached calls (``study.grid.train_arms``,
-``study.grid.planning_grid``); on an empty cache those calls would build
+The chapters read a study through serial, cached calls (``study.cells.train_arms``,
+``study.cells.plan_study``); on an empty cache those calls would build
 every model and cell one after the other. :func:`build_study` builds the same artifacts first,
 ``workers`` jobs at a time, each on a fixed number of threads (:mod:`jepa_geometry.jobs`),
 in four stages:
@@ -33,11 +33,13 @@ from jepa_geometry.envs.dataset import dataset_artifact, load_dataset
 from jepa_geometry.jobs import check_workers, log_line, run_parallel
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.evaluator import PlanningCell
+from jepa_geometry.planning.solver import STUDY_SOLVERS
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.grid import (
+from jepa_geometry.study.cells import (
+    Cell,
     ceiling_cells,
     ceiling_pairs,
-    grid_parts,
+    cell_groups,
     mppi_sweep_jobs,
     planning_cell,
     select_mppi_temperature,
@@ -46,20 +48,40 @@ from jepa_geometry.study.job_calls import plan_cell, train_model
 from jepa_geometry.study.spec import StudySpec
 from jepa_geometry.wm.training import model_untrained, world_model_artifact
 
+STAGES: tuple[str, ...] = ("collect", "pretrain", "train", "plan", "chosen")
+"""The stages of a build, in order, the same for a study built here and for the grid on a job
+engine (:mod:`jepa_geometry.cluster`): collect the datasets, pretrain DINO-WM's stand-in
+encoder, train the models, plan every cell that needs no chosen MPPI temperature (the sweep
+that chooses it among them), then the cells at the chosen ``T*``. A study built here trains
+the stand-in with its models."""
+STAGE_WORDS: dict[str, str] = {
+    "collect": "collect: the dataset",
+    "pretrain": "pretrain: the stand-in encoder",
+    "train": "train: the models",
+    "plan": "plan: the MPPI sweep and every cell but MPPI at T*",
+    "chosen": "chosen: MPPI at the chosen T*",
+}
+"""Each stage in a sentence, as a page's table of build times names it."""
+
+
+def _needs_t_star(cell: Cell) -> bool:
+    """Whether ``cell`` plans at the study's chosen MPPI temperature (known after the sweep)."""
+    return STUDY_SOLVERS[cell.solver].temperature == "t_star"
+
 
 def cell_jobs(spec: StudySpec, profile: Profile, temperature: float | None) -> list[PlanningCell]:
     """The planning cells of the study's grid, one per (training seed, arm, cell) of each of
-    its :func:`~jepa_geometry.study.grid.grid_parts` when the study plans, and the ceiling's
-    (:func:`~jepa_geometry.study.grid.ceiling_cells`, on
-    :func:`~jepa_geometry.study.grid.ceiling_pairs` pairs) when it has one.
+    its :func:`~jepa_geometry.study.cells.cell_groups` when the study plans, and the ceiling's
+    (:func:`~jepa_geometry.study.cells.ceiling_cells`, on
+    :func:`~jepa_geometry.study.cells.ceiling_pairs` pairs) when it has one.
 
     ``temperature=None`` lists the cells that need no MPPI sweep (CEM, iCEM, and MPPI at swm's
     shipped temperature); a number lists the MPPI cells at that ``T*``. Sorted by rollouts per
     plan, largest first, so the longest jobs start first and the pool ends with short ones.
     """
     jobs = []
-    for cells, seeds, arms in grid_parts(spec, profile) if spec.plans else []:
-        mine = [c for c in cells if (c.solver == "mppi") == (temperature is not None)]
+    for cells, seeds, arms in cell_groups(spec, profile) if spec.plans else []:
+        mine = [c for c in cells if _needs_t_star(c) == (temperature is not None)]
         for seed in seeds:
             for arm in arms:
                 jobs += [planning_cell(spec.task, arm, seed, profile, c, temperature) for c in mine]
@@ -119,12 +141,12 @@ def build_times(spec: StudySpec, profile: Profile) -> pd.DataFrame:
     plain = sweep + cell_jobs(first_build, profile, None)
     mppi = cell_jobs(first_build, profile, temperature)
     stages = {
-        "dataset": [dataset_artifact(task, profile).manifest()],
-        "models": models,
-        "MPPI sweep + other cells": cells(plain),
-        "MPPI cells at T*": cells(mppi),
+        "collect": [dataset_artifact(task, profile).manifest()],
+        "train": models,
+        "plan": cells(plain),
+        "chosen": cells(mppi),
     }
-    jobs = {"MPPI sweep + other cells": len(plain), "MPPI cells at T*": len(mppi)}
+    jobs = {"plan": len(plain), "chosen": len(mppi)}
     added = spec.headline_models(profile)
     if added:
         extra = [j for j in cell_jobs(spec, profile, None) if (j.arm, j.train_seed) in added]
@@ -197,9 +219,9 @@ def build_study(
     needed = needed or any(model_untrained(*m) for m in models)
     needed = needed or any(j.unbuilt() for (j,) in first)
     if needed:
-        stage("dataset", 1, lambda: load_dataset(spec.task, profile, progress=progress))
+        stage("collect", 1, lambda: load_dataset(spec.task, profile, progress=progress))
     stage(
-        "models",
+        "train",
         len(models),
         lambda: run_parallel(
             train_model,
@@ -213,7 +235,7 @@ def build_study(
         ),
     )
     stage(
-        "MPPI sweep + other cells",
+        "plan",
         len(first),
         lambda: run_parallel(
             plan_cell,
@@ -233,7 +255,7 @@ def build_study(
     )
     mppi = [(j,) for j in cell_jobs(spec, profile, temperature)]
     stage(
-        "MPPI cells at T*",
+        "chosen",
         len(mppi),
         lambda: run_parallel(
             plan_cell,

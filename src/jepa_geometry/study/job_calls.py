@@ -4,7 +4,7 @@ A job's call travels to its process pickled, by its module and name, so it must 
 or class defined at a module's top level (a lambda, a closure or a local function cannot
 travel). Every build that runs jobs takes its calls from here, one per kind of work: a task's
 study (:func:`~jepa_geometry.study.build.build_study`), a rule's variants
-(:mod:`~jepa_geometry.study.rules.lambdareg`), the extensions and the reader's own objective,
+(:mod:`~jepa_geometry.study.decisions.lambdareg`), the extensions and the reader's own objective,
 and the cluster's units (:mod:`jepa_geometry.cluster`). The same work is then one function
 whichever engine runs it, and each call is an ordinary cached build: it leaves its artifacts in
 the cache and returns at most its wall time in seconds, so the engine that ran it can report it.

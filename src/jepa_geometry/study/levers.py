@@ -4,7 +4,7 @@ A task whose baseline does not plan at a profile as it stands (Push-T and Cube a
 profile) gets a *ladder*: rungs that each add one lever to the rung before (more pixels,
 training steps, episodes, or pairs the object must move in). The ladder is the task's: its
 study file lists the rungs (``ladder``) and the rung it uses per profile (``settings``,
-:meth:`jepa_geometry.study.spec.StudySpec.profile`); :func:`jepa_geometry.study.rules.gate.
+:meth:`jepa_geometry.study.spec.StudySpec.profile`); :func:`jepa_geometry.study.decisions.gate.
 lever_choice` climbs it. Levers are multipliers of the profile's
 own values, so a user's override (``train__steps=500``) is scaled, not silently replaced.
 """

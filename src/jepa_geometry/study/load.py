@@ -1,7 +1,7 @@
 """Every task's study read from the artifact cache, never built: what the cross-task pages and
 the cross-task verdict read.
 
-:func:`load_studies` reads every task study's planning grid, geometry and training logs inside
+:func:`load_studies` reads every task study's plans, geometry and training logs inside
 :func:`~jepa_geometry.artifacts.cache_only`, so a study that was never built is reported as
 missing (with the artifact it lacks) instead of being built for hours; the cross-task chapter
 then shows whatever tasks have studies and says which do not
@@ -21,26 +21,26 @@ from jepa_geometry.analysis.measurements import Geometry, measure_arms
 from jepa_geometry.artifacts import NotCached, cache_only
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.profiles import Profile
+from jepa_geometry.study.cells import StudyPlans, plan_study
 from jepa_geometry.study.diagnostics import training_diagnostics
-from jepa_geometry.study.grid import PlanningGrid, planning_grid
 from jepa_geometry.study.spec import StudySpec, available_studies, load_study
 
 
 @dataclass(frozen=True)
 class TaskStudy:
     """One task's cached study: its spec, the profile it ran at (the spec's rung of ``base``),
-    the planning grid, the geometry of every arm and the training diagnostics."""
+    the plans, the geometry of every arm and the training diagnostics."""
 
     task: str
     spec: StudySpec
     profile: Profile
-    grid: PlanningGrid
+    plans: StudyPlans
     geometry: Geometry
     diagnostics: pd.DataFrame
 
     @property
     def episodes(self) -> pd.DataFrame:
-        return self.grid.episodes
+        return self.plans.episodes
 
 
 @dataclass(frozen=True)
@@ -88,11 +88,11 @@ def load_task_study(task: str, base: Profile) -> TaskStudy:
     spec = load_study(task)
     profile = spec.profile(base)
     with cache_only():
-        grid = planning_grid(spec, profile, progress=False)
+        plans = plan_study(spec, profile, progress=False)
         models = spec.models(profile)  # the headline seeds' models too
         geo = measure_arms(task, list(spec.arms), profile, progress=False, models=models)
         diag = training_diagnostics(task, list(spec.arms), profile, models=models)
-    return TaskStudy(task, spec, profile, grid, geo, diag)
+    return TaskStudy(task, spec, profile, plans, geo, diag)
 
 
 def load_studies(

@@ -6,8 +6,8 @@ only aims at speed. Before such a change lands, the last build's results are rec
 against ``lewm``, in one cell); :func:`previous_build_check` recomputes the same quantities from
 the new build and states, for each, whether the new point estimate lies inside the previous
 95 % interval. Both builds are random draws (different floating-point rounding gives different
-trajectories), so "inside" is the criterion the throughput issue fixed in advance, not a test
-of equality.
+trajectories), so "inside" is the criterion, fixed before the change, not a test of
+equality.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def previous_build_check(episodes: pd.DataFrame, task: str, profile: str) -> pd.
     build's estimate and interval (computed as the chapter computes them: the two-stage
     bootstrap over seeds and pairs, and the paired bootstrap for differences) and ``inside``
     = previous low <= new estimate <= previous high. ``episodes`` is the study's tidy
-    per-episode table (``planning_grid(...).episodes``), read on the record's number of
+    per-episode table (``plan_study(...).episodes``), read on the record's number of
     training seeds, the first ones. No record for this task or profile: an empty table with
     the same columns.
     """

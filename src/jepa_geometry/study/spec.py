@@ -30,7 +30,7 @@ before its models were trained: SIGReg's strength (``tables.sigreg_strength_deci
 the decision as taken there."""
 HEADLINE_BUDGET: dict[str, tuple[float, int]] = {"laptop": (8.0, 2)}
 """Per profile, the budget of the headline seeds' added work: wall-clock hours on that many
-cores (issue #67: 8 hours of the 2-core machine that builds the laptop book). The dry run states
+cores (8 hours of the 2-core machine that builds the laptop book). The dry run states
 their work against it (``jepa-geometry grid --dry-run``); were it over, the cost rule fixed
 before any of their models was trained would choose within it (README, *Five seeds for the
 headline claims*)."""

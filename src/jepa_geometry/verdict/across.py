@@ -72,7 +72,7 @@ from jepa_geometry.wm.arms import arm_weights
 
 def _measurements(task: str, st: TaskStudy) -> Measurements:
     return Measurements(
-        task, st.episodes, st.geometry, st.spec.main_protocol, SCALE_PROTOCOL, st.grid.timing
+        task, st.episodes, st.geometry, st.spec.main_protocol, SCALE_PROTOCOL, st.plans.timing
     )
 
 
@@ -303,7 +303,7 @@ def added_seed_hours(st: TaskStudy, arms: Sequence[str], per_model: bool) -> flo
     """Core-hours of one more training seed of each of ``arms`` on a study's task, from the cost
     model (:mod:`~jepa_geometry.cluster.estimate`): each model's training and, for a success
     claim (``per_model`` False), its CEM cells at every tier of the study's main protocol, as
-    every training seed is planned (:func:`~jepa_geometry.study.grid.grid_parts`)."""
+    every training seed is planned (:func:`~jepa_geometry.study.cells.cell_groups`)."""
     p = st.profile
     hours = len(arms) * train_hours(p)
     if not per_model:

@@ -81,7 +81,7 @@ LENS = "ours (cross-lens)"
 # (on a task chapter, the default task's; the book links each claim to its own task's page,
 # ``book.toc.section_link``, and tests/verdict/test_sections.py checks every label exists).
 PLANNING = "sec-ch06-cells"
-ACROSS_GRID = "sec-ch08-scale-grid"
+SCALE_MAIN_TABLE = "sec-ch08-scale-main"
 PROBES = "sec-ch07-probes"
 RANKING = "sec-ch07-ranking"
 LANDSCAPE = "sec-ch07-landscape"
@@ -495,7 +495,7 @@ def evaluate_across(
         unit="pp",
         display_scale=100.0,
         reference=spec.table,
-        computed_in=ACROSS_GRID,
+        computed_in=SCALE_MAIN_TABLE,
         # "in every cell" is the sign in each cell, as the paper counts it; a mean over the
         # tasks is a gain that matters
         min_effect=0.0 if spec.combine == EVERY else MIN_EFFECTS["success"],

@@ -90,7 +90,7 @@ def preconditions(
       :func:`~jepa_geometry.study.diagnostics.training_diagnostics`): the ΛReg models' mean
       ``corr_v_rel_err`` over their last three logged steps is negative, i.e. Λ gives more
       target variance where the model predicts relatively well, as AnisoWM's theory wants.
-      Informative only: no claim requires it (it was added after the claims were fixed).
+      Informative only: no claim requires it (it is not among the claims fixed first).
     * "DINOv2's own features" (with ``profile``, where the study has a ``dinowm`` arm): its
       frozen encoder is DINOv2's published weights file, identified by its sha256
       (:func:`dinov2_precondition`). SCALE's DINO-WM claims are about DINOv2's pretrained

@@ -659,9 +659,9 @@ def paper_claims(
 ) -> list[tuple[Claim, Evidence]]:
     """The two papers' claims about ``task`` (:data:`PAPER_CLAIMS`), each with our evidence.
 
-    ``episodes`` is :func:`jepa_geometry.study.grid.evaluate_arms` output, ``geometry`` a
+    ``episodes`` is :func:`jepa_geometry.study.cells.evaluate_arms` output, ``geometry`` a
     :class:`jepa_geometry.analysis.measurements.Geometry`, ``timing`` the grid's per-cell wall
-    times (:attr:`~jepa_geometry.study.grid.PlanningGrid.timing`; without it the planning-time
+    times (:attr:`~jepa_geometry.study.cells.StudyPlans.timing`; without it the planning-time
     claim is left out). A claim whose arms or cells were not
     run is left out. The papers' effects are attached only where the setting is comparable (same
     protocol and measure); otherwise the note says what the paper reported. A paper's claim on

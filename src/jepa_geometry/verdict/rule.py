@@ -54,9 +54,9 @@ uncertainty is first the spread between models the method trains. One number per
 (probes, spectra): the paired Student t over training seeds (:func:`seed_mean_evidence`,
 df = seeds - 1). A measure per (model, pair or start): the crossed two-way interval of
 :func:`crossed_t_interval`, whose variance adds the seed component and the component shared by
-the evaluation units, read with seeds - 1 degrees of freedom (the seed mean's t tail). The
-two-stage bootstrap this replaced resamples three seeds into ten distinct outcomes and ignores
-that tail: where the seeds really differ it covers well below 95 % at three seeds, which
+the evaluation units, read with seeds - 1 degrees of freedom (the seed mean's t tail). A
+two-stage bootstrap (:mod:`jepa_geometry.stats`) resamples three seeds into ten distinct outcomes
+and ignores that tail: where the seeds really differ it covers well below 95 % at three seeds, which
 ``benchmarks/bench_coverage.py`` measures beside this rule's coverage. Tasks pooled: the mean of
 the tasks' effects with Welch-Satterthwaite's df (:func:`pooled_evidence`).
 

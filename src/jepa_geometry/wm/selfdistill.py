@@ -57,7 +57,7 @@ class DistillSettings:
     """DINO's recipe at laptop size (DINO's own values in the comments)."""
 
     # 1,500 steps of 64 frames (two views each): 0.57 s a step on one thread of the laptop,
-    # about 14 min, inside the issue's 15-minute budget (DINO: 100+ epochs of ImageNet)
+    # about 14 min, inside the stand-in's 15-minute budget (DINO: 100+ epochs of ImageNet)
     steps: int = 1500
     batch_size: int = 64
     lr: float = 5e-4  # DINO: 5e-4 x batch / 256, warm-up, cosine

@@ -114,9 +114,9 @@ class TrainResult:
 
 def native_bf16() -> bool:
     """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX). Without it PyTorch
-    emulates bf16: a laptop training step under bf16 autocast ran at 0.07x its fp32 speed on
-    one core of an AMD EPYC without AVX-512 (README, Profiles). A bf16 profile still trains in
-    bf16 there, since its numbers are the ones the book reports."""
+    emulates bf16: a laptop training step under bf16 autocast runs at 0.07x its fp32 speed on
+    one core of an AMD EPYC without AVX-512 (book: Reconstructions, rec-build-jobs). A bf16
+    profile still trains in bf16 there, since its numbers are the ones the book reports."""
     return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
 
 
@@ -125,10 +125,11 @@ def on_device(batches: Iterator[Batch], device: str, prefetch: bool) -> Iterator
 
     With ``prefetch`` a background thread samples the next batches (at most two ahead) and
     starts their copies (pinned memory, non-blocking) while the current step computes. On a
-    GPU the loop otherwise alternates between sampling on the CPU and computing on the GPU:
-    on an H200 a paper-profile step took 0.088 s with its batch ready and the loop 0.23 s
-    (README, Scaling out). The thread stops when the generator is closed or garbage-collected;
-    an exception in it is raised in the consumer."""
+    GPU the loop otherwise alternates between sampling on the CPU and computing on the GPU,
+    and the GPU waits: a paper-profile step computes in 0.088 s with its batch ready, and the
+    loop without the prefetch takes 0.23 s a step (4.31 against 7.86 steps/s; the GPU and the
+    date are in ``presets/paper.yaml``). The thread stops when the generator is closed or
+    garbage-collected; an exception in it is raised in the consumer."""
     if not prefetch:
         for batch in batches:
             yield {k: v.to(device, non_blocking=True) for k, v in batch.items()}
@@ -618,7 +619,7 @@ def train_one_seed(
 
     ``logs`` stacks every arm's ``log.json`` (one row per logged step, an ``arm`` column
     added; terms an arm lacks are NaN). ``summary`` has one row per arm (indexed by arm) with
-    the columns of :func:`~jepa_geometry.study.grid.train_arms`: ``train_seconds`` (wall time),
+    the columns of :func:`~jepa_geometry.study.cells.train_arms`: ``train_seconds`` (wall time),
     ``steps_per_s`` (fresh steps / wall time) and ``pred`` (the final prediction loss), read
     from the artifact's manifest, so a cached model reports the run that built it.
     """

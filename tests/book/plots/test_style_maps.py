@@ -560,7 +560,7 @@ CASES: list[Case] = [
         SOME,
     ),
     # chapter 8
-    Case("scale_grid", lambda: plots.plot_scale_grid(_scale_grid(SOME)), SOME),
+    Case("scale_success", lambda: plots.plot_scale_success(_scale_grid(SOME)), SOME),
     Case("contrast_forest", lambda: plots.plot_contrast_forest(_contrasts(SOME)), SOME),
     Case("geometry_heatmap", lambda: plots.plot_geometry_heatmap(_geometry(SOME), MEASURES)),
     Case("lambda_by_task", lambda: plots.plot_lambda_by_task(_by_task(("pusht", "cube")))),

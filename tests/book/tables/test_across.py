@@ -15,7 +15,7 @@ import scipy.stats
 from jepa_geometry.analysis.measurements import Geometry
 from jepa_geometry.book.tables import across, across_geometry
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study.grid import PlanningGrid
+from jepa_geometry.study.cells import StudyPlans
 from jepa_geometry.study.load import Studies, TaskStudy
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.verdict.reference import reference_numbers
@@ -40,7 +40,7 @@ def _study(rng: np.random.Generator, seeds=(0, 1), pairs=40) -> TaskStudy:
     eps = pd.DataFrame(
         rows, columns=["arm", "train_seed", "solver", "budget", "episode", "success"]
     ).assign(protocol="goal25_budget50", hard=False, solved_at_start=False)
-    grid = PlanningGrid(temperature=1.0, sweep=pd.DataFrame(), episodes=eps, timing=pd.DataFrame())
+    plans = StudyPlans(temperature=1.0, sweep=pd.DataFrame(), episodes=eps, timing=pd.DataFrame())
     geo = Geometry(
         probes=pd.DataFrame(),
         spectra=pd.DataFrame(),
@@ -48,13 +48,13 @@ def _study(rng: np.random.Generator, seeds=(0, 1), pairs=40) -> TaskStudy:
         landscape=pd.DataFrame(),
     )
     spec = load_study("reacher")  # SCALE's protocol is its main one
-    return TaskStudy("reacher", spec, load_profile("smoke"), grid, geo, pd.DataFrame())
+    return TaskStudy("reacher", spec, load_profile("smoke"), plans, geo, pd.DataFrame())
 
 
 def test_scale_grid_and_contrasts_are_tier_means_of_the_same_units():
     st = _study(np.random.default_rng(0))
     studies = Studies("smoke", {"reacher": st}, {})
-    grid = across.scale_grid(studies)
+    grid = across.scale_success(studies)
     eps = st.episodes
     for (solver, arm), g in grid.set_index(["solver", "arm"]).iterrows():
         sel = eps[(eps.solver == solver) & (eps.arm == arm)]
@@ -148,7 +148,7 @@ def test_scale_overall_p_does_not_shrink_when_the_cells_are_counted_twice():
         budget=lambda e: e.budget.map({"T1": "T4", "T2": "T5", "T3": "T6"})
     )
     twice = dataclasses.replace(
-        st, grid=dataclasses.replace(st.grid, episodes=pd.concat([eps, copy], ignore_index=True))
+        st, plans=dataclasses.replace(st.plans, episodes=pd.concat([eps, copy], ignore_index=True))
     )
     once = across.scale_overall_table(Studies("smoke", {"reacher": st}, {}))
     doubled = across.scale_overall_table(Studies("smoke", {"reacher": twice}, {}))
@@ -211,7 +211,7 @@ def test_pcs_for_variance_table_keeps_the_book_s_task_and_arm_order():
     )
     st = _study(np.random.default_rng(4))
     studies = {
-        t: TaskStudy(t, st.spec, st.profile, st.grid, geo, pd.DataFrame())
+        t: TaskStudy(t, st.spec, st.profile, st.plans, geo, pd.DataFrame())
         for t in ("reacher", "tworoom")
     }
     t = across_geometry.pcs_for_variance_table(Studies("smoke", studies, {}))
@@ -238,9 +238,9 @@ def test_ceiling_grid_sets_every_arm_on_the_ceiling_s_pairs():
         ],
         columns=["arm", "train_seed", "solver", "budget", "episode", "success"],
     ).assign(protocol="goal25_budget50")
-    grid = dataclasses.replace(st.grid, ceiling=top)
-    st = dataclasses.replace(st, grid=grid)
-    out = across.ceiling_grid(Studies("smoke", {"reacher": st}, {}))
+    plans = dataclasses.replace(st.plans, ceiling=top)
+    st = dataclasses.replace(st, plans=plans)
+    out = across.ceiling_across(Studies("smoke", {"reacher": st}, {}))
     by = out.set_index("arm")
     assert list(out.arm) == ["ceiling", "lewm", "scale", "random"]
     eps = st.episodes
@@ -255,7 +255,7 @@ def test_ceiling_grid_sets_every_arm_on_the_ceiling_s_pairs():
         assert by.loc[arm, "gap"] == pytest.approx(expected)
         assert by.loc[arm, "gap_low"] <= expected <= by.loc[arm, "gap_high"]
     assert by.loc["ceiling", "rate"] == pytest.approx(top[top.arm == "ceiling"].success.mean())
-    shown = across.ceiling_grid_display(out)
+    shown = across.ceiling_across_display(out)
     assert shown.loc[0, "task"] == "Reacher" and shown.loc[0, "pairs"] == 5
     assert "ceiling - random (pp)" in shown.columns
 
@@ -275,7 +275,7 @@ def test_saturation_sentence_applies_the_tier_mean_rule(rates, said):
     tier_rate = dict(zip(("T1", "T2", "T3"), rates, strict=True))
     sel = (eps.arm == "lewm") & (eps.solver == "cem")
     eps.loc[sel, "success"] = eps[sel].episode < eps[sel].budget.map(tier_rate) * 40
-    st = dataclasses.replace(st, grid=dataclasses.replace(st.grid, episodes=eps))
+    st = dataclasses.replace(st, plans=dataclasses.replace(st.plans, episodes=eps))
     text = across.saturation_sentence(Studies("smoke", {"reacher": st}, {}), "reacher")
     assert f"{100 * np.mean(rates):.1f} % under SCALE's protocol" in text
     assert f"({100 * rates[-1]:.1f} % at T3, the smallest budget)" in text

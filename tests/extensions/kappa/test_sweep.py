@@ -32,7 +32,7 @@ def test_kappa_two_reuses_the_study_model_and_cell():
             0,
             p,
             solver="cem",
-            budget="T1",
+            tier="T1",
             protocol=load_study(task).main_protocol,
         )
         mine = kappa.KAPPA_SWEEP.cell(task, 2.0, base, "evaluation")

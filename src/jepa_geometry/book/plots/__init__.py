@@ -20,7 +20,7 @@ from jepa_geometry.book.plots.across import (
     plot_contrast_forest,
     plot_geometry_heatmap,
     plot_lambda_by_task,
-    plot_scale_grid,
+    plot_scale_success,
     plot_trained_kappa_sweep,
 )
 from jepa_geometry.book.plots.geometry import (
@@ -89,7 +89,7 @@ __all__ = [
     "plot_primary",
     "plot_ranking",
     "plot_regret_vs_eta",
-    "plot_scale_grid",
+    "plot_scale_success",
     "plot_scaling_effects",
     "plot_scaling_premises",
     "plot_success_cells",

@@ -14,12 +14,12 @@ from jepa_geometry.planning.solver import STUDY_SOLVERS
 from jepa_geometry.study.spec import BASELINE
 
 
-def plot_scale_grid(grid: pd.DataFrame) -> plt.Figure:
+def plot_scale_success(grid: pd.DataFrame) -> plt.Figure:
     """SCALE's main grid as one faceted figure: rows tasks, columns solvers; per arm our
     tier-mean success with its 95 % interval (dots and bars) and SCALE's value (open
     diamonds, same colour); the random policy as a translucent band of its colour.
 
-    ``grid`` is :func:`jepa_geometry.book.tables.across.scale_grid` output.
+    ``grid`` is :func:`jepa_geometry.book.tables.across.scale_success` output.
     """
     tasks = list(dict.fromkeys(grid["task"]))
     solvers = [s for s in STUDY_SOLVERS if s in set(grid["solver"])]

@@ -13,7 +13,7 @@ from jepa_geometry.study.spec import BASELINE
 def plot_success_cells(table, protocol: str, arms: list[str]) -> plt.Figure:
     """Success (95 % CI bars) per solver cell for each arm, one panel per solver.
 
-    ``table`` is :func:`jepa_geometry.study.grid.success_table` output; the random floor
+    ``table`` is :func:`jepa_geometry.study.cells.success_table` output; the random floor
     (``arm == "random"``) is drawn as a translucent band of its colour when present.
     """
     t = table[table["protocol"] == protocol]

@@ -38,7 +38,7 @@ from jepa_geometry.envs import task_title
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import PAPER_SOLVER, SOLVER_NAMES, STUDY_SOLVERS, TIERS
 from jepa_geometry.stats import format_rate
-from jepa_geometry.study.grid import paired_table, success_table
+from jepa_geometry.study.cells import paired_table, success_table
 from jepa_geometry.study.load import Studies
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.verdict.across import SHORT_VERDICTS
@@ -53,7 +53,7 @@ CONTRAST_ARMS: tuple[str, ...] = (
     "scale-halfq",
     "dinowm",
 )
-SCALE_GRID_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "dinowm")
+SCALE_TABLE_ARMS: tuple[str, ...] = ("lewm", "scale", "aux", "dinowm")
 """The arms of SCALE's 4-arm grid (its tables' columns), in its order."""
 
 
@@ -87,7 +87,7 @@ def _scale_solver_value(task: str, arm: str, solver: str) -> float:
     return paper_value("scale_success_per_solver", task, arm, solver=PAPER_SOLVER[solver])
 
 
-def scale_grid(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:
+def scale_success(studies: Studies, protocol: str = SCALE_PROTOCOL) -> pd.DataFrame:
     """SCALE's main grid: per task x solver x arm, success averaged over the budget tiers
     (SCALE's per-solver mean), with a 95 % interval (bootstrap over training seeds and pairs of
     the tier means) and SCALE's value (percent; NaN where it reports none).
@@ -214,7 +214,9 @@ def saturation_sentence(
     )
 
 
-def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = SCALE_GRID_ARMS) -> pd.DataFrame:
+def scale_success_display(
+    grid: pd.DataFrame, arms: Sequence[str] = SCALE_TABLE_ARMS
+) -> pd.DataFrame:
     """The main grid as SCALE prints it: rows task / solver, for each arm our tier-mean success
     with its interval and SCALE's value in the next column."""
     out = []
@@ -237,7 +239,7 @@ def scale_grid_display(grid: pd.DataFrame, arms: Sequence[str] = SCALE_GRID_ARMS
 
 
 def scale_tier_table(
-    studies: Studies, arms: Sequence[str] = SCALE_GRID_ARMS, protocol: str = SCALE_PROTOCOL
+    studies: Studies, arms: Sequence[str] = SCALE_TABLE_ARMS, protocol: str = SCALE_PROTOCOL
 ) -> pd.DataFrame:
     """SCALE's per-tier table: success per task x solver x tier for ``arms``, ours (pooled over
     the seeds planned, 95 % interval) beside SCALE's (percent)."""
@@ -276,7 +278,7 @@ def scale_tier_table(
 CEILING_ACROSS_ARMS: tuple[str, ...] = ("lewm", "scale", "random")
 
 
-def ceiling_grid(studies: Studies, arms: Sequence[str] = CEILING_ACROSS_ARMS) -> pd.DataFrame:
+def ceiling_across(studies: Studies, arms: Sequence[str] = CEILING_ACROSS_ARMS) -> pd.DataFrame:
     """The ceiling on every task (planned or not): CEM success averaged over the five tiers of
     the study's main protocol (SCALE's per-solver mean) for the simulator as the model and for
     ``arms`` **on the ceiling's pairs**, each with a 95 % interval (bootstrap over training
@@ -292,7 +294,7 @@ def ceiling_grid(studies: Studies, arms: Sequence[str] = CEILING_ACROSS_ARMS) ->
     cols += ["gap", "gap_low", "gap_high"]
     rows = []
     for task, st in studies.studies.items():
-        top = st.grid.ceiling
+        top = st.plans.ceiling
         if top.empty:
             continue
         protocol = st.spec.main_protocol
@@ -318,8 +320,8 @@ def ceiling_grid(studies: Studies, arms: Sequence[str] = CEILING_ACROSS_ARMS) ->
     return pd.DataFrame(rows, columns=cols)
 
 
-def ceiling_grid_display(grid: pd.DataFrame) -> pd.DataFrame:
-    """:func:`ceiling_grid` as the page shows it: one row per task (its main protocol and the
+def ceiling_across_display(grid: pd.DataFrame) -> pd.DataFrame:
+    """:func:`ceiling_across` as the page shows it: one row per task (its main protocol and the
     ceiling's pairs), per arm the tier-mean success with its interval, and each arm's gap to
     the ceiling in points."""
     out = []
@@ -334,11 +336,11 @@ def ceiling_grid_display(grid: pd.DataFrame) -> pd.DataFrame:
 
 
 def mppi_tstar_table(
-    studies: Studies, grid: pd.DataFrame, arms: Sequence[str] = SCALE_GRID_ARMS
+    studies: Studies, grid: pd.DataFrame, arms: Sequence[str] = SCALE_TABLE_ARMS
 ) -> pd.DataFrame:
     """SCALE's MPPI-at-T* table: per task our MPPI success (tier mean, at the study's T*,
     chosen on validation pairs of its main protocol; the MPPI rows of ``grid``,
-    :func:`scale_grid` output) beside SCALE's at its tuned T*."""
+    :func:`scale_success` output) beside SCALE's at its tuned T*."""
     rows = []
     for task in studies.planned:
         g = grid[(grid.task == task) & (grid.solver == "mppi")].set_index("arm")
@@ -346,7 +348,7 @@ def mppi_tstar_table(
             continue
         row: dict[str, Any] = {
             "task": task_title(task),
-            "T* (ours)": studies.studies[task].grid.temperature,
+            "T* (ours)": studies.studies[task].plans.temperature,
         }
         for arm in [a for a in arms if a in g.index]:
             r = g.loc[arm]

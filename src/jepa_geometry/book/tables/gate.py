@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from jepa_geometry.book.style import named, shown
-from jepa_geometry.study.rules.gate import POWER_RATIO
+from jepa_geometry.study.decisions.gate import POWER_RATIO
 from jepa_geometry.wm.arms import arm_weights
 
 
@@ -27,8 +27,8 @@ def weight_table(task: str, arms: Sequence[str]) -> pd.DataFrame:
 
 
 def gate_sentence(gate: pd.DataFrame, chosen: str, main_protocol: str, profile: str) -> str:
-    """What the protocol gate (:func:`~jepa_geometry.study.rules.gate.protocol_choice`) decided, and
-    whether the study file's main protocol is the one it picks."""
+    """What the protocol gate (:func:`~jepa_geometry.study.decisions.gate.protocol_choice`)
+    decided, and whether the study file's main protocol is the one it picks."""
     steps = "; then ".join(
         f"{r.protocol} on the {r.pairs} pairs: {r.reason}" for r in gate.itertuples()
     )
@@ -52,7 +52,7 @@ def gate_sentence(gate: pd.DataFrame, chosen: str, main_protocol: str, profile: 
 def ladder_sentence(
     gate: pd.DataFrame, rung: str | None, spec_rung: str | None, profile: str, plans: bool = True
 ) -> str:
-    """What a task's ladder (:func:`~jepa_geometry.study.rules.gate.lever_choice`) found, and
+    """What a task's ladder (:func:`~jepa_geometry.study.decisions.gate.lever_choice`) found, and
     whether the study file runs at the rung it picks (``None``: no rung passed / the file
     names none for this profile). A study that does not plan (``plans`` false) follows the
     rule when no rung passes; it then trains its arms at the rung it names."""

@@ -283,7 +283,7 @@ def dinowm_geometry_sentence(probes: pd.DataFrame, ranking: pd.DataFrame) -> str
 
 def coordinate_table(coords: pd.DataFrame, by: str = "arm") -> pd.DataFrame:
     """Per-coordinate probes of q (:func:`~jepa_geometry.analysis.measurements.
-    coordinate_probes`, or :func:`~jepa_geometry.study.rules.gate.ladder_probes` with
+    coordinate_probes`, or :func:`~jepa_geometry.study.decisions.gate.ladder_probes` with
     ``by="lever"``) as rows x coordinates (mean R² over training seeds); arms in the book's
     order, rungs in the ladder's, coordinates in q's order."""
     wide = coords.pivot_table(index=by, columns="coordinate", values="r2", aggfunc="mean")
@@ -306,8 +306,8 @@ def coordinate_sentence(coords: pd.DataFrame) -> str:
 
 
 def variant_planning_sentence(table: pd.DataFrame) -> str:
-    """:func:`~jepa_geometry.study.rules.lambdareg.variant_planning`'s rows in one sentence: each
-    paired difference with its 95 % interval in percentage points and its McNemar p-value."""
+    """:func:`~jepa_geometry.study.decisions.lambdareg.variant_planning`'s rows in one sentence:
+    each paired difference with its 95 % interval in percentage points and its McNemar p-value."""
     if table.empty:
         return (
             "the study does not plan on this task (its gate failed at every rung of its "

@@ -23,14 +23,14 @@ from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.planning.solver import PAPER_SOLVER, budget_tiers
 from jepa_geometry.profiles import Profile
 from jepa_geometry.stats import format_rate
-from jepa_geometry.study.grid import CELL_KEYS, ceiling_seconds_per_pair, paired_table
+from jepa_geometry.study.cells import CELL_KEYS, ceiling_seconds_per_pair, paired_table
 from jepa_geometry.study.spec import BASELINE
 from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.wm.model import build_world_model
 
 
-def success_grid(table: pd.DataFrame, protocol: str) -> pd.DataFrame:
-    """Wide view of :func:`~jepa_geometry.study.grid.success_table` for one protocol: rows solver /
+def success_by_cell(table: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """Wide view of :func:`~jepa_geometry.study.cells.success_table` for one protocol: rows solver /
     budget / training seeds pooled, columns arms (the random floor counts as one seed), solvers
     and arms by their display names."""
     t = table[table["protocol"] == protocol].copy()
@@ -96,7 +96,7 @@ at swm's T = 0.5, so its ``mppi`` sits beside our ``mppi_swm``, not our ``mppi``
 def beside_papers(table: pd.DataFrame, task: str, arms: Sequence[str]) -> pd.DataFrame:
     """The papers' success rates (reference file) beside ours at the comparable cell.
 
-    ``table`` is :func:`~jepa_geometry.study.grid.success_table` output. A paper value sits
+    ``table`` is :func:`~jepa_geometry.study.cells.success_table` output. A paper value sits
     beside our cell at the same protocol, budget and solver temperature (:data:`OUR_SOLVER`).
     Rows whose cell we did not plan, and tables with no number for ``task``, are left out;
     protocols, solvers and arms by their display names.
@@ -147,7 +147,7 @@ def headroom(
 ) -> dict[str, Any]:
     """The pre-registered headroom check: is the baseline's CEM T1 success inside ``window``?
 
-    ``table`` is :func:`~jepa_geometry.study.grid.success_table` output. Returns the rate,
+    ``table`` is :func:`~jepa_geometry.study.cells.success_table` output. Returns the rate,
     its interval, ``inside`` and a one-line ``text`` for the chapter.
     """
     r = _cell(table, protocol, "cem", "T1").loc[baseline]
@@ -179,7 +179,7 @@ def headroom_side(room: dict[str, Any], low: float, high: float) -> str:
 
 
 def floor_side(floor: Any) -> str:
-    """Whether the planner beats the random policy (:func:`~jepa_geometry.study.grid.
+    """Whether the planner beats the random policy (:func:`~jepa_geometry.study.cells.
     floor_check`'s interval excludes 0), in words."""
     if floor.low > 0:
         return "works: the interval excludes 0"
@@ -208,7 +208,7 @@ as independent, so with several seeds it ignores the spread between trained mode
 
 
 def paired_display(paired: pd.DataFrame, protocol: str) -> pd.DataFrame:
-    """:func:`~jepa_geometry.study.grid.paired_table` rows of one protocol, the difference and
+    """:func:`~jepa_geometry.study.cells.paired_table` rows of one protocol, the difference and
     its interval as text in percentage points, solvers and arms by their display names."""
     t = paired[paired.protocol == protocol].copy()
     if t.empty:
@@ -275,7 +275,7 @@ def temperature_choice(sweep: pd.DataFrame, chosen: float, scaled_paper: float) 
 
 
 def paired_cell(paired: pd.DataFrame, protocol: str, solver: str, budget: str, arm: str):
-    """One row of :func:`~jepa_geometry.study.grid.paired_table` (an arm minus the baseline in
+    """One row of :func:`~jepa_geometry.study.cells.paired_table` (an arm minus the baseline in
     one cell); a one-line error naming the cell when it was not planned."""
     rows = paired[
         (paired.protocol == protocol)
@@ -566,8 +566,8 @@ def ceiling_table(
     ceiling plans a seeded subset, so the arms' rows are filtered to its episodes), each with
     its 95 % interval, and the gap ``ceiling - arm`` paired per (training seed, pair): the
     ceiling has one outcome per pair, set against every seed's (as the random floor is,
-    :func:`~jepa_geometry.study.grid.floor_check`). ``ceiling`` is
-    :func:`~jepa_geometry.study.grid.evaluate_ceiling_cells` output (the ceiling's rows and
+    :func:`~jepa_geometry.study.cells.floor_check`). ``ceiling`` is
+    :func:`~jepa_geometry.study.cells.evaluate_ceiling_cells` output (the ceiling's rows and
     the random policy's on its pairs).
 
     Long columns: protocol, solver, budget, arm, pairs, seeds, rate, low, high, gap, gap_low,
@@ -626,7 +626,7 @@ def ceiling_display(table: pd.DataFrame) -> pd.DataFrame:
 
 def ceiling_columns(rows: pd.DataFrame) -> dict[str, str]:
     """One ceiling comparison's columns as the pages show them: per arm (``rows`` of
-    :func:`ceiling_table` or :func:`~jepa_geometry.book.tables.across.ceiling_grid`) its
+    :func:`ceiling_table` or :func:`~jepa_geometry.book.tables.across.ceiling_across`) its
     success with interval, then each arm's gap to the ceiling, in points."""
     out = {f"{r.arm} (%)": format_rate(r.rate, r.low, r.high) for r in rows.itertuples()}
     for r in rows[rows["arm"] != "ceiling"].itertuples():
@@ -636,7 +636,7 @@ def ceiling_columns(rows: pd.DataFrame) -> dict[str, str]:
 
 def ceiling_cost(spec: Any, profile: Profile, ceiling: pd.DataFrame) -> dict[str, float]:
     """The ceiling's cost in minutes of one core: the rule's upper bound stated before it ran
-    (:func:`~jepa_geometry.study.grid.ceiling_seconds_per_pair` x its pairs) and the measured
+    (:func:`~jepa_geometry.study.cells.ceiling_seconds_per_pair` x its pairs) and the measured
     solve time (the sum of its episodes' ``plan_seconds``)."""
     pairs = int(ceiling["episode"].nunique()) if len(ceiling) else 0
     return {

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from jepa_geometry.study.grid import STUDY_ARMS
+from jepa_geometry.study.cells import STUDY_ARMS
 from jepa_geometry.verdict.reference import reference_numbers
 from jepa_geometry.verdict.rule import BELOW_RESOLUTION, BY_CONSTRUCTION, NOT_TESTED
 

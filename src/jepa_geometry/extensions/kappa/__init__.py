@@ -28,12 +28,12 @@ from jepa_geometry.extensions.kappa.saturation import (
 )
 from jepa_geometry.extensions.kappa.sweep import (
     ARM,
-    BUDGET,
     DEFAULT_KAPPA,
     ESTIMATE_FILE,
     KAPPA_SWEEP,
     SOLVER,
     SPLITS,
+    TIER,
     KappaError,
     KappaSweep,
     cost_sentence,
@@ -46,7 +46,7 @@ from jepa_geometry.extensions.kappa.sweep import (
 
 __all__ = [
     "ARM",
-    "BUDGET",
+    "TIER",
     "DEFAULT_KAPPA",
     "ESTIMATE_FILE",
     "GRID",

@@ -62,7 +62,7 @@ def missing(sweep: KappaSweep, base: Profile) -> list[str]:
     ]
     out += [
         f"cell {c.task} κ={(c.weights or {}).get('kappa', DEFAULT_KAPPA):g} "
-        f"{'validation' if c.episodes else 'evaluation'}"
+        f"{'validation' if c.n_pairs else 'evaluation'}"
         for c in sweep.cells(base)
         if c.unbuilt()
     ]
@@ -137,7 +137,7 @@ def load_results(base: Profile, sweep: KappaSweep = KAPPA_SWEEP) -> KappaResults
     success = {}
     for c in sweep.cells(base):
         eps = c.evaluate(progress=False).episodes.sort_values("episode")
-        split = "validation" if c.episodes else "evaluation"
+        split = "validation" if c.n_pairs else "evaluation"
         kappa = float((c.weights or {}).get("kappa", DEFAULT_KAPPA))
         success[(c.task, kappa, split)] = eps["success"].to_numpy(dtype=float)
     return KappaResults(

@@ -14,7 +14,7 @@ the first training seed of the profile, each task at its study's profile
 so its model and its evaluation cell are the study's own (no override, the same artifact
 keys). Every model plans with CEM at T1 under the study's main protocol on the same pairs
 (paired across κ): the evaluation pairs of the study, and validation pairs drawn with the
-episode seed ``seeds.eval +`` :data:`~jepa_geometry.study.grid.SWEEP_SEED_OFFSET` (half as
+episode seed ``seeds.eval +`` :data:`~jepa_geometry.study.cells.SWEEP_SEED_OFFSET` (half as
 many, as the MPPI temperature sweep draws them).
 
 **Cost, stated first** (:func:`estimate_cost`): models to train times the measured training
@@ -44,13 +44,13 @@ from jepa_geometry.artifacts import Artifact, get_or_build, load
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
+from jepa_geometry.study.cells import SWEEP_SEED_OFFSET, with_eval_seed
 from jepa_geometry.study.spec import load_study
 from jepa_geometry.wm.arms import DEFAULT_KAPPA
 from jepa_geometry.wm.training import model_untrained, world_model_artifact
 
 ARM = "anisowm"
-SOLVER, BUDGET = "cem", "T1"
+SOLVER, TIER = "cem", "T1"
 
 
 class KappaError(ValueError):
@@ -127,9 +127,9 @@ class KappaSweep:
             p.seeds.train[0],
             p,
             solver=SOLVER,
-            budget=BUDGET,
+            tier=TIER,
             protocol=self.protocol(task),
-            episodes=episodes,
+            n_pairs=episodes,
             weights=self.weights(kappa),
         )
 
@@ -236,7 +236,7 @@ def measured_cost(sweep: KappaSweep, base: Profile) -> pd.DataFrame:
         cells = [
             c
             for c in sweep.cells(base)
-            if c.task == task and not (c.weights is None and c.episodes is None)
+            if c.task == task and not (c.weights is None and c.n_pairs is None)
         ]
         arts += [a for c in cells for a in c.artifacts()]  # with the validation pairs' floor
         arts = list({f"{a.name}/{a.key}": a for a in arts}.values())
@@ -270,7 +270,7 @@ def state_estimate(
 
 __all__ = [
     "ARM",
-    "BUDGET",
+    "TIER",
     "DEFAULT_KAPPA",
     "ESTIMATE_FILE",
     "KAPPA_SWEEP",

@@ -30,8 +30,8 @@ from jepa_geometry.extensions.scaling.spec import (
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.profiles import Profile
 from jepa_geometry.study.build import cell_jobs
-from jepa_geometry.study.grid import planning_cell
-from jepa_geometry.study.rules.gate import gate_cell, protocol_gate
+from jepa_geometry.study.cells import planning_cell
+from jepa_geometry.study.decisions.gate import gate_cell, protocol_gate
 from jepa_geometry.study.spec import load_study
 
 

@@ -8,7 +8,7 @@ top one, then the resolution point, then the top step point; within a point the 
 file's order, within an arm the tasks in the file's order. A unit enters when the running cost
 with it stays within ``budget_hours``; otherwise it is cut (and named). An arm's unit needs its
 point's ``lewm`` unit on that task, since every effect is against LeWM. Cube is gated again at
-each point (:func:`~jepa_geometry.study.rules.gate.protocol_gate`, LeWM's first seed on
+each point (:func:`~jepa_geometry.study.decisions.gate.protocol_gate`, LeWM's first seed on
 validation pairs); its planning cells are costed as if the gate passes (the worst case) and
 planned only if it does.
 
@@ -84,7 +84,7 @@ def unit_cost(
     collect = 3600 * cluster.collect_hours(task, p) if lead and point.image != 1.0 else 0.0
     gate = 0.0
     if lead and task in GATED_TASKS:
-        cell = PlanningCell(task, arm, seeds[0], p, solver="cem", budget="T1")
+        cell = PlanningCell(task, arm, seeds[0], p, solver="cem", tier="T1")
         gate = 3600 * cluster.cell_hours(cell)
     return {"train": train, "plan": plan, "measure": measure, "collect": collect, "gate": gate}
 

@@ -34,14 +34,14 @@ from jepa_geometry.extensions.scaling.spec import (
 from jepa_geometry.planning.ceiling import CEILING
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile
-from jepa_geometry.study.diagnostics import training_diagnostics
-from jepa_geometry.study.grid import (
+from jepa_geometry.study.cells import (
     EPISODE_COLUMNS,
     ceiling_cells,
     ceiling_pairs,
     evaluate_arms,
     evaluate_ceiling_cells,
 )
+from jepa_geometry.study.diagnostics import training_diagnostics
 from jepa_geometry.study.spec import BASELINE, load_study
 from jepa_geometry.verdict import claims, preconditions, records, rule
 from jepa_geometry.verdict.reference import reference_numbers
@@ -203,7 +203,7 @@ def claim_effects(results: Sequence[PointResult]) -> pd.DataFrame:
 
 
 def task_ceilings(spec: ScalingSpec, base: Profile) -> dict[str, pd.DataFrame]:
-    """Each task's ceiling (the simulator as the model, ``study.grid.evaluate_ceiling_cells``)
+    """Each task's ceiling (the simulator as the model, ``study.cells.evaluate_ceiling_cells``)
     as its task study planned it, read from the cache: it does not train, so one ceiling serves
     every training budget of the task. A task whose ceiling is not built has none here."""
     out = {}
@@ -219,7 +219,7 @@ def task_ceilings(spec: ScalingSpec, base: Profile) -> dict[str, pd.DataFrame]:
                     p,
                     ceiling_cells(study),
                     temperature=None,
-                    pairs=ceiling_pairs(study, p),
+                    subset=ceiling_pairs(study, p),
                     progress=False,
                 )
         except artifacts.NotCached:

@@ -35,7 +35,7 @@ from jepa_geometry.envs import TASK_CLASSES, TASKS, check_task
 from jepa_geometry.planning.evaluator import PlanningCell
 from jepa_geometry.planning.solver import TIERS
 from jepa_geometry.profiles import PROFILES, Profile, with_overrides
-from jepa_geometry.study.grid import Cell
+from jepa_geometry.study.cells import Cell
 from jepa_geometry.study.spec import BASELINE, load_study
 from jepa_geometry.wm.arms import check_arms
 from jepa_geometry.wm.flops import train_step_flops
@@ -248,9 +248,7 @@ def model_cells(task: str, arm: str, seed: int, profile: Profile) -> list[Planni
     """The planning cells of one model at a point (``profile``): :func:`cem_cells`, costed by
     the rule and planned by the build."""
     return [
-        PlanningCell(
-            task, arm, seed, profile, solver=c.solver, budget=c.budget, protocol=c.protocol
-        )
+        PlanningCell(task, arm, seed, profile, solver=c.solver, tier=c.tier, protocol=c.protocol)
         for c in cem_cells(task)
     ]
 

@@ -35,7 +35,7 @@ from jepa_geometry.planning.evaluator import PlanningCell, evaluate_cell
 from jepa_geometry.planning.protocol import SCALE_PROTOCOL
 from jepa_geometry.profiles import Profile, with_overrides
 from jepa_geometry.stats import format_rate
-from jepa_geometry.study.grid import SWEEP_SEED_OFFSET, with_eval_seed
+from jepa_geometry.study.cells import SWEEP_SEED_OFFSET, with_eval_seed
 from jepa_geometry.study.levers import Lever, ladder_rung
 from jepa_geometry.study.spec import BASELINE, task_ladder
 from jepa_geometry.wm.training import world_model_artifact

@@ -145,11 +145,9 @@ def _cells(
     cell: tuple[str, str, str],
     runs: Mapping[str, tuple[str, dict | None]],
 ) -> list[PlanningCell]:
-    protocol, solver, budget = cell
+    protocol, solver, tier = cell
     return [
-        PlanningCell(
-            task, arm, s, profile, solver=solver, budget=budget, protocol=protocol, weights=w
-        )
+        PlanningCell(task, arm, s, profile, solver=solver, tier=tier, protocol=protocol, weights=w)
         for arm, w in runs.values()
         for s in profile.seeds.train
     ]
@@ -191,7 +189,7 @@ def variant_planning(
     """
     runs = _variant_runs(variant, arms)
     models, _ = variant_jobs(task, profile, variant, cell, arms)
-    protocol, solver, budget = cell
+    protocol, solver, tier = cell
     seeds = list(profile.seeds.train)
     run_parallel(
         train_model,
@@ -207,7 +205,7 @@ def variant_planning(
         plan_cell,
         jobs,
         workers,
-        f"plan {task} {solver} {budget}",
+        f"plan {task} {solver} {tier}",
         progress,
         pending=PlanningCell.unbuilt,
         preload=SIMULATOR_PRELOAD,
@@ -221,7 +219,7 @@ def variant_planning(
                 s,
                 profile,
                 solver=solver,
-                budget=budget,
+                tier=tier,
                 protocol=protocol,
                 weights=w,
                 progress=False,

@@ -68,10 +68,10 @@ class Cell:
 
     protocol: str
     solver: str  # a label of planning.solver.STUDY_SOLVERS
-    budget: str
+    tier: str  # the budget tier (T1 … T5)
 
     def __str__(self) -> str:
-        return f"{self.protocol}/{self.solver}/{self.budget}"
+        return f"{self.protocol}/{self.solver}/{self.tier}"
 
 
 def plan_cells(protocols: Sequence[str] = ("goal100_budget150", "goal25_budget50")) -> list[Cell]:
@@ -139,7 +139,7 @@ def ceiling_seconds_per_pair(spec: StudySpec, profile: Profile) -> float:
     early plans less)."""
     tiers = budget_tiers(profile)
     rollouts = sum(
-        make_protocol(profile, c.protocol).plans * tiers[c.budget][0] * tiers[c.budget][1]
+        make_protocol(profile, c.protocol).plans * tiers[c.tier][0] * tiers[c.tier][1]
         for c in ceiling_cells(spec)
     )
     return rollouts * task_class(spec.task).ceiling_rollout_ms / 1e3
@@ -167,10 +167,10 @@ def planning_cell(
     profile: Profile,
     cell: Cell,
     t_star: float | None,
-    pairs: int | None = None,
+    subset: int | None = None,
 ) -> PlanningCell:
-    """The :class:`PlanningCell` of grid cell ``cell`` for ``arm`` (the ceiling included, with
-    ``pairs``) and training ``seed``: its label's solver (``STUDY_SOLVERS``) at the
+    """The :class:`PlanningCell` of study cell ``cell`` for ``arm`` (the ceiling included, with
+    its ``subset`` of pairs) and training ``seed``: its label's solver (``STUDY_SOLVERS``) at the
     temperature the label names, the study's ``t_star`` (which must then be known) or swm's;
     DINO-WM keeps its own (:func:`arm_temperature`), the
     ceiling rescales to q (:func:`ceiling_temperature`)."""
@@ -190,10 +190,10 @@ def planning_cell(
         seed,
         profile,
         solver=entry.solver,
-        budget=cell.budget,
+        tier=cell.tier,
         protocol=cell.protocol,
         temperature=temperature,
-        pairs=pairs,
+        subset=subset,
     )
 
 
@@ -293,10 +293,10 @@ def mppi_sweep_jobs(
             profile.seeds.train[0],
             sweep,
             solver="mppi",
-            budget=b,
+            tier=b,
             protocol=protocol,
             temperature=float(t),
-            episodes=n,
+            n_pairs=n,
         )
         for t in temps
         for b in budgets
@@ -329,7 +329,7 @@ def select_mppi_temperature(
         rows.append(
             {
                 "temperature": job.temperature,
-                "budget": job.budget,
+                "budget": job.tier,
                 "success": float(succ.mean()),
                 "n": len(succ),
                 "eval_seconds": res.eval_seconds,
@@ -379,7 +379,7 @@ def evaluate_arms(
                 "train_seed": s,
                 "protocol": c.protocol,
                 "solver": c.solver,
-                "budget": c.budget,
+                "budget": c.tier,
                 "eval_seconds": res.eval_seconds,
                 "plans": int(res.episodes["plans"].sum()),
             }
@@ -389,7 +389,7 @@ def evaluate_arms(
         rnd.insert(0, "train_seed", -1)
         rnd.insert(0, "arm", "random")
         rnd.insert(0, "task", task)
-        rnd["solver"], rnd["budget"], rnd["protocol"] = c.solver, c.budget, c.protocol
+        rnd["solver"], rnd["budget"], rnd["protocol"] = c.solver, c.tier, c.protocol
         tables.append(rnd)
     return pd.concat(tables, ignore_index=True), pd.DataFrame(timing)
 
@@ -400,26 +400,26 @@ def evaluate_ceiling_cells(
     cells: Sequence[Cell],
     *,
     temperature: float | None,
-    pairs: int,
+    subset: int,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Plan every cell with the simulator as the world model (the ceiling) on a seeded subset
-    of ``pairs`` of its pairs (all of them when the profile draws fewer); cached per cell and
-    chunk. One table with the arms' columns: ``arm == "ceiling"``, and ``"random"`` for the
+    """Plan every cell with the simulator as the world model (the ceiling) on a seeded
+    ``subset`` of that many of its pairs (all of them when the profile draws fewer); cached per
+    cell and chunk. One table with the arms' columns: ``arm == "ceiling"``, and ``"random"`` for the
     random policy on the same pairs (its floor, shared with the arms' cells), both with
     ``train_seed == -1`` (neither has a training seed); its episodes are those of the arms'
     cells, so a page can pair each row with the arms' rows of the same ``episode``."""
     n = profile.eval.episodes
     tables = []
     for c in progress_bar(list(cells), desc=f"{task} {CEILING}", progress=progress):
-        cell = planning_cell(task, CEILING, -1, profile, c, temperature, min(pairs, n))
+        cell = planning_cell(task, CEILING, -1, profile, c, temperature, min(subset, n))
         res = cell.evaluate(progress=False)
         rnd = res.random.copy()
         rnd.insert(0, "train_seed", -1)
         rnd.insert(0, "arm", "random")
         rnd.insert(0, "task", task)
         for table in (res.episodes, rnd):
-            table["solver"], table["budget"], table["protocol"] = c.solver, c.budget, c.protocol
+            table["solver"], table["budget"], table["protocol"] = c.solver, c.tier, c.protocol
             tables.append(table)
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
@@ -479,7 +479,7 @@ def floor_check(
     episodes: pd.DataFrame,
     protocol: str,
     solver: str = "cem",
-    budget: str = "T1",
+    tier: str = "T1",
     baseline: str = BASELINE,
 ) -> stats.PairedDifference:
     """The baseline minus the random policy in one cell, paired on the same pairs: is the
@@ -492,11 +492,11 @@ def floor_check(
     cell = episodes[
         (episodes["protocol"] == protocol)
         & (episodes["solver"] == solver)
-        & (episodes["budget"] == budget)
+        & (episodes["budget"] == tier)  # the tables' column keeps its first name
     ]
     base, rnd = cell[cell["arm"] == baseline], cell[cell["arm"] == "random"]
     if base.empty or rnd.empty:
-        raise StudyError(f"no {baseline} or random-policy episodes in {protocol}/{solver}/{budget}")
+        raise StudyError(f"no {baseline} or random-policy episodes in {protocol}/{solver}/{tier}")
     a = stats.success_matrix(base)
     b = np.tile(stats.success_matrix(rnd), (len(a), 1))
     if a.shape != b.shape:
@@ -517,7 +517,7 @@ EPISODE_COLUMNS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class PlanningGrid:
+class StudyPlans:
     """Everything the grid produced: the chosen MPPI temperature and its sweep, the tidy
     per-episode table (arms and random floor) and the per-cell timing table."""
 
@@ -532,7 +532,7 @@ class PlanningGrid:
     the baseline over every pair."""
 
 
-def grid_parts(spec: StudySpec, profile: Profile) -> list[tuple[list[Cell], list[int], list[str]]]:
+def cell_groups(spec: StudySpec, profile: Profile) -> list[tuple[list[Cell], list[int], list[str]]]:
     """The study's cells, each group with the training seeds and the arms it is planned with.
 
     Under the main protocol CEM plans with every training seed at every tier, iCEM and MPPI
@@ -557,7 +557,7 @@ def grid_parts(spec: StudySpec, profile: Profile) -> list[tuple[list[Cell], list
     return parts
 
 
-def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> PlanningGrid:
+def plan_study(spec: StudySpec, profile: Profile, progress: bool = True) -> StudyPlans:
     """The whole planning study of ``spec``: MPPI temperature on its main protocol, then every
     cell.
 
@@ -565,7 +565,7 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
     with ``spec.solver_seeds``; the other protocols (e.g. SCALE's goal +25 / budget 50, which
     saturates on Two-Room) plan every cell with ``spec.secondary_seeds``. Both bound the cost
     on a laptop; SCALE's own per-solver tables use one training seed. The headline seeds add
-    CEM under the main protocol for the headline arms (:func:`grid_parts`). A study that does not
+    CEM under the main protocol for the headline arms (:func:`cell_groups`). A study that does not
     plan (``spec.plans`` false) gives empty tables and a NaN temperature. The ceiling
     (``spec.ceiling``) plans :func:`ceiling_cells` either way: on a task whose models do not
     plan, it says whether the task can be planned at the study's budget at all.
@@ -578,19 +578,19 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
             profile,
             ceiling_cells(spec),
             temperature=None,
-            pairs=ceiling_pairs(spec, profile),
+            subset=ceiling_pairs(spec, profile),
             progress=progress,
         )
     )
     if not spec.plans:  # the task's gate failed at every rung: only the ceiling is planned
-        return PlanningGrid(
+        return StudyPlans(
             temperature=float("nan"),
             sweep=pd.DataFrame(),
             episodes=pd.DataFrame(columns=list(EPISODE_COLUMNS)),
             timing=pd.DataFrame(),
             ceiling=ceiling,
         )
-    jobs = grid_parts(spec, profile)
+    jobs = cell_groups(spec, profile)
     temperature, sweep = select_mppi_temperature(
         spec.task, profile, protocol=spec.main_protocol, progress=progress
     )
@@ -609,7 +609,7 @@ def planning_grid(spec: StudySpec, profile: Profile, progress: bool = True) -> P
             )
         )
         floored.update(cells)
-    return PlanningGrid(
+    return StudyPlans(
         temperature=temperature,
         sweep=sweep,
         episodes=pd.concat([p[0] for p in parts], ignore_index=True),

@@ -1,10 +1,10 @@
-"""SIGReg's strength at a CPU profile's batch (jepa_geometry.study.rules.sigreg): the ratios
+"""SIGReg's strength at a CPU profile's batch (jepa_geometry.study.decisions.sigreg): the ratios
 it reports and the decision its written rule takes."""
 
 import pytest
 
 from jepa_geometry.profiles import load_profile
-from jepa_geometry.study import rules
+from jepa_geometry.study import decisions
 
 
 def test_the_strength_reads_the_last_steps_against_the_gaussian_floor_and_isotropy(monkeypatch):
@@ -14,12 +14,14 @@ def test_the_strength_reads_the_last_steps_against_the_gaussian_floor_and_isotro
         0: [{"sigreg": 9.0, "top2_share": 0.1, "top8_share": 0.2}] * 2
         + [{"sigreg": 3.0, "top2_share": 0.25, "top8_share": 0.5}] * 3
     }
-    monkeypatch.setattr(rules.sigreg, "training_log", lambda task, arm, s, prof, w=None: logs[s])
     monkeypatch.setattr(
-        rules.sigreg, "batch_isotropic_share", lambda prof, k: {2: 0.05, 8: 0.25}[k]
+        decisions.sigreg, "training_log", lambda task, arm, s, prof, w=None: logs[s]
+    )
+    monkeypatch.setattr(
+        decisions.sigreg, "batch_isotropic_share", lambda prof, k: {2: 0.05, 8: 0.25}[k]
     )
     prof = load_profile("laptop", {"seeds.train": [0]})
-    row = rules.sigreg.sigreg_strength("tworoom", prof).iloc[0]
+    row = decisions.sigreg.sigreg_strength("tworoom", prof).iloc[0]
     floor = sigreg_gaussian_floor()
     assert row["SIGReg"] == 3.0 and row["SIGReg / floor"] == pytest.approx(3.0 / floor)
     assert row["top-2 share / isotropic"] == pytest.approx(0.25 / 0.05)  # last 3 rows only
@@ -36,13 +38,17 @@ def test_sigreg_strength_decision_follows_the_written_rule(monkeypatch):
 
         return fake
 
-    monkeypatch.setattr(rules.sigreg, "batch_isotropic_share", lambda prof, k: 0.24)
+    monkeypatch.setattr(decisions.sigreg, "batch_isotropic_share", lambda prof, k: 0.24)
     prof = load_profile("laptop")
-    monkeypatch.setattr(rules.sigreg, "training_log", logs(0.50, 0.011))  # 35 % of the way, +10 %
-    table, text = rules.sigreg.sigreg_strength_decision("tworoom", prof)
+    monkeypatch.setattr(
+        decisions.sigreg, "training_log", logs(0.50, 0.011)
+    )  # 35 % of the way, +10 %
+    table, text = decisions.sigreg.sigreg_strength_decision("tworoom", prof)
     assert list(table.index) == ["λ_sig = 0.09", "λ_sig = 0.18"]
     assert "moves 35%" in text and "+10%" in text and "restores" in text
-    monkeypatch.setattr(rules.sigreg, "training_log", logs(0.58, 0.011))  # 15 %: not enough
-    assert "keeps λ_sig = 0.09" in rules.sigreg.sigreg_strength_decision("tworoom", prof)[1]
-    monkeypatch.setattr(rules.sigreg, "training_log", logs(0.40, 0.013))  # moves, but pred +30 %
-    assert "keeps λ_sig = 0.09" in rules.sigreg.sigreg_strength_decision("tworoom", prof)[1]
+    monkeypatch.setattr(decisions.sigreg, "training_log", logs(0.58, 0.011))  # 15 %: not enough
+    assert "keeps λ_sig = 0.09" in decisions.sigreg.sigreg_strength_decision("tworoom", prof)[1]
+    monkeypatch.setattr(
+        decisions.sigreg, "training_log", logs(0.40, 0.013)
+    )  # moves, but pred +30 %
+    assert "keeps λ_sig = 0.09" in decisions.sigreg.sigreg_strength_decision("tworoom", prof)[1]

@@ -11,7 +11,7 @@ import jepa_geometry as jg
 from jepa_geometry.book import tables
 from jepa_geometry.planning.solver import MPPI_SWEEP_192, MPPI_SWM
 from jepa_geometry.stats import format_rate
-from jepa_geometry.study import grid as study
+from jepa_geometry.study import cells as study
 from jepa_geometry.verdict.reference import reference_numbers
 
 
@@ -23,7 +23,7 @@ def test_plan_cells_is_scales_solver_grid():
         ("goal100_budget150", ("cem", "icem", "mppi")),
         ("goal25_budget50", ("cem", "icem", "mppi", MPPI_SWM)),
     ):
-        assert {(c.solver, c.budget) for c in cells if c.protocol == protocol} == {
+        assert {(c.solver, c.tier) for c in cells if c.protocol == protocol} == {
             (s, t) for s in solvers for t in tiers
         }
     with pytest.raises(
@@ -93,11 +93,11 @@ def test_success_table_and_grid():
     k = int(eps[eps.arm == "lewm"].success.sum())
     lo, hi = jg.stats.wilson_interval(k, 40)
     assert (lewm.rate, lewm.low, lewm.high) == pytest.approx((k / 40, lo, hi))
-    grid = tables.planning.success_grid(tab, "goal25_budget50")
+    grid = tables.planning.success_by_cell(tab, "goal25_budget50")
     assert list(grid.columns) == ["LeWM", "SCALE"]  # the arms by their display names
     assert grid.loc[("CEM", "T1", 1), "LeWM"] == format_rate(k / 40, lo, hi)
     with pytest.raises(ValueError, match="no rows for protocol 'goal100_budget150'"):
-        tables.planning.success_grid(tab, "goal100_budget150")
+        tables.planning.success_by_cell(tab, "goal100_budget150")
 
 
 def test_beside_papers_pairs_each_paper_value_with_our_cell():
@@ -184,13 +184,13 @@ def test_cell_jobs_list_every_cell_of_the_grid_longest_first():
     assert all(j.temperature == (0.5 * d if j.arm == "dinowm" else shipped) for j in swm)
     assert all(j.temperature is None for j in plain if j.solver != "mppi")
     top = [j for j in plain if j.arm == "ceiling"]
-    assert [(j.solver, j.protocol, j.train_seed, j.pairs) for j in top] == [
+    assert [(j.solver, j.protocol, j.train_seed, j.subset) for j in top] == [
         ("cem", "goal100_budget150", -1, spec.ceiling)
     ] * 5
     tiers = budget_tiers(prof)
-    cost = [tiers[j.budget][0] * tiers[j.budget][1] for j in plain]
+    cost = [tiers[j.tier][0] * tiers[j.tier][1] for j in plain]
     assert cost == sorted(cost, reverse=True)
-    keys = {(j.arm, j.train_seed, j.protocol, j.solver, j.budget, j.temperature) for j in plain}
+    keys = {(j.arm, j.train_seed, j.protocol, j.solver, j.tier, j.temperature) for j in plain}
     assert len(keys) == len(plain)  # no cell twice
     # a study whose gate failed plans only the ceiling
     cube = load_study("cube")
@@ -238,14 +238,9 @@ def test_build_study_fills_the_cache_the_serial_grid_reads(data_root):
     )
     prof = jg.load_profile("smoke", {"train.steps": 4})
     stages = build_study(spec, prof, workers=2, progress=False)
-    assert list(stages.stage) == [
-        "dataset",
-        "models",
-        "MPPI sweep + other cells",
-        "MPPI cells at T*",
-    ]
+    assert list(stages.stage) == ["collect", "train", "plan", "chosen"]
     manifests = sorted(data_root.rglob("manifest.json"))
-    grid = study.planning_grid(spec, prof, progress=False)
+    grid = study.plan_study(spec, prof, progress=False)
     assert sorted(data_root.rglob("manifest.json")) == manifests  # nothing rebuilt
     # one seed in smoke: every cell once per arm; the headline seed: CEM under the main protocol
     assert len(grid.timing) == 2 * (5 + 10 + 15 + 5) + 2 * 5
@@ -262,22 +257,15 @@ def test_build_study_fills_the_cache_the_serial_grid_reads(data_root):
     # the ceiling's 5; the headline seed's 2 models and their 5 CEM cells each are a stage of
     # their own (another build, in the book), whose wall time the total adds to the study's
     plain = sweep + 2 * 25 + 5
-    assert list(times.index) == [
-        "dataset",
-        "models",
-        "MPPI sweep + other cells",
-        "MPPI cells at T*",
-        "headline seeds",
-        "total",
-    ]
+    assert list(times.index) == ["collect", "train", "plan", "chosen", "headline seeds", "total"]
     assert list(times.jobs) == [1, 2, plain, 2 * 10, 2 + 2 * 5, 1 + 2 + plain + 2 * 10 + 12]
     assert (times.job_seconds > 0).all() and (times.wall_seconds >= 0).all()
-    assert times.loc["total", "wall_seconds"] >= times.loc["models", "wall_seconds"]
+    assert times.loc["total", "wall_seconds"] >= times.loc["train", "wall_seconds"]
 
 
 def test_variant_planning_sentence_states_each_interval():
     from jepa_geometry.book.tables.geometry import variant_planning_sentence
-    from jepa_geometry.study.rules.lambdareg import choose_variant
+    from jepa_geometry.study.decisions.lambdareg import choose_variant
 
     t = pd.DataFrame(
         [{"comparison": "v - lewm", "diff": 0.043, "low": -0.04, "high": 0.115, "p_mcnemar": 0.005}]
@@ -308,7 +296,7 @@ def test_variant_planning_sentence_states_each_interval():
 def test_protocol_gate_applies_the_written_rule(monkeypatch, lewm_k, random_k, keep, word):
     import types
 
-    from jepa_geometry.study.rules import gate
+    from jepa_geometry.study.decisions import gate
 
     n = 200
 
@@ -340,7 +328,7 @@ def test_protocol_choice_gates_alternatives_on_validation_pairs(
 ):
     import types
 
-    from jepa_geometry.study.rules import gate
+    from jepa_geometry.study.decisions import gate
 
     n, calls = 200, []
 
@@ -349,7 +337,7 @@ def test_protocol_choice_gates_alternatives_on_validation_pairs(
         return pd.DataFrame({"success": ok, "hard": ok, "solved_at_start": ok & False})
 
     def fake(cell, progress):
-        assert (cell.arm, cell.solver, cell.budget) == ("lewm", "cem", "T1")
+        assert (cell.arm, cell.solver, cell.tier) == ("lewm", "cem", "T1")
         calls.append((cell.protocol, cell.profile.seeds.eval))
         k = scale_k if cell.protocol == gate.SCALE_PROTOCOL else alt_k
         return types.SimpleNamespace(episodes=table(k), random=table(10))
@@ -368,7 +356,7 @@ def test_protocol_choice_gates_alternatives_on_validation_pairs(
 
 
 def test_floor_check_pairs_every_seed_with_the_shared_floor():
-    from jepa_geometry.study.grid import StudyError, floor_check
+    from jepa_geometry.study.cells import StudyError, floor_check
 
     n = 10
     rows = [
@@ -400,4 +388,4 @@ def test_floor_check_pairs_every_seed_with_the_shared_floor():
     assert d.diff == pytest.approx(((6 + 7) / 2 - 2) / n)  # (0.65 - 0.2)
     assert (d.a_only, d.b_only, d.n) == (4 + 5, 0, 2 * n)
     with pytest.raises(StudyError, match="no lewm or random-policy episodes in p/cem/T3"):
-        floor_check(pd.DataFrame(rows), "p", budget="T3")
+        floor_check(pd.DataFrame(rows), "p", tier="T3")

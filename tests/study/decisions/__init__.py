@@ -1,0 +1,1 @@
+"""Tests of the decision rules, one file per module of :mod:`jepa_geometry.study.decisions`."""
