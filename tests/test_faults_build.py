@@ -365,7 +365,9 @@ def test_a_study_whose_output_is_a_log_says_what_it_finished_as_it_goes(tmp_path
     try:
         cost = proc.stdout.readline()  # stated before any work
         assert cost.startswith("tworoom study (profile=smoke): ") and "not in the cache" in cost
-        assert re.search(r"about [\d.]+ core-hours of work, about \d+ min of wall time on 2 cores", cost)
+        assert re.search(
+            r"about [\d.]+ core-hours of work, about \d+ min of wall time on 2 cores", cost
+        )
         _wait_for(proc, lambda: any(ln.startswith("train tworoom: 2 of ") for ln in lines))
         log = [ln.rstrip("\n") for ln in lines if not ln.startswith("jepa-geometry: note:")]
         assert log[0] == "tworoom study: collect started (1 job)", log

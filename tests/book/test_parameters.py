@@ -75,6 +75,14 @@ def test_parameters_cell_must_hold_literals(tmp_path):
         ("ch07_geometry", "task", "nosuch", "a task with a study file: cube, pointmaze, pusht, "),
         ("ch06_planning", "task", "cube", "a task whose study plans: pointmaze, pusht, reacher, "),
         ("ch06_gate", "task", "reacher", "a task with a study file and a ladder: cube, pusht"),
+        # chapter 10 judges the reader's arm on every task and solver it is given, on one page
+        ("ch10_own_objective", "task", ["tworoom", "reacher"], None),
+        ("ch10_own_objective", "task", ["tworoom", "nosuch"], "or a list of distinct such"),
+        ("ch10_own_objective", "task", ["tworoom", "tworoom"], "or a list of distinct such"),
+        ("ch10_own_objective", "solvers", ["cem", "icem"], None),
+        ("ch10_own_objective", "solvers", ["mppi"], "distinct solvers of cem, icem \\(MPPI"),
+        ("ch10_own_objective", "solvers", "cem", "must be list \\(default \\['cem'\\]\\)"),
+        ("ch06_planning", "task", ["tworoom", "reacher"], "must be str"),  # chapter 10's only
     ],
 )
 def test_chapter_parameters_out_of_range_stop_before_execution(chapter, name, value, message):

@@ -49,3 +49,15 @@ def test_a_shown_frame_names_its_headers_rows_and_chosen_cells_and_keeps_row_num
     assert list(out["arm"]) == ["LeWM", "SCALE"] and list(out["solver"]) == ["mppi_swm", "cem"]
     assert "row_heading" not in table_html(out)  # still pandas' 0..n-1: hidden
     assert list(style.shown(df.set_index("arm")).index) == ["LeWM", "SCALE"]
+
+
+def test_a_reader_s_arm_keeps_its_name_in_a_table_s_header() -> None:
+    """A reader's arm is its objective file's stem in every table: a header that would read an
+    identifier's underscores as spaces keeps the stem as written once the arm was named."""
+    from jepa_geometry.book.display import header
+
+    assert (
+        header("header_probe_term") == "header probe term"
+    )  # an identifier nobody named as an arm
+    assert style.display_name("examples/objectives/header_probe_term.py") == "header_probe_term"
+    assert header("header_probe_term") == "<code>header_probe_term</code>"

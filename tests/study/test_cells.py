@@ -9,7 +9,7 @@ from scipy import stats as sps
 
 import jepa_geometry as jg
 from jepa_geometry.book import tables
-from jepa_geometry.planning.solver import MPPI_SWEEP_192, MPPI_SWM
+from jepa_geometry.planning.solver import MPPI_SWEEP_192, MPPI_SWM, TIERS
 from jepa_geometry.stats import format_rate
 from jepa_geometry.study import cells as study
 from jepa_geometry.verdict.reference import reference_numbers
@@ -389,3 +389,22 @@ def test_floor_check_pairs_every_seed_with_the_shared_floor():
     assert (d.a_only, d.b_only, d.n) == (4 + 5, 0, 2 * n)
     with pytest.raises(StudyError, match="no lewm or random-policy episodes in p/cem/T3"):
         floor_check(pd.DataFrame(rows), "p", tier="T3")
+
+
+def test_a_study_plans_the_solvers_its_file_names_and_every_registered_one_by_default() -> None:
+    import dataclasses
+
+    from jepa_geometry.study.spec import SpecError, load_study
+
+    spec = load_study("tworoom")
+    assert spec.solvers is None  # every registered solver
+    every = {c.solver for group, _, _ in study.cell_groups(spec, jg.load_profile("smoke"))
+             for c in group}  # fmt: skip
+    assert every == {"cem", "icem", "mppi", MPPI_SWM}
+    only = dataclasses.replace(spec, solvers=("cem",))
+    cells = [c for group, _, _ in study.cell_groups(only, jg.load_profile("smoke")) for c in group]
+    assert {c.solver for c in cells} == {"cem"} and {c.tier for c in cells} == set(TIERS)
+    with pytest.raises(SpecError, match=r"solvers \['nosuch'\]; valid: null or a non-empty list"):
+        dataclasses.replace(spec, solvers=("nosuch",))
+    with pytest.raises(study.StudyError, match=r"unknown solver\(s\) \['nosuch'\]; valid: cem"):
+        study.plan_cells(["goal25_budget50"], ["nosuch"])

@@ -217,7 +217,7 @@ def test_a_study_that_does_not_plan_gives_an_empty_grid_and_no_variant_planning(
     assert spec.plans is False and spec.main_protocol == "goal25_budget50_moving"
     smoke = load_profile("smoke")
     g = cells.plan_study(spec, smoke, progress=False)  # nothing is planned or trained
-    assert g.episodes.empty and set(grid.EPISODE_COLUMNS) <= set(g.episodes.columns)
+    assert g.episodes.empty and set(cells.EPISODE_COLUMNS) <= set(g.episodes.columns)
     assert np.isnan(g.temperature)
     assert lambdareg.study_variant_planning(spec, smoke, "published").empty
     assert "does not plan" in tables.geometry.variant_planning_sentence(

@@ -82,10 +82,19 @@ def header(name: Any) -> str:
     ``top8 share``); a name a reader looks up as written kept as it is: a file's path (a
     reader's objective names its arm by its file, ``examples/objectives/variance_match.py``)
     or a dotted key of a training log (``objective.min_std``, what the reader's term returned
-    as ``min_std``); a number as :func:`format_number` writes it."""
+    as ``min_std``), and a reader's arm (:data:`AS_WRITTEN`, set as code); a number as
+    :func:`format_number` writes it."""
     if not isinstance(name, str):
         return format_number(name)
+    if name in AS_WRITTEN:
+        return f"<code>{escape(name)}</code>"  # the reader's own name, set as code
     return name if _looked_up(name) else name.replace("_", " ")
+
+
+AS_WRITTEN: set[str] = set()
+"""Names a header keeps as written though they look like identifiers: a reader's arm, named by
+its objective file's stem (``variance_match``) in every table, claim and checkpoint
+(:func:`~jepa_geometry.book.style.display_name` adds each one it names)."""
 
 
 def _looked_up(name: str) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jepa_geometry.envs import TASKS
+from jepa_geometry.extensions.own_objective import PLANNERS
 from jepa_geometry.profiles import MAX_SEED, PROFILES, ProfileError
 from jepa_geometry.study.spec import available_studies, load_study, task_ladder
 from jepa_geometry.theory.toy2d import REGULARIZERS
@@ -138,6 +139,11 @@ RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
         f"the path of a Python file defining {SIGNATURE} (relative: from the repository root)",
         _objective,
     ),
+    "solvers": (
+        f"a non-empty list of distinct solvers of {', '.join(PLANNERS)} (MPPI needs the "
+        "study's T*, which the page does not choose)",
+        lambda v: _choices(v, PLANNERS),
+    ),
     "seeds": (  # a bare integer is refused: [3] (seed 3) or three seeds? the list says which
         f"null or a non-empty list of distinct integers from 0 to {MAX_SEED}, such as [0] or "
         "[0, 1, 2]",
@@ -169,6 +175,21 @@ CHAPTER_RULES: dict[tuple[str, str], Callable[[], tuple[str, Callable[[Any], boo
     ("ch10_own_objective", "task"): _planning_task,
 }
 """Rules for one chapter's parameter, checked instead of the name's rule in :data:`RULES`."""
+LISTS: frozenset[tuple[str, str]] = frozenset({("ch10_own_objective", "task")})
+"""The (chapter, parameter) pairs that take one value or a non-empty list of distinct values,
+each checked by the parameter's rule: chapter 10 judges the reader's arm on every task it is
+given, on one page."""
+
+
+def _one_or_list(one: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """The rule ``one`` of a value, extended to a list of distinct values each obeying it."""
+
+    def ok(v: Any) -> bool:
+        if isinstance(v, list | tuple):
+            return all(one(x) for x in v) and len(set(v)) == len(v)
+        return one(v)
+
+    return ok
 
 
 def check_parameter(chapter: str, name: str, value: Any) -> None:
@@ -182,6 +203,8 @@ def check_parameter(chapter: str, name: str, value: Any) -> None:
     rule = CHAPTER_RULES.get((chapter, name))
     if rule is not None or name in RULES:
         what, ok = rule() if rule is not None else RULES[name]
+        if (chapter, name) in LISTS:
+            what, ok = f"{what}, or a list of distinct such values", _one_or_list(ok)
         try:
             good = ok(value)
         except ValueError as e:
@@ -237,7 +260,8 @@ def validate_parameters(name: str, defaults: dict[str, Any], given: dict[str, An
             raise ChapterError(
                 f"{name}: unknown parameter {key!r}; valid: {', '.join(sorted(defaults))}"
             )
-        if not _same_type(defaults[key], value):
+        listed = (name, key) in LISTS and isinstance(value, list | tuple)
+        if not listed and not _same_type(defaults[key], value):
             raise ChapterError(
                 f"{name}: parameter {key!r} must be {type(defaults[key]).__name__} "
                 f"(default {defaults[key]!r}), got {value!r}"

@@ -52,7 +52,7 @@ from jepa_geometry.book.toc import (
     resolve_page,
     task_family,
 )
-from jepa_geometry.extensions import kappa, own
+from jepa_geometry.extensions import kappa, own_objective
 from jepa_geometry.jobs import (
     WORKERS_ENV,
     check_workers,
@@ -83,7 +83,7 @@ def objective_version(objective: str) -> str:
     the sha256 of its bytes (read now), the version a chapter run keys its folder by. The
     same digest names the file in its models' keys
     (:func:`~jepa_geometry.wm.arms.objective_key`)."""
-    path = objective_file(own.own_arm(objective))
+    path = objective_file(own_objective.own_arm(objective))
     return f"{Path(path).stem[:READABLE]}-{file_sha256(path)[:8]}"
 
 
@@ -106,7 +106,8 @@ def run_folder(chapter: str, defaults: dict[str, Any], given: dict[str, Any]) ->
     if not changed:
         return None
     merged = {**defaults, **given}
-    head = [str(merged["task"])] if "task" in merged else []
+    task = merged.get("task")  # chapter 10 takes a list of tasks too: joined by "+"
+    head = ["+".join(task) if isinstance(task, list | tuple) else str(task)] if task else []
     keyed = dict(changed)
     if "objective" in merged:
         version = objective_version(str(merged["objective"]))
@@ -209,7 +210,8 @@ def run_chapter(
         old = nbformat.read(output, as_version=4)
         if old.metadata.get(FINGERPRINT_KEY) == fp:
             return ChapterRun(output.stem, output, 0.0, True)
-    if "task" in defaults and given.get("task", defaults["task"]) != defaults["task"]:
+    task = given.get("task", defaults.get("task"))  # a list (chapter 10): no one task's page
+    if "task" in defaults and isinstance(task, str) and task != defaults["task"]:
         localise(
             nb,
             Page(output.stem, source, given),
@@ -434,7 +436,7 @@ def cost_statement(page: Page, parameters: dict[str, Any]) -> str | None:
     that long, where ``study``, ``book`` and ``scaling`` state their cost first. The estimate
     is the grid's (:func:`~jepa_geometry.cluster.dry_run`, ``grid --dry-run``); for the
     page of a reader's own objective (a chapter with an ``objective`` parameter), of the page's
-    own units (:func:`~jepa_geometry.extensions.own.cost_statement`). Both count what is
+    own units (:func:`~jepa_geometry.extensions.own_objective.cost_statement`). Both count what is
     already in the cache, whichever command built it, and say the rest in core-hours and in
     wall time with the page's build jobs (:func:`page_workers`) on this machine
     (:func:`~jepa_geometry.cluster.cost_line`).
@@ -458,9 +460,11 @@ def _cost(
     workers = page_workers(defaults, parameters)
     if "objective" in defaults:  # chapter 10: its own units, not the task's whole study
         given = {**defaults, **parameters}
-        spec = own.own_spec(given["task"], given["objective"])
-        cfg = own.with_seeds(spec.profile(load_profile(name)), given["seeds"])
-        return f"{page.name} (profile={name}): {own.cost_statement(spec, cfg, workers)}"
+        studies = own_objective.own_studies(
+            given["task"], given["objective"], load_profile(name), given["seeds"]
+        )
+        text = own_objective.cost_statement(studies, workers, given["solvers"])
+        return f"{page.name} (profile={name}): {text}"
     task = parameters.get("task", page.task)
     if task not in available_studies():
         return None

@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 
 import pandas as pd
 
+from jepa_geometry.book.display import AS_WRITTEN
 from jepa_geometry.envs import TASKS, task_title
 from jepa_geometry.wm.arms import HALF_Q_SUFFIX
 
@@ -132,10 +133,10 @@ def _arm_name(name: str) -> str | None:
     ``scale-halfq`` -> SCALE half-q), a reader's objective file by its stem, as its models'
     artifact names and the chapter's claims name it (:func:`~jepa_geometry.wm.arms.arm_label`:
     ``examples/objectives/mine.py``, the arm LeWM + the file's term, -> mine,
-    ``scale+examples/objectives/mine.py`` -> SCALE + mine; tables once showed the path while
-    the claims and checkpoints said ``mine``), a stem kept as it is (``lewm+mine`` -> LeWM +
-    mine); None when no part is a built-in arm or a file, so that a name which only looks
-    like one stays as it is."""
+    ``scale+examples/objectives/mine.py`` -> SCALE + mine; a table's header keeps the stem as
+    written, :data:`~jepa_geometry.book.display.AS_WRITTEN`), a stem kept as it is
+    (``lewm+mine`` -> LeWM + mine); None when no part is a built-in arm or a file, so that a
+    name which only looks like one stays as it is."""
     parts = name.removesuffix(HALF_Q_SUFFIX).split("+")
     files = {p for p in parts if _OBJECTIVE.fullmatch(p)}
     if not (set(parts) & _ARMS or files) or not all(re.fullmatch(r"[\w./-]+", p) for p in parts):
@@ -144,6 +145,7 @@ def _arm_name(name: str) -> str | None:
         DISPLAY_NAMES.get(p, p) if p in _ARMS else PurePosixPath(p).stem if p in files else p
         for p in parts
     ]
+    AS_WRITTEN.update(PurePosixPath(p).stem for p in files)
     return " + ".join(shown) + (" half-q" if name.endswith(HALF_Q_SUFFIX) else "")
 
 
@@ -210,9 +212,18 @@ def arm_colour(arm: str) -> str:
 _TITLES = {task_title(t): t for t in TASKS}
 
 
+OTHER_TASK_COLOURS: tuple[str, ...] = ("#44aa99", "#882255", "#ddcc77", "#cc6677")
+"""The rest of Paul Tol's muted palette, for a task :data:`TASK_COLOURS` does not name (a task
+added by its module alone, README *Adding a task*), chosen by the task's name."""
+
+
 def task_colour(task: str) -> str:
-    """The colour of ``task`` (its name or its title) in every figure (:data:`TASK_COLOURS`)."""
-    return TASK_COLOURS[_TITLES.get(task, task)]
+    """The colour of ``task`` (its name or its title) in every figure: :data:`TASK_COLOURS`, or
+    one of :data:`OTHER_TASK_COLOURS` chosen by its name."""
+    name = _TITLES.get(task, task)
+    if name in TASK_COLOURS:
+        return TASK_COLOURS[name]
+    return OTHER_TASK_COLOURS[_digest_index(name, len(OTHER_TASK_COLOURS))]
 
 
 __all__ = [

@@ -13,7 +13,7 @@ subpackage or module each:
   (:mod:`.scaling.build`), what each point measured (:mod:`.scaling.results`) and each
   effect's trend (:mod:`.scaling.trend`); chapter 9's tables and sentences are page tables,
   :mod:`jepa_geometry.book.tables.scaling`;
-* :mod:`.own`: a loss term of the reader's own (chapter 10): its study (the task's study with
-  lewm, scale and the reader's arm), its units and cost, its build and its claims against
-  LeWM.
+* :mod:`.own_objective`: a loss term of the reader's own (chapter 10): its study (the task's
+  study with lewm, scale and the reader's arm), its units and cost, its build and its claims
+  against LeWM.
 """

@@ -74,20 +74,26 @@ class Cell:
         return f"{self.protocol}/{self.solver}/{self.tier}"
 
 
-def plan_cells(protocols: Sequence[str] = ("goal100_budget150", "goal25_budget50")) -> list[Cell]:
-    """Every solver label of :data:`~jepa_geometry.planning.solver.STUDY_SOLVERS` at T1..T5
-    for each protocol (a label bound to one protocol only under it): CEM, iCEM and MPPI, SCALE's
-    solver grid, so that a per-solver mean is over the same five tiers as SCALE's, and under
-    SCALE's protocol also MPPI at swm's shipped temperature (``MPPI_SWM``), the footing of
-    SCALE's main grid."""
+def plan_cells(
+    protocols: Sequence[str] = ("goal100_budget150", "goal25_budget50"),
+    solvers: Sequence[str] | None = None,
+) -> list[Cell]:
+    """Each solver label of ``solvers`` (None: every one of
+    :data:`~jepa_geometry.planning.solver.STUDY_SOLVERS`) at T1..T5 for each protocol (a label
+    bound to one protocol only under it): CEM, iCEM and MPPI, SCALE's solver grid, so that a
+    per-solver mean is over the same five tiers as SCALE's, and under SCALE's protocol also
+    MPPI at swm's shipped temperature (``MPPI_SWM``), the footing of SCALE's main grid."""
     bad = [p for p in protocols if p not in PROTOCOLS]
     if bad:
         raise StudyError(f"unknown protocol(s) {bad}; valid: {', '.join(PROTOCOLS)}")
+    unknown = [s for s in solvers or () if s not in STUDY_SOLVERS]
+    if unknown:
+        raise StudyError(f"unknown solver(s) {unknown}; valid: {', '.join(STUDY_SOLVERS)}")
     return [
         Cell(p, label, t)
         for p in protocols
         for label, s in STUDY_SOLVERS.items()
-        if s.protocol in (None, p)
+        if s.protocol in (None, p) and (solvers is None or label in solvers)
         for t in TIERS
     ]
 
@@ -543,14 +549,15 @@ def cell_groups(spec: StudySpec, profile: Profile) -> list[tuple[list[Cell], lis
     (SCALE's mean over T1-T5, AnisoWM's T1), and no other.
     """
     arms = list(spec.arms)
-    first = plan_cells(spec.protocols[:1])
+    first = plan_cells(spec.protocols[:1], spec.solvers)
     cem = [c for c in first if c.solver == "cem"]
     parts = [(cem, list(profile.seeds.train), arms)]
     parts.append(
         ([c for c in first if c.solver != "cem"], spec.seeds("solver_seeds", profile), arms)
     )
     if len(spec.protocols) > 1:
-        parts.append((plan_cells(spec.protocols[1:]), spec.seeds("secondary_seeds", profile), arms))
+        later = plan_cells(spec.protocols[1:], spec.solvers)
+        parts.append((later, spec.seeds("secondary_seeds", profile), arms))
     added = spec.added_seeds(profile)
     if added:
         parts.append((cem, added, list(spec.headline_seeds.arms)))

@@ -18,6 +18,7 @@ import yaml
 
 from jepa_geometry.envs import check_task
 from jepa_geometry.planning.protocol import PROTOCOLS
+from jepa_geometry.planning.solver import STUDY_SOLVERS
 from jepa_geometry.profiles import MAX_SEED, PROFILES, Profile
 from jepa_geometry.study.levers import Lever, ladder_rung
 from jepa_geometry.wm.arms import ARMS, check_arms
@@ -35,7 +36,7 @@ their work against it (``jepa-geometry grid --dry-run``); were it over, the cost
 before any of their models was trained would choose within it (README, *Five seeds for the
 headline claims*)."""
 _FIELDS = ("task", "arms", "protocols", "solver_seeds", "secondary_seeds", "about")
-_OPTIONAL = ("ladder", "settings", "plans", "ceiling", "headline_seeds")
+_OPTIONAL = ("solvers", "ladder", "settings", "plans", "ceiling", "headline_seeds")
 
 
 class SpecError(ValueError):
@@ -76,6 +77,9 @@ class StudySpec:
     solver_seeds: tuple[int, ...] | None
     secondary_seeds: tuple[int, ...] | None
     about: str
+    solvers: tuple[str, ...] | None = None
+    """The solver labels the study plans (``planning.solver.STUDY_SOLVERS``); None: every
+    registered one, so a planner added there is planned by every study that names none."""
     ladder: tuple[Lever, ...] = ()
     """The task's ladder (:mod:`.levers`): the rungs its gate may climb, each adding one lever
     to the rung before, fixed before any gate ran; empty for a task that plans as profiled."""
@@ -118,6 +122,12 @@ class StudySpec:
                     f"integers >= 0, got {seeds!r}"
                 )
         object.__setattr__(self, "arms", tuple(names))
+        unknown = [s for s in self.solvers or () if s not in STUDY_SOLVERS]
+        if unknown or (self.solvers is not None and not self.solvers):
+            raise SpecError(
+                f"study {self.task!r}: solvers {list(self.solvers or ())}; valid: null or a "
+                f"non-empty list of {', '.join(STUDY_SOLVERS)}"
+            )
         if self.ceiling is not None and (
             isinstance(self.ceiling, bool) or not isinstance(self.ceiling, int) or self.ceiling < 1
         ):
@@ -328,6 +338,7 @@ def read_study(path: Traversable, task: str) -> StudySpec:
         solver_seeds=listed("solver_seeds", *seeds),
         secondary_seeds=listed("secondary_seeds", *seeds),
         about=str(raw["about"]).strip(),
+        solvers=None if raw.get("solvers") is None else listed("solvers", "solver labels"),
         ladder=_ladder(path, raw.get("ladder", [])),
         settings=_settings(task, raw.get("settings", {})),
         plans=_plans(task, raw.get("plans", True)),

@@ -27,7 +27,8 @@ manufacture "reproduced" rows by chance:
   width (every difference equal: both arms at 0 of n pairs, or at n of n) or when the
   evidence rests on one trained model per arm (:func:`judged`): the claims are about training
   methods, and an interval over one model's pairs measures that model, not the spread between
-  models the method trains. Each label carries its reason (:func:`reason`).
+  models the method trains. Each label carries its reason (:func:`reason`) and what would
+  change it (:func:`what_would_flip`); :data:`LABEL_MEANINGS` says each in a sentence.
 
 Two more labels are not verdicts: **holds by construction** (:data:`BY_CONSTRUCTION`), a
 statement our implementation makes true whatever the data (the planner runs the same networks,
@@ -148,6 +149,23 @@ MEASURE_WORDS: dict[str, str] = {
 }
 """Each measure of :data:`MIN_EFFECTS` in words, as the book's rule table names it."""
 UNIT_LABELS = {"episode": "pairs", "start": "starts", "goal_index": "goals"}
+LABEL_MEANINGS: dict[str, str] = {
+    "reproduced": "the claim holds: its 95 % interval lies beyond the smallest effect that "
+    "matters, in the claimed direction, and stays so after Holm's correction within its family "
+    f"(one-sided p < {ALPHA / 2:g})",
+    "contradicted": "the opposite holds: the family-wise interval (the 95 % one widened over "
+    "the claims of its family) lies entirely on the other side of the claim's threshold",
+    BELOW_RESOLUTION: "neither, and the paper's own effect is smaller than the smallest effect "
+    f"this run detects at {100 * POWER:.0f} % power: the run could not have reproduced it even "
+    "were the paper right (only a claim with a paper's effect can read so)",
+    "not detected at this scale": "the family-wise interval rules out the smallest effect that "
+    "matters in the claimed direction, without showing the opposite",
+    "inconclusive": "otherwise: the data cannot tell; always when the evidence rests on one "
+    "trained model per arm or its interval has no width (a claim about a training method needs "
+    "the spread between the models it trains)",
+}
+"""Each label of :data:`VERDICTS` in one sentence, the rule of this module's docstring as a
+page's glossary says it."""
 
 
 def min_effects_table() -> pd.DataFrame:
@@ -426,6 +444,62 @@ def reason(claim: Claim, ev: Evidence, p_holm: float, m: int, label: str) -> str
     if min(claim.direction * lo, claim.direction * hi) > bound:
         return f"95 % interval beyond the minimum, not after Holm over {m} (p = {p_holm:.2g})"
     return "interval crosses the minimum effect"
+
+
+def _in_direction(claim: Claim, x: float) -> str:
+    """``x`` (a value in the claimed direction) as the tables print it, with the claim's unit."""
+    return f"{format_effect(claim.display_scale * x)}{f' {claim.unit}' if claim.unit else ''}"
+
+
+def directed_effect(claim: Claim, ev: Evidence) -> str:
+    """Our effect and its 95 % interval in the claimed direction, ``direction * (m(a) - m(b))``,
+    so that a positive value supports the claim whichever way the measure improves: a claim of
+    a lower dispersion reads ``+0.126 [+0.0368, +0.216]`` where its effect is ``-0.126``."""
+    d = claim.direction
+    lo, hi = sorted((d * ev.low, d * ev.high))
+    k = claim.display_scale
+    u = f" {claim.unit}" if claim.unit else ""
+    return (
+        f"{format_effect(k * d * ev.effect)} [{format_effect(k * lo)}, {format_effect(k * hi)}]{u}"
+    )
+
+
+def directed_minimum(claim: Claim) -> str:
+    """The claim's bound, ``threshold + min_effect``, in the claimed direction (as
+    :func:`directed_effect` reads the effect): the value its interval must pass."""
+    return _in_direction(claim, claim.threshold + claim.min_effect)
+
+
+def what_would_flip(claim: Claim, ev: Evidence, p_holm: float, m: int, label: str) -> str:
+    """What would change ``claim``'s ``label`` (:func:`verdict`, among the ``m`` claims of its
+    family, Holm-adjusted ``p_holm``), in the claimed direction (:func:`directed_effect`): the
+    bound of which interval must cross which value, with where it stands now. Evidence that
+    cannot judge a training method (:func:`judged`) names what is missing instead."""
+    bound = _in_direction(claim, claim.threshold + claim.min_effect)
+    d = claim.direction
+    low = min(d * ev.low, d * ev.high)
+    fam_high = max(d * b for b in family_interval(ev, m)) if judged(ev) else np.inf
+    now = f"Holm's p below {ALPHA / 2:g} (now {p_holm:.2g})"
+    fam = f"the family-wise high end ({m} claims) {_in_direction(claim, fam_high)}"
+    if label in (BY_CONSTRUCTION, NOT_TESTED):
+        return "nothing in the data: it is not judged"
+    if not judged(ev):
+        if ev.models < MIN_MODELS:
+            return f"at least {MIN_MODELS} trained models per arm (seeds), then the rule reads it"
+        return "a spread between the differences (every one is equal here)"
+    if label == "reproduced":
+        return (
+            f"no longer holds if the 95 % low end {_in_direction(claim, low)} falls to {bound} "
+            f"or Holm's p (now {p_holm:.2g}) reaches {ALPHA / 2:g}"
+        )
+    if label == "contradicted":
+        return f"no longer contradicted if {fam} reaches {_in_direction(claim, claim.threshold)}"
+    if label == BELOW_RESOLUTION:
+        return "decided once the run resolves the paper's effect: more training seeds"
+    hold = f"holds if the 95 % low end {_in_direction(claim, low)} passes {bound} with {now}"
+    if label == "not detected at this scale":
+        return f"inconclusive if {fam} reaches {bound}; {hold}"
+    return f"{hold}; not detected if {fam} falls below {bound}"
 
 
 def seeds_to_decide(claim: Claim, ev: Evidence, m: int = 1, most: int = 50) -> int | None:

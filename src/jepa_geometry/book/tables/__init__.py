@@ -13,6 +13,7 @@
   spectra per task, SCALE's PCs per share of variance);
 * :mod:`.kappa`: chapter 8's AnisoWM κ sweep on trained models;
 * :mod:`.scaling`: chapter 9 (toward the papers' scale);
+* :mod:`.own_objective`: chapter 10 (your own objective, judged against LeWM and SCALE);
 * :mod:`.shared`: what several families use (arm order, the papers' values and columns
   marked, verdict colours).
 
@@ -32,6 +33,7 @@ from jepa_geometry.book.tables import (
     geometry,
     kappa,
     models,
+    own_objective,
     planning,
     scaling,
     shared,
@@ -45,6 +47,7 @@ __all__ = [
     "geometry",
     "kappa",
     "models",
+    "own_objective",
     "planning",
     "scaling",
     "shared",
