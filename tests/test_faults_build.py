@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -540,3 +541,28 @@ def test_a_task_page_states_its_cost_before_its_kernel_starts(data_root, monkeyp
     )
     assert hours and float(hours.group(2)) > 0, statement
     assert not data_root.exists() or not any(data_root.rglob("*"))
+
+
+def test_a_page_s_cost_counts_what_it_reads_and_a_deleted_result(tmp_path, monkeypatch, capsys):
+    """Issue 70, breakage 7: on an untouched clone the Two-Room planning page said "2 of its 90
+    units are not in the cache" (the stand-in's pretraining and a gate cell past its climb's
+    stop, which no page reads) and then built nothing; after a committed cell's
+    ``episodes.parquet`` was deleted the line was the same. Here the page's statement, from the
+    committed evidence alone: nothing to build; with one result deleted, that cell and what
+    planning it needs (the model's weights and the dataset's frames the evidence leaves out)."""
+    from jepa_geometry.artifacts import CACHE_ONLY_ENV, DATA_ENV, READ_ONLY_ENV
+
+    evidence = tmp_path / "evidence"
+    shutil.copytree(REPO / "evidence" / "laptop", evidence)
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "data"))
+    monkeypatch.setenv(READ_ONLY_ENV, str(evidence))
+    monkeypatch.setenv(CACHE_ONLY_ENV, "1")
+    argv = ["chapter", "ch06_tworoom_planning", "--dry-run"]
+    assert main(argv) == 0
+    nothing = r"all \d+ of its units are in the cache, nothing to build"
+    assert re.search(nothing, capsys.readouterr().out)
+    cell = sorted((evidence / "results").glob("plan-tworoom/*/episodes.parquet"))[0]
+    cell.unlink()
+    assert main(argv) == 0
+    said = capsys.readouterr().out
+    assert re.search(r": 3 of its \d+ units are not in the cache: about", said), said

@@ -357,6 +357,14 @@ class Artifact:
         files = self.manifest().get("files", {})
         return sorted(f for f in files if is_heavy(self.kind, f) and not (self.path / f).is_file())
 
+    def light_missing(self) -> list[str]:
+        """The files the manifest lists, heavy ones aside, that are not here (sorted): every
+        one a reader of the artifact opens."""
+        files = self.manifest().get("files", {})
+        return sorted(
+            f for f in files if not is_heavy(self.kind, f) and not (self.path / f).is_file()
+        )
+
     def exists(self) -> bool:
         return self.manifest_path.is_file()
 

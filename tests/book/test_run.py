@@ -325,7 +325,9 @@ def test_a_task_page_states_the_cost_of_its_study_at_the_study_s_own_rung(data_r
     that study (``grid --tasks pusht --dry-run``), not the rung applied twice (144 px)."""
     monkeypatch.setenv("JEPA_GEOMETRY_WORKERS", "2")
     page = next(p for p in book_pages(REPO) if p.name == "ch06_pusht_planning")
-    units = cluster.dry_run([load_study("pusht")], load_profile("laptop"))
+    every = cluster.dry_run([load_study("pusht")], load_profile("laptop"), reads_only=True)
+    units = every[every["read"]]  # not the ladder's rungs past the study's own (96 px):
+    assert len(every) - len(units) == 5  # their dataset, two models and two gate cells
     said = cost_statement(page, {})
     assert f"{len(units)} of its {len(units)} units" in said, said
     assert f"about {cluster.core_hours(units)} of work" in said, said

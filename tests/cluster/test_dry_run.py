@@ -32,9 +32,10 @@ def test_a_dry_run_lists_and_prices_every_unit_and_builds_nothing(data_root):
         ("collect", "collect"): 5,
         ("pretrain", "train"): 1,
         ("train", "train"): models + decision,
-        # and the MPPI sweep, one per ceiling cell, and the protocol gate's alternatives (its
-        # first cell, LeWM under SCALE's protocol, is the study's own)
-        ("plan", "plan"): models + 1 + 5 + 1,
+        # and the MPPI sweep, one per ceiling cell, and the protocol gate's cells, in two
+        # units: those its climb read (SCALE's protocol, then LeWM's, Two-Room's main one) and
+        # the one past its stop (goal +50, optional: a page does not read it)
+        ("plan", "plan"): models + 1 + 5 + 2,
         ("plan", "measure"): models,
         ("plan", "train"): variant,
         ("chosen", "plan"): models + variant,

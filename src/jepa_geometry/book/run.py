@@ -468,7 +468,7 @@ def _cost(
     task = parameters.get("task", page.task)
     if task not in available_studies():
         return None
-    units = cluster.dry_run([load_study(task)], load_profile(name))  # it applies its rung
+    units = cluster.dry_run([load_study(task)], load_profile(name), reads_only=True)  # its rung
     return (
         f"{page.name} (profile={name}) reads the {task} study: "
         f"{cluster.cost_line(units, workers)} (estimated as `jepa-geometry grid --tasks "

@@ -196,7 +196,7 @@ def _study_cost(spec: StudySpec, base: Profile, workers: int) -> str:
     study (:func:`~jepa_geometry.cluster.dry_run`), what no command has built yet in
     core-hours and in wall time with this machine's ``workers`` jobs at once
     (:func:`~jepa_geometry.cluster.cost_line`), or that the cache holds all of it."""
-    units = cluster.dry_run([spec], base)
+    units = cluster.dry_run([spec], base, reads_only=True)
     return (
         f"{spec.task} study (profile={base.name}): {cluster.cost_line(units, workers)} "
         f"(estimated as `jepa-geometry grid --tasks {spec.task} --dry-run --profile "

@@ -41,11 +41,12 @@ def _ref(art: Artifact) -> str:
 
 def needed_whole(units: Sequence[Unit], todo: Sequence[Unit]) -> list[Unit]:
     """``todo`` (units to run) and the units of ``units`` whose outputs one of them opens while
-    the cache holds them without their heavy files
+    the cache lacks them, or holds them without their heavy files
     (:meth:`~jepa_geometry.artifacts.Artifact.heavy_missing`): the job that opens them builds
-    them again first (a dataset collected again for a model to train, a model trained again for
-    a cell to plan), so they are work to run too. Closed under the same rule (a model trained
-    again needs its dataset's frames); in the order of ``units``."""
+    them first (a dataset collected again for a model to train, a model trained again for a
+    cell to plan, the stand-in pretrained for DINO-WM), so they are work to run too. Closed
+    under the same rule (a model trained again needs its dataset's frames); in the order of
+    ``units``."""
     making: dict[str, Unit] = {}
     for u in units:
         for art in u.outputs:
@@ -57,17 +58,21 @@ def needed_whole(units: Sequence[Unit], todo: Sequence[Unit]) -> list[Unit]:
             maker = making.get(_ref(art))
             if maker is None or (maker.stage, maker.label) in run:
                 continue
-            if art.exists() and art.heavy_missing():
+            if not art.exists() or art.heavy_missing():
                 run.add((maker.stage, maker.label))
                 queue.append(maker)
     return [u for u in units if (u.stage, u.label) in run]
 
 
-def _rows(units: Sequence[Unit], run: set[tuple[str, str]], base: Profile) -> pd.DataFrame:
+def _rows(
+    units: Sequence[Unit], run: set[tuple[str, str]], base: Profile, reads_only: bool = False
+) -> pd.DataFrame:
     """The rows :func:`dry_run` lists for ``units``; ``run``: the (stage, label) of those to
-    run (:func:`needed_whole`)."""
+    run (:func:`needed_whole`). ``read``: whether the build reads the unit (with
+    ``reads_only``, an optional unit only when it runs)."""
     rows = []
     for u in units:
+        runs = (u.stage, u.label) in run
         r = getattr(base.cluster, u.kind)
         stored = bool(u.outputs) and u.cached
         rows.append(
@@ -77,8 +82,9 @@ def _rows(units: Sequence[Unit], run: set[tuple[str, str]], base: Profile) -> pd
                 "task": u.task,
                 "unit": u.label,
                 "hours": u.hours,
-                "cached": stored and (u.stage, u.label) not in run,
-                "rebuilt": stored and (u.stage, u.label) in run,
+                "cached": stored and not runs,
+                "rebuilt": stored and runs,
+                "read": not (reads_only and u.optional) or runs,
                 "gpus": r["gpus"],
                 "cpus": r["cpus"],
                 "mem_gb": r["mem_gb"],
@@ -93,6 +99,7 @@ def dry_run(
     base: Profile,
     extensions: Sequence[Extension] = (),
     decisions: bool = True,
+    reads_only: bool = False,
 ) -> pd.DataFrame:
     """Every unit of the grid (the ``extensions`` too), nothing submitted or stated: stage,
     kind, task, label, estimated device-hours, whether it is cached (nothing to run), whether
@@ -107,15 +114,21 @@ def dry_run(
     need built again: the same grid without the headline seeds lacks them. Empty when the
     headline seeds add nothing at this profile, or all of it is cached.
     ``attrs["decisions"]``: the rows the book's decisions add (:func:`decision_rows`); with
-    ``decisions`` False they are left out (:func:`~.units.stage_units`) and it is empty."""
+    ``decisions`` False they are left out (:func:`~.units.stage_units`) and it is empty.
+
+    ``reads_only``: what a page or a ``study`` builds rather than the grid: an ``optional`` unit
+    (:attr:`~.units.Unit.optional`: the stand-in's pretraining, a gate past its climb's stop)
+    runs only when a unit to run needs it, and the ``read`` column says which units the build
+    reads at all (:func:`cost_line` counts those)."""
     check_specs(specs)
     left_out = missing_dinov2(specs, base)
     specs = [
         s.with_arms([a for a in s.arms if a != DINOWM]) if s.task in left_out else s for s in specs
     ]
     every = [u for stage in STAGES for u in stage_units(stage, specs, base, extensions, decisions)]
-    run = needed_whole(every, [u for u in every if not (u.outputs and u.cached)])
-    out = _rows(every, {(u.stage, u.label) for u in run}, base)
+    roots = [u for u in every if not (u.outputs and u.cached) and not (reads_only and u.optional)]
+    run = needed_whole(every, roots)
+    out = _rows(every, {(u.stage, u.label) for u in run}, base, reads_only)
     plain = [replace(s, headline_seeds=None) for s in specs]
     before = {
         (u.stage, u.label)
@@ -231,7 +244,10 @@ def cost_line(units: pd.DataFrame, cores: int, whose: str = "its") -> str:
     on the reader's machine (a laptop study's "2.6 h" is 1.4 h on two cores), and a wall time
     alone does not carry to a machine with another number of cores. ``study``, ``chapter``
     and the pages' statements (:func:`~jepa_geometry.book.run.cost_statement`) all say it
-    with this one function, so they count alike."""
+    with this one function, so they count alike. Units the build does not read (the ``read``
+    column of a ``reads_only`` dry run) are left out of both counts."""
+    if "read" in units:
+        units = units[units["read"]]
     todo = units[~units["cached"]]
     if todo.empty:
         return f"all {len(units)} of {whose} units are in the cache, nothing to build"

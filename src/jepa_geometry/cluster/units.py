@@ -64,7 +64,14 @@ from jepa_geometry.study.job_calls import (
     run_measure,
     run_pretrain,
 )
-from jepa_geometry.study.spec import BASELINE, DECISION_TASK, StudySpec, load_study, task_ladder
+from jepa_geometry.study.spec import (
+    BASELINE,
+    DECISION_TASK,
+    StudySpec,
+    available_studies,
+    load_study,
+    task_ladder,
+)
 from jepa_geometry.wm.arms import DINOWM
 from jepa_geometry.wm.dino import DINOV2_VITS14_URL, DinoWeightsError
 from jepa_geometry.wm.dinowm import encoder_identity, standin_settings
@@ -92,10 +99,17 @@ class Unit:
     inputs: tuple[Artifact, ...]
     hours: float  # estimated device-hours (profile.cluster)
     pending: str = ""  # a unit known only later (no outputs yet): what it waits for
+    optional: bool = False
+    """Read only through another unit to run (the stand-in's pretraining and its datasets, a
+    gate's cells past where its climb stopped): the grid builds it always, so a page finds every
+    gate it may read, but a page or a study builds it only when a unit it runs needs it
+    (:func:`~jepa_geometry.cluster.dry_run.dry_run`'s ``reads_only``)."""
 
     @property
     def cached(self) -> bool:
-        return all(a.exists() for a in self.outputs)
+        """Every output in the cache with every file its manifest lists but the heavy ones (a
+        result whose payload was deleted is not cached: a reader of it would build it)."""
+        return all(a.exists() and not a.light_missing() for a in self.outputs)
 
     def missing_inputs(self) -> list[Artifact]:
         return [a for a in self.inputs if not a.exists()]
@@ -333,25 +347,52 @@ def gate_units(stage: str, task: str, base: Profile) -> list[Unit]:
     cell on the validation pairs; on the others, the protocol gate's cells (SCALE's protocol on
     the evaluation pairs, each alternative on the validation pairs). The climb stops at the
     first rung or protocol that passes, known only once they are planned: the grid plans them
-    all, so a page rendering from its cache finds every gate it may read."""
+    all, so a page rendering from its cache finds every gate it may read. Those past where the
+    climb stopped, as the study file records it (:func:`climb_reads`), are ``optional``."""
     ladder = task_ladder(task)
+    reads = climb_reads(task, base)
     if not ladder:
         if stage != "plan":
             return []
         cells = [gate_cell(task, base, SCALE_PROTOCOL, "evaluation")]
         cells += [gate_cell(task, base, alt, "validation") for alt in ALTERNATIVES]
-        return plan_units(stage, task, cells, " (gate)")
+        return plan_units(stage, task, cells[:reads], " (gate)") + [
+            replace(u, optional=True)
+            for u in plan_units(stage, task, cells[reads:], " (gate, not reached)")
+        ]
     out = []
-    for lever in ladder:
+    for i, lever in enumerate(ladder):
         cfg, note = lever.apply(task, base), f" (rung {lever.name})"
         if stage == "collect":
-            out.append(collect_unit(task, cfg, note))
+            units = [collect_unit(task, cfg, note)]
         elif stage == "train":
-            out.append(train_unit(task, BASELINE, cfg.seeds.train[0], cfg, note=note))
+            units = [train_unit(task, BASELINE, cfg.seeds.train[0], cfg, note=note)]
         elif stage == "plan":
             cell = gate_cell(task, cfg, lever.protocol, "validation")
-            out += plan_units(stage, task, [cell], f" (gate, rung {lever.name})")
+            units = plan_units(stage, task, [cell], f" (gate, rung {lever.name})")
+        else:
+            units = []
+        out += [replace(u, optional=i >= reads) for u in units]
     return out
+
+
+def climb_reads(task: str, base: Profile) -> int:
+    """How many gates of ``task``'s climb its pages read, as its study file records where the
+    climb stopped: on a ladder, the rungs up to the one its ``settings`` name for ``base`` (every
+    rung when it names none or the study does not plan: the climb failed); otherwise SCALE's
+    protocol and the alternatives up to the study's main protocol (every one when the study does
+    not plan)."""
+    spec = load_study(task) if task in available_studies() else None
+    ladder = task_ladder(task)
+    if spec is None or not spec.plans:
+        return len(ladder) if ladder else 1 + len(ALTERNATIVES)
+    if ladder:
+        rung = spec.settings.get(base.name)
+        names = [lv.name for lv in ladder]
+        return names.index(rung) + 1 if rung in names else len(ladder)
+    if spec.main_protocol in ALTERNATIVES:
+        return 2 + ALTERNATIVES.index(spec.main_protocol)
+    return 1
 
 
 def decision_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[Unit]:
@@ -447,7 +488,7 @@ def _study_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[
             if standin is not None:
                 src = source_profile(p)
                 note = f" for the stand-in ({src.data.image_size} px)"
-                units += [collect_unit(t, src, note) for t in TASKS]
+                units += [replace(collect_unit(t, src, note), optional=True) for t in TASKS]
         elif stage == "pretrain":
             if standin is not None:
                 inputs = tuple(dataset_artifact(t, source_profile(p)) for t in TASKS)
@@ -462,6 +503,7 @@ def _study_units(stage: str, specs: Sequence[StudySpec], base: Profile) -> list[
                         (standin,),
                         inputs,
                         pretrain_hours(p),
+                        optional=True,
                     )
                 )
         elif stage == "train":
