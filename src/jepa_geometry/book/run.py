@@ -98,9 +98,8 @@ def run_folder(chapter: str, defaults: dict[str, Any], given: dict[str, Any]) ->
     first 8 hex digits of its content's sha256 (a chapter with an ``objective`` parameter:
     the same ``mine.py`` with another weight is another run, so each version keeps its own
     notebook and HTML), then the other changed parameters, and a hash of all of them (the
-    file by its content). Only the readable parameters are cut (:data:`READABLE`): a cut
-    name once lost its task (``ch06_reacher_planning``'s run), and two cut alike differed
-    only by the hash.
+    file by its content). Only the readable parameters are cut (:data:`READABLE`), never the
+    task or the hash, so two names cut alike still differ by their hash.
     """
     changed = {k: v for k, v in sorted(given.items()) if defaults.get(k) != v}
     if not changed:
@@ -114,11 +113,17 @@ def run_folder(chapter: str, defaults: dict[str, Any], given: dict[str, Any]) ->
         head.append(version)
         keyed["objective"] = version  # the file by its content, not its path
     rest = {k: v for k, v in changed.items() if k not in ("task", "objective")}
-    slug = re.sub(r"[^A-Za-z0-9=,.+-]", "_", ",".join(f"{k}={v}" for k, v in rest.items()))
+    words = ",".join(f"{k}={_items(v)}" for k, v in rest.items())
+    slug = re.sub(r"[^A-Za-z0-9=,.+-]", "_", words)
     digest = hashlib.sha256(json.dumps(keyed, default=str).encode()).hexdigest()[:8]
     parts = [re.sub(r"[^A-Za-z0-9_.+-]", "_", h) for h in head]
     parts += [slug[:READABLE]] if slug else []
     return book_root() / RUNS_DIR / chapter / "-".join([*parts, digest])
+
+
+def _items(value: Any) -> str:
+    """A parameter's value in a run's name: a list as its items (``solvers=cem+icem``)."""
+    return "+".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
 
 
 def _library_digest() -> str:

@@ -38,7 +38,10 @@ def verdict_display(table: pd.DataFrame) -> Any:
     line per (task, solver, baseline, claim), the label coloured beside its reason, the texts
     left-aligned and wide enough to read, p-values to three digits."""
     text = ("claim", "why this label", "what would flip it")
-    return verdict_style(table, text).format({"p (Holm)": "{:.3g}"})
+    styled = verdict_style(table, text).format({"p (Holm)": "{:.3g}"})
+    # the longest text, two criteria of a sentence each: two lines at this width, not eight
+    flip = [c for c in ("what would flip it",) if c in table.columns]
+    return styled.set_properties(subset=flip, **{"min-width": "30em"})
 
 
 def first_plans_row(table: pd.DataFrame) -> pd.Series:
