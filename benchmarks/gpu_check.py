@@ -103,7 +103,7 @@ def check(
         solver="cem",
         tier="T1",
         protocol=SCALE_PROTOCOL,
-        episodes=pairs,
+        n_pairs=pairs,
         progress=False,
     )
     ep = res.episodes

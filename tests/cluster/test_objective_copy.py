@@ -79,7 +79,7 @@ def test_a_run_and_a_dry_run_of_the_grid_say_where_the_jobs_read_the_file(
 
     listed = []
 
-    def stage_units(stage, specs, base, extensions):  # no work: what the run lists
+    def stage_units(stage, specs, base, extensions, decisions=True):  # what the run lists
         listed.extend(a for s in specs for a in s.arms)
         return []
 
