@@ -75,11 +75,13 @@ lock:
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) scripts/lock_environment.py $(if $(UPGRADE),--upgrade,)
 
-## book: execute every chapter with PROFILE (default laptop), build the HTML, version data/
+## book: execute every chapter with PROFILE (default laptop), build the HTML, say whether the
+## pages' values are the committed evidence's (laptop: `evidence diff`, informative), version data/
 book: $(VENV_READY)
 	$(if $(filter laptop,$(PROFILE)),$(MAKE) --no-print-directory data-pull,)
 	$(BIN)/jepa-geometry book --profile $(PROFILE) $(if $(FORCE),--force,)
 	$(MAKE) --no-print-directory html
+	$(if $(filter laptop,$(PROFILE)),-$(BIN)/jepa-geometry evidence diff --profile laptop --quiet,)
 	$(if $(filter laptop,$(PROFILE)),$(MAKE) --no-print-directory data-push,)
 
 ## lab: open the chapters in JupyterLab (right-click one: Open With > Jupytext Notebook)

@@ -508,6 +508,29 @@ def test_a_read_only_checkout_stops_before_any_page_runs(one_slow_page, tmp_path
     assert not any(stamps.iterdir())  # no page's kernel started
 
 
+@confined
+def test_a_figure_folder_it_may_not_write_stops_a_chapter_before_its_kernel_starts(
+    one_slow_page, tmp_path
+):
+    """Issue 70 (a nit): a page whose figures' folder is another's (the cache writable, its
+    ``figures/<profile>`` not) failed with a raw ``PermissionError`` once it drew; now it stops
+    in one line before its kernel starts."""
+    book, stamps = one_slow_page
+    data = tmp_path / "data"
+    figures = data / "figures" / "laptop"
+    figures.mkdir(parents=True)
+    _read_only(figures)
+    try:
+        res = _run(
+            _as_another_user([*CLI, "chapter", "ch01_slow"]), book, JEPA_GEOMETRY_DATA=str(data)
+        )
+    finally:
+        _writable(figures)
+    error = f"jepa-geometry: error: the page's figures go to {figures}, but {figures} is"
+    assert _error_line(res).startswith(error), res.stderr
+    assert not any(stamps.iterdir())
+
+
 def test_a_bad_workers_variable_stops_a_chapter_before_its_kernel_starts(one_slow_page, tmp_path):
     """``$JEPA_GEOMETRY_WORKERS=abc`` stops ``chapter`` in one line, as ``book`` and ``study``
     (it failed ch03 in a cell after 24 s, and ch04 ignored it)."""

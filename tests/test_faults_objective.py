@@ -155,3 +155,30 @@ def test_chapter_10_checks_every_parameter_before_its_cost_statement(
     assert len(lines) == 1 and "Traceback" not in err, err
     assert all(part in lines[0] for part in BAD_PARAMETERS[case]), lines[0]
     assert "must be the path" not in lines[0]
+
+
+def test_a_term_that_turns_nan_between_two_logged_rows_leaves_no_nan_checkpoint(
+    smoke_datasets, data_root, tmp_path, capsys
+):
+    """Issue 70 (a nit): the term turns NaN at step 3, the log reads it only at step 5, and a
+    checkpoint at step 4 held the NaN weights: a rerun resumed from them. Now the run stops at
+    that checkpoint, in one line, and the checkpoint of step 2 (finite) is the one kept."""
+    import torch
+
+    from jepa_geometry.wm.checkpoint import read_resume
+
+    body = (
+        "def term(z, z_hat, q, step):\n    return z.mean() * (float('nan') if step == 3 else 1.0)\n"
+    )
+    path = _file(tmp_path, "nan_at_3", body)
+    shutil.copytree(smoke_datasets / "tworoom", data_root / "datasets" / "tworoom")
+    steps = {"train.steps": 6, "train.log_every": 5, "train.checkpoint_every": 2}
+    sets = [x for k, v in steps.items() for x in ("--set", f"{k}={v}")]
+    assert main([*TRAIN, "--arm", f"lewm+{path}", *sets]) == 2
+    _one_error_line(capsys, path, "training diverged: weight")
+    art = world_model_artifact("tworoom", f"lewm+{path}", 0, load_profile("smoke", steps))
+    assert not art.exists()
+    (resume,) = art.write_path.parent.glob(f".{art.key}.resume.pt")
+    state = read_resume(resume)
+    assert state["step"] == 2
+    assert all(torch.isfinite(w).all() for w in state["model"].values())

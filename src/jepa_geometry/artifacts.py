@@ -184,6 +184,12 @@ def read_only_roots() -> list[Path]:
     return roots
 
 
+def figure_folder(profile: str) -> Path:
+    """Where the figures a page draws at ``profile`` are saved: ``<cache>/figures/<profile>/``
+    (``book.plots.savefig``)."""
+    return data_root() / "figures" / profile
+
+
 def evidence_root() -> Path | None:
     """``<repo>/evidence/laptop``: the manifests and small payloads of every artifact the
     laptop book reads, committed to git (``jepa-geometry evidence``); None outside a repo."""

@@ -178,6 +178,11 @@ def test_make_book_at_smoke_never_touches_the_book_s_data():
         ["make", "-n", "book"], cwd=REPO, capture_output=True, text=True, timeout=60
     ).stdout
     assert "data-push" in laptop and "data-pull" in laptop
+    # a reader learns whether the pages' values are the committed ones (issue 70: a tampered
+    # evidence value was rendered silently): laptop only, and it never fails the build
+    assert "jepa-geometry evidence diff --profile laptop" in laptop
+    assert "-$(BIN)/jepa-geometry evidence diff" in (REPO / "Makefile").read_text()  # never fails
+    assert "evidence diff" not in out
 
 
 _TINY_CHAPTER = """---

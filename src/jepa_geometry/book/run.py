@@ -38,6 +38,7 @@ from jepa_geometry.artifacts import (
     atomic_path,
     data_root,
     environ,
+    figure_folder,
     profile_cache,
 )
 from jepa_geometry.book.page_log import relay
@@ -210,7 +211,10 @@ def run_chapter(
     # $JEPA_GEOMETRY_WORKERS, a page or a cache it may not write (a read-only checkout)
     default_workers()
     check_writable(output.parent, "the executed notebooks")
-    check_writable(data_root(), "the page's artifacts and figures")
+    check_writable(data_root(), "the page's artifacts")
+    profile = {**defaults, **given}.get("profile")
+    if profile is not None:  # the folder of its figures may exist and be another's
+        check_writable(figure_folder(str(profile)), "the page's figures")
     if not force and output.is_file():
         old = nbformat.read(output, as_version=4)
         if old.metadata.get(FINGERPRINT_KEY) == fp:

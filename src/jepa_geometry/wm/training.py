@@ -361,6 +361,7 @@ def train(
                 done % settings.checkpoint_every == 0 or done == settings.steps
             ):
                 run.flush()
+                _check_finite(model, objective, done)  # never a checkpoint to resume NaN from
                 run.save(Path(checkpoint), done)
                 if on_checkpoint is not None:
                     on_checkpoint(done)
@@ -383,6 +384,23 @@ def _check_user_terms(objective: Objective, row: dict[str, Any], first: int, don
             f"objective file {objective.user_term.path}: {', '.join(bad)} not finite "
             f"between steps {first} and {done - 1}"
         )
+
+
+def _check_finite(model: torch.nn.Module, objective: Objective, done: int) -> None:
+    """Stop, before a checkpoint is written, when a weight is no longer finite after ``done``
+    steps: the logged window catches a non-finite term only every ``log_every`` steps, and a
+    checkpoint written between the two would hold the NaN weights that a rerun resumes from.
+    The last checkpoint written, all of whose weights were finite, stays."""
+    weights = [*model.named_parameters(), *objective.named_parameters()]  # ΛReg's α, Aux's head
+    bad = next((n for n, w in weights if not torch.isfinite(w).all()), None)
+    if bad is None:
+        return
+    user = objective.user_term
+    where = f"objective file {user.path}: " if user else ""
+    raise (ObjectiveFileError if user else ValueError)(
+        f"{where}training diverged: weight {bad} is not finite after step {done}; the last "
+        f"checkpoint with finite weights is kept, and a rerun resumes from it"
+    )
 
 
 def _progress(total: int, initial: int, desc: str, enabled: bool):

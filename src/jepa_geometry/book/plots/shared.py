@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from jepa_geometry.artifacts import atomic_path, data_root
+from jepa_geometry.artifacts import atomic_path, figure_folder
 from jepa_geometry.book.style import arm_colour, label
 
 _FIG_ID = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -56,7 +56,7 @@ def figure_path(fig_id: str, profile: str) -> Path:
     An id is lowercase snake_case (``scale_fig3``), so every path is predictable."""
     if not _FIG_ID.match(fig_id):
         raise ValueError(f"bad figure id {fig_id!r}: lowercase snake_case, e.g. 'scale_fig3'")
-    return data_root() / "figures" / profile / f"{fig_id}.png"
+    return figure_folder(profile) / f"{fig_id}.png"
 
 
 def savefig(fig: plt.Figure, fig_id: str, profile: str) -> Path:
