@@ -94,9 +94,13 @@ def _slow_book(root: Path, stamps: Path, pages: int) -> None:
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_a_book_of_pages_side_by_side_at_once(tmp_path):
+def test_ctrl_c_stops_a_book_of_pages_side_by_side_at_once(tmp_path, monkeypatch):
     """Ctrl-C while two pages run side by side: no queued page starts a kernel, the running
-    pages' kernels end, the command says so in one line within seconds and writes no page."""
+    pages' kernels end, the command says so in one line within seconds, writes no page and
+    leaves no page's read log in the temporary directory (it left ``<page>-reads-*.txt``)."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
     stamps = tmp_path / "stamps"
     stamps.mkdir()
     book = tmp_path / "book"
@@ -120,6 +124,7 @@ def test_ctrl_c_stops_a_book_of_pages_side_by_side_at_once(tmp_path):
         assert proc.returncode == 130, err[-2000:]
         assert err.strip().splitlines()[-1] == INTERRUPTED.format("book"), err[-2000:]
         assert not list((book / "book" / "chapters").glob("*.ipynb"))
+        assert not [p.name for p in temp.rglob("*") if "reads-" in p.name]
     finally:
         _end(proc, kernels)
 
@@ -449,6 +454,70 @@ def test_building_onto_a_full_disk_stops_in_one_line(cmd, tmp_path, request):
     assert res.returncode == 2, res.stderr[-3000:]
     (line,) = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
     assert line.startswith(f"jepa-geometry: error: no space left on {full}"), line
+
+
+RACING_COLLECT = """
+import os, sys
+from jepa_geometry.cli import main
+from jepa_geometry.envs import collect
+
+checked, calls = collect.check_room, []
+
+
+def check_room_then_lose_the_room(*args):
+    # another process takes the room right after the second episode's check: HDF5 meets a
+    # full disk in the middle of its writes (runs in whichever process writes the file)
+    checked(*args)
+    calls.append(args)
+    if len(calls) == 2:
+        with open(os.environ["FILLER"], "wb") as f:
+            try:
+                while True:
+                    f.write(bytes(1 << 16))
+                    f.flush()
+            except OSError:
+                pass
+
+
+collect.check_room = check_room_then_lose_the_room
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+"""
+
+
+@confined
+def test_a_disk_that_fills_while_a_dataset_is_written_stops_in_one_line_and_resumes(tmp_path):
+    """The disk had room when checked and none when HDF5 wrote (issue 70, breakage 1): one
+    line naming the file and exit 2, where HDF5 once crashed the command (a multi-line error,
+    then a segmentation fault, rc 139); nothing half-written is kept, and once the room is
+    back the same command collects the dataset."""
+    full, script, filler = tmp_path / "full", tmp_path / "racing_collect.py", tmp_path / "full/f"
+    full.mkdir()
+    script.write_text(RACING_COLLECT)
+    racing, plain = " ".join([CLI[0], str(script), *COLLECT[3:]]), " ".join(COLLECT)
+    steps = f"{racing}; echo rc=$?; rm {filler}; {plain}; echo rc=$?; ls -A {full}/datasets/*"
+    mount = f"mount -t tmpfs -o size=8m tmpfs {full} && {{ {steps}; }}"
+    confine = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", mount]
+    res = _run(confine, JEPA_GEOMETRY_DATA=str(full), FILLER=str(filler))
+    said = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
+    (line,) = said  # the first run's one line; the second says nothing on stderr
+    assert line.startswith(f"jepa-geometry: error: no space left on {full}"), said
+    out = res.stdout.splitlines()
+    assert [ln for ln in out if ln.startswith("rc=")] == ["rc=2", "rc=0"], res.stderr[-3000:]
+    assert re.fullmatch(r"[0-9a-f]{12}", out[-1]), out  # the dataset alone, nothing half-written
+
+
+@confined
+def test_a_small_dataset_is_collected_where_it_fits(tmp_path):
+    """A 0.3 MB smoke dataset on a 4 MB disk: collected (a flat 1 MB per column for HDF5's
+    chunk caches asked for 8 MB, and refused it)."""
+    full = tmp_path / "small"
+    full.mkdir()
+    mount = f'mount -t tmpfs -o size=4m tmpfs {full} && exec "$@"'
+    confine = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", mount, "sh"]
+    res = _run([*confine, *COLLECT], JEPA_GEOMETRY_DATA=str(full))
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert re.search(r"tworoom: 6 episodes, \d+ frames, 0\.\d MB", res.stdout + res.stderr)
 
 
 @confined

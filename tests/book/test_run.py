@@ -5,6 +5,7 @@ import io
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,10 +15,13 @@ import yaml
 from jepa_geometry import cluster
 from jepa_geometry.book.parameters import ChapterError
 from jepa_geometry.book.run import (
+    READ_LOGS_ENV,
+    READ_LOGS_PREFIX,
     RUNS_DIR,
     build_book,
     cost_statement,
     execution_order,
+    read_logs,
     run_chapter,
     run_experiment,
     run_folder,
@@ -79,6 +83,35 @@ def test_a_page_run_alone_computes_on_one_thread_whatever_the_caller_set(tmp_pat
     tiny_book(tmp_path, {"ch01_a": body}, ["ch01_a"])
     run_chapter(tmp_path / "chapters" / "ch01_a.md", tmp_path / "out.ipynb", {"profile": "smoke"})
     assert os.environ["OMP_NUM_THREADS"] == "2"  # the caller's own setting, restored
+
+
+def test_read_logs_go_with_their_command_and_a_killed_command_s_with_the_next(
+    tmp_path, monkeypatch
+):
+    """The pages' read logs live in a folder their command removes when it ends (an
+    interrupted book's pages never removed theirs); a folder left by a command killed with
+    kill -9 goes with the next command's, one whose command runs stays, and nothing else in
+    the temporary directory is touched."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv(READ_LOGS_ENV, raising=False)
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    killed = tmp_path / f"{READ_LOGS_PREFIX}{ended.pid}-abc"
+    running = tmp_path / f"{READ_LOGS_PREFIX}{os.getppid()}-def"
+    other = tmp_path / "ch01-reads-xyz.txt"
+    for folder in (killed, running):
+        folder.mkdir()
+        (folder / "ch01_metric_leverage-1.txt").write_text("datasets/tworoom/abc\n")
+    other.write_text("not ours")
+    with read_logs() as folder:
+        assert folder.parent == tmp_path and folder.name.startswith(READ_LOGS_PREFIX)
+        assert os.environ[READ_LOGS_ENV] == str(folder)
+        with read_logs() as inner:  # a page run by the command: the command's folder
+            assert inner == folder
+        assert folder.is_dir()
+        assert not killed.exists()
+    assert not folder.exists() and READ_LOGS_ENV not in os.environ
+    assert running.is_dir() and other.read_text() == "not ours"
 
 
 def test_a_run_with_its_own_parameters_gets_its_own_folder():

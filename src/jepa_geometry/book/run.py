@@ -20,11 +20,13 @@ import json
 import multiprocessing as mp
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,55 @@ FINGERPRINT_KEY = "jepa_geometry_fingerprint"
 READS_KEY = "jepa_geometry_reads"  # the artifacts (kind/name/key) the page read
 PROFILE_KEY = "jepa_geometry_profile"  # the profile an executed page was built with
 GLUE_PREFIX = "application/papermill.record/"  # myst-nb's glue outputs (scrapbook format)
+
+
+READ_LOGS_ENV = "JEPA_GEOMETRY_READ_LOGS"
+"""The folder where the pages of one command note what their kernels read (a file a page,
+named by ``$JEPA_GEOMETRY_READ_LOG``): :func:`read_logs` makes it and removes it."""
+
+READ_LOGS_PREFIX = "jepa-geometry-reads-"
+"""A read-log folder's name in the temporary directory: this prefix, then the pid of the
+command that made it, then a random part (:func:`read_logs`)."""
+
+
+@contextmanager
+def read_logs() -> Iterator[Path]:
+    """The folder of this command's read logs for the duration of the block: the one the
+    command that started this process made (``$JEPA_GEOMETRY_READ_LOGS``), or a new one,
+    removed when the block ends.
+
+    Why a folder the command owns: an interrupted book ends its side-by-side pages with
+    SIGTERM, and a page's own clean-up never ran, which left ``/tmp/<page>-reads-*.txt``
+    behind; the command itself ends by its ``finally``. A folder whose command was killed
+    with ``kill -9`` (its pid gone) is removed by the next command that makes one; nothing else
+    in the temporary directory is touched."""
+    given = os.environ.get(READ_LOGS_ENV)
+    if given and Path(given).is_dir():
+        yield Path(given)
+        return
+    temp = Path(tempfile.gettempdir())
+    for old in temp.glob(f"{READ_LOGS_PREFIX}*"):
+        pid = old.name.removeprefix(READ_LOGS_PREFIX).split("-")[0]
+        mine = old.is_dir() and old.stat().st_uid == os.getuid()
+        if mine and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{READ_LOGS_PREFIX}{os.getpid()}-"))
+    try:
+        with environ({READ_LOGS_ENV: str(folder)}):
+            yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 READABLE = 60
@@ -230,39 +281,41 @@ def run_chapter(
         )
 
     t0 = time.perf_counter()
-    fd, log = tempfile.mkstemp(prefix=f"{name}-reads-", suffix=".txt")
-    os.close(fd)
     # the kernel inherits $JEPA_GEOMETRY_READ_LOG: every artifact it reads is noted in ``log``,
     # and $JEPA_GEOMETRY_PAGE_LOG: what its build finished, relayed here with ``progress``;
     # output_path=None: papermill keeps the notebook in memory; we write it once, atomically
-    try:
-        with (
-            relay(_to_stderr if progress else None) as said,
-            environ({READ_LOG_ENV: log, **KERNEL_THREADS, **said}),
-        ):
-            executed = papermill.execute_notebook(
-                nb,
-                None,
-                parameters=given,
-                cwd=str(source.parent),
-                kernel_name="python3",
-                # the kernel's own log stays quiet: its warnings were a TCP-transport note, its
-                # one error jupyter_client's SIGINT, which it sends every kernel before shutting
-                # it down ("KeyboardInterrupt caught in kernel"), and a kernel shut down while
-                # a cell ran (Ctrl-C) logged its pending asyncio tasks ("Task was destroyed but
-                # it is pending!"); a failing cell still stops the page with its traceback
-                extra_arguments=["--IPKernelApp.log_level=CRITICAL", KERNEL_QUIET_ASYNCIO],
-                progress_bar=False,
-                execution_timeout=timeout,
-                stderr_file=sys.stderr if progress else None,
-            )
-        reads = sorted(set(Path(log).read_text().split()))
-    except papermill.PapermillExecutionError as e:
-        raise ChapterError(
-            f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}"
-        ) from e
-    finally:
-        Path(log).unlink(missing_ok=True)
+    with read_logs() as folder:
+        fd, log = tempfile.mkstemp(prefix=f"{name}-", suffix=".txt", dir=folder)
+        os.close(fd)
+        try:
+            with (
+                relay(_to_stderr if progress else None) as said,
+                environ({READ_LOG_ENV: log, **KERNEL_THREADS, **said}),
+            ):
+                executed = papermill.execute_notebook(
+                    nb,
+                    None,
+                    parameters=given,
+                    cwd=str(source.parent),
+                    kernel_name="python3",
+                    # the kernel's own log stays quiet: its warnings were a TCP-transport note,
+                    # its one error jupyter_client's SIGINT, which it sends every kernel before
+                    # shutting it down ("KeyboardInterrupt caught in kernel"), and a kernel shut
+                    # down while a cell ran (Ctrl-C) logged its pending asyncio tasks ("Task was
+                    # destroyed but it is pending!"); a failing cell still stops the page with
+                    # its traceback
+                    extra_arguments=["--IPKernelApp.log_level=CRITICAL", KERNEL_QUIET_ASYNCIO],
+                    progress_bar=False,
+                    execution_timeout=timeout,
+                    stderr_file=sys.stderr if progress else None,
+                )
+            reads = sorted(set(Path(log).read_text().split()))
+        except papermill.PapermillExecutionError as e:
+            raise ChapterError(
+                f"chapter {name} failed in cell {e.exec_count}: {e.ename}: {e.evalue}"
+            ) from e
+        finally:
+            Path(log).unlink(missing_ok=True)
     present(executed)
     executed.metadata[FINGERPRINT_KEY] = fp
     executed.metadata[READS_KEY] = reads
@@ -383,47 +436,53 @@ def build_book(
     total = time.perf_counter()
     ordered = execution_order(pages)
     last = [p for p in ordered if p.name in AFTER_ALL]
-    for wave in ([p for p in ordered if p not in last], last):
-        if kappa_sweep and any(p.name == SWEEP_PAGE for p in wave):  # after the task studies
-            print(f"κ sweep (profile={profile}) ...", file=stream, flush=True)
-            t0 = time.perf_counter()
-            cluster.build_here(
-                kappa.GRID,
-                load_profile(profile),
-                default_workers(),
-                progress,
-                say=lambda line: print(line, file=stream, flush=True),
-            )
-            print(f"κ sweep: {time.perf_counter() - t0:7.1f} s", file=stream, flush=True)
-        if jobs == 1 or len(wave) < 2:
-            for page in wave:
-                print(
-                    f"[{index[page.name]}/{n}] {page.name} (profile={profile}) ...",
-                    file=stream,
-                    flush=True,
+    with read_logs():  # its pages' read logs, removed however they end
+        for wave in ([p for p in ordered if p not in last], last):
+            if kappa_sweep and any(p.name == SWEEP_PAGE for p in wave):  # after the task studies
+                print(f"κ sweep (profile={profile}) ...", file=stream, flush=True)
+                t0 = time.perf_counter()
+                cluster.build_here(
+                    kappa.GRID,
+                    load_profile(profile),
+                    default_workers(),
+                    progress,
+                    say=lambda line: print(line, file=stream, flush=True),
                 )
-                done(_run_page(page, out_dir / f"{page.name}.ipynb", profile, force, progress))
-            continue
-        print(  # of the n pages the lines count to: the others run before or after the wave
-            f"{len(wave)} of {n} pages, {jobs} at a time (profile={profile}) ...",
-            file=stream,
-            flush=True,
-        )
-        share = str(max(default_workers() // jobs, 1))  # each page's build jobs (jobs module)
-        with ProcessPoolExecutor(
-            jobs, mp_context=mp.get_context("spawn"), initializer=_share_cores, initargs=(share,)
-        ) as pool:
-            futures = [
-                pool.submit(_run_page, page, out_dir / f"{page.name}.ipynb", profile, force, False)
-                for page in wave
-            ]
-            try:
-                for fut in as_completed(futures):
-                    done(fut.result())
-            except BaseException as e:  # no queued page starts; an interruption ends the
-                # running ones (their kernels end with their page's process, ipykernel)
-                stop_pool(pool, futures, isinstance(e, KeyboardInterrupt))
-                raise
+                print(f"κ sweep: {time.perf_counter() - t0:7.1f} s", file=stream, flush=True)
+            if jobs == 1 or len(wave) < 2:
+                for page in wave:
+                    print(
+                        f"[{index[page.name]}/{n}] {page.name} (profile={profile}) ...",
+                        file=stream,
+                        flush=True,
+                    )
+                    done(_run_page(page, out_dir / f"{page.name}.ipynb", profile, force, progress))
+                continue
+            print(  # of the n pages the lines count to: the others run before or after the wave
+                f"{len(wave)} of {n} pages, {jobs} at a time (profile={profile}) ...",
+                file=stream,
+                flush=True,
+            )
+            share = str(max(default_workers() // jobs, 1))  # each page's build jobs (jobs module)
+            with ProcessPoolExecutor(
+                jobs,
+                mp_context=mp.get_context("spawn"),
+                initializer=_share_cores,
+                initargs=(share,),
+            ) as pool:
+                futures = [
+                    pool.submit(
+                        _run_page, page, out_dir / f"{page.name}.ipynb", profile, force, False
+                    )
+                    for page in wave
+                ]
+                try:
+                    for fut in as_completed(futures):
+                        done(fut.result())
+                except BaseException as e:  # no queued page starts; an interruption ends the
+                    # running ones (their kernels end with their page's process, ipykernel)
+                    stop_pool(pool, futures, isinstance(e, KeyboardInterrupt))
+                    raise
     print(f"all chapters: {time.perf_counter() - total:.1f} s", file=stream, flush=True)
     return [runs[p.name] for p in pages]
 

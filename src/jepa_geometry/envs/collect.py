@@ -19,7 +19,10 @@ from __future__ import annotations
 import errno
 import json
 import os
+import pickle
+import re
 import shutil
+import signal
 import time
 from collections.abc import Iterator
 from importlib import metadata
@@ -30,7 +33,7 @@ import numpy as np
 
 from jepa_geometry.envs import SIMULATOR_PRELOAD, TASKS, make_task, task_class
 from jepa_geometry.envs.episodes import COLUMNS, FILENAME, SCHEMA_VERSION, DatasetError
-from jepa_geometry.jobs import pool_context, progress_bar, start_job_process
+from jepa_geometry.jobs import end_with_parent, pool_context, progress_bar, start_job_process
 from jepa_geometry.profiles import Profile
 
 COLLECTOR_VERSION = 1  # bump when a behaviour policy or the recording changes
@@ -199,34 +202,136 @@ def write_dataset(
     attrs: dict[str, Any],
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Stream episodes into a new HDF5 file, then add the split and training statistics."""
+    """Stream ``episodes`` into a new HDF5 file at ``path``, then add the split and the
+    training statistics. A process of its own writes the file (:func:`_writer_main`).
+
+    Why a process: HDF5 that meets a full disk in the middle of a write leaves its library in a
+    state that crashes the process later, while its objects are freed (a segmentation fault
+    after a multi-line error, in three runs of three, when another process took the room
+    :func:`check_room` had just seen). The writer reports what failed and ends without freeing
+    them; this process raises it, a full disk as ``OSError(ENOSPC)`` naming the file, which a
+    command states in one line. A writer that ends without a word is reported too."""
+    ctx = pool_context((__name__, *SIMULATOR_PRELOAD))
+    conn, writer_end = ctx.Pipe()
+    writer = ctx.Process(
+        target=_writer_main,
+        args=(writer_end, path, n_train, n_heldout, attrs),
+        name=f"write {path.name}",
+    )
+    t0 = time.perf_counter()
+    bar = progress_bar(
+        total=n_train + n_heldout, desc=f"collect {task}", unit="ep", progress=progress
+    )
+    writer.start()
+    writer_end.close()
+    try:
+        n = 0
+        try:
+            for rows in episodes:
+                conn.send(rows)
+                n += len(rows["pixels"])
+                bar.update(1)
+                bar.set_postfix(frames=n, fps=f"{n / (time.perf_counter() - t0):.0f}")
+            conn.send(None)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the writer ended early: its reply says why
+        frames = _writer_reply(conn, writer, path)
+    finally:
+        bar.close()
+        conn.close()
+        if writer.is_alive():  # an interruption or an error here: the file is not kept
+            writer.kill()
+        writer.join()
+        close = getattr(episodes, "close", None)
+        if close is not None:  # the collecting processes end now, not when collected
+            close()
+    seconds = time.perf_counter() - t0
+    return {"episodes": n_train + n_heldout, "frames": frames, "collect_seconds": round(seconds, 2)}
+
+
+def _writer_reply(conn: Any, writer: Any, path: Path) -> int:
+    """The frames the writer wrote, or its error raised here (:func:`write_dataset`)."""
+    try:
+        what, value = conn.recv()
+    except EOFError:
+        writer.join()
+        code = writer.exitcode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        raise RuntimeError(
+            f"the process writing {path} ended ({how}) before it finished; nothing was kept, "
+            "and the same command collects the dataset again"
+        ) from None
+    if what == "failed":
+        raise value
+    return int(value)
+
+
+def _writer_main(
+    conn: Any, path: Path, n_train: int, n_heldout: int, attrs: dict[str, Any]
+) -> None:
+    """The writing process of :func:`write_dataset`: episodes from ``conn`` until ``None``,
+    then ``("wrote", frames)`` or ``("failed", error)`` back.
+
+    A failure is sent from inside its ``except`` block and the process ends there with
+    ``os._exit``: the error's traceback holds :func:`_write_h5`'s frame, and with it HDF5's
+    file and datasets; freeing them after a failed write is what crashes (signal 11 as the
+    block ended, when the reply was sent after it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the collecting process ends it
+    end_with_parent()
+    try:
+        frames = _write_h5(conn, path, n_train, n_heldout, attrs)
+    except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent
+        _reply_and_end(conn, ("failed", sendable_error(e, path)))
+    _reply_and_end(conn, ("wrote", frames))
+
+
+def _reply_and_end(conn: Any, reply: tuple[str, Any]) -> None:
+    """Send ``reply`` and end this process at once, freeing nothing (:func:`_writer_main`)."""
+    try:
+        conn.send(reply)
+    finally:
+        os._exit(0)
+
+
+def sendable_error(e: BaseException, path: Path) -> BaseException:
+    """``e`` as the collecting process should raise it: HDF5's report of a failed write (its
+    text carries the operating system's ``errno = 28, error message = 'No space left on
+    device'``) becomes that ``OSError`` naming ``path``; an error that cannot be pickled becomes
+    a RuntimeError with its text."""
+    if not (isinstance(e, OSError) and e.errno is not None):
+        found = re.search(r"errno = (\d+)", str(e))
+        if found:
+            code = int(found.group(1))
+            return OSError(code, os.strerror(code), str(path))
+    try:
+        pickle.dumps(e)
+    except Exception:  # noqa: BLE001 - any pickling failure: send its text instead
+        return RuntimeError(f"writing {path}: {type(e).__name__}: {e}")
+    return e
+
+
+def _write_h5(conn: Any, path: Path, n_train: int, n_heldout: int, attrs: dict[str, Any]) -> int:
+    """Write the episodes ``conn`` sends (until ``None``) into ``path``; the frames written."""
     import h5py
     import hdf5plugin
 
-    n_total = n_train + n_heldout
-    t0 = time.perf_counter()
     with h5py.File(path, "w") as f:
         dsets: dict[str, Any] = {}
         n = 0
-        bar = progress_bar(total=n_total, desc=f"collect {task}", unit="ep", progress=progress)
-        for ep, rows in enumerate(episodes):
+        ep = 0
+        while (rows := conn.recv()) is not None:
             length = len(rows["pixels"])
             rows = {**rows, "episode": np.full(length, ep), "step": np.arange(length)}
             if not dsets:
                 dsets = _create_columns(f, rows, h5py, hdf5plugin)
-            check_room(path, rows, len(dsets))
+            check_room(path, rows, n)
             for name, ds in dsets.items():
                 ds.resize(n + length, axis=0)
                 ds[n : n + length] = rows[name]
             n += length
-            bar.update(1)
-            bar.set_postfix(frames=n, fps=f"{n / (time.perf_counter() - t0):.0f}")
-        bar.close()
-        seconds = time.perf_counter() - t0
-        train = np.arange(n_train)
-        held = np.arange(n_train, n_total)
-        f.create_dataset("split/train_episodes", data=train)
-        f.create_dataset("split/heldout_episodes", data=held)
+            ep += 1
+        f.create_dataset("split/train_episodes", data=np.arange(n_train))
+        f.create_dataset("split/heldout_episodes", data=np.arange(n_train, n_train + n_heldout))
         in_train = f["episode"][:] < n_train
         q = f["q"][:][in_train].astype(np.float64)
         act = f["action"][:][in_train].astype(np.float64)
@@ -236,7 +341,7 @@ def write_dataset(
             f.create_dataset(f"stats/{name}_std", data=_safe_std(x).astype(np.float32))
         for k, v in attrs.items():
             f.attrs[k] = v if isinstance(v, str | int | float) else json.dumps(v)
-    return {"episodes": n_total, "frames": n, "collect_seconds": round(seconds, 2)}
+    return n
 
 
 CHUNK_CACHE_BYTES = 1 << 20
@@ -244,16 +349,20 @@ CHUNK_CACHE_BYTES = 1 << 20
 have to write when the file is closed."""
 
 
-def check_room(path: Path, rows: dict[str, np.ndarray], columns: int) -> None:
+def check_room(path: Path, rows: dict[str, np.ndarray], rows_before: int) -> None:
     """Raise ``OSError(ENOSPC)`` naming ``path`` unless its filesystem has room for the episode
-    ``rows`` uncompressed, twice, and for every column's chunk cache.
+    ``rows`` uncompressed, twice, and for what each column's chunk cache may hold unwritten: at
+    most :data:`CHUNK_CACHE_BYTES`, and never more than the column's data so far
+    (``rows_before`` rows written, and these).
 
-    HDF5 must never meet a full disk itself: after a failed write it crashes the process
-    (a segmentation fault while its objects are freed, in three runs of three), where this check
-    stops the collection between two episodes, the file still closable. The margin is a few MB
-    at the laptop profile, so a disk with room for the dataset is never refused.
+    HDF5 should not meet a full disk itself (:func:`write_dataset`): this check stops the
+    collection between two episodes, the file still closable. The margin is a few MB at the
+    laptop profile, so a disk with room for the dataset is never refused, and under 1 MB for a
+    small dataset (a flat 1 MB per column refused a 0.4 MB smoke dataset with 7 MB free).
     """
-    need = 2 * sum(x.nbytes for x in rows.values()) + columns * CHUNK_CACHE_BYTES
+    rows_after = rows_before + len(rows["pixels"])
+    cached = sum(min(CHUNK_CACHE_BYTES, rows_after * x[0].nbytes) for x in rows.values())
+    need = 2 * sum(x.nbytes for x in rows.values()) + cached
     free = shutil.disk_usage(path.parent).free
     if free < need:
         raise OSError(
