@@ -8,16 +8,11 @@ the task's own class, so the copy's other files are the repository's, byte for b
 
 from __future__ import annotations
 
-import filecmp
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-import jepa_geometry
+from tests.library_copy import PACKAGE, copy_library, differences, run_with_copy
 
 TOY_MODULE = '''"""A toy task: a dot moving in a square, drawn with numpy (no simulator)."""
 
@@ -130,31 +125,10 @@ print("toy task: collected, trained, planned, measured")
 
 @pytest.mark.slow
 def test_a_new_task_is_its_module_and_its_study_file(tmp_path: Path) -> None:
-    package = Path(jepa_geometry.__file__).parent
-    copy = tmp_path / "src" / "jepa_geometry"
-    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    copy = copy_library(tmp_path)
     (copy / "envs" / "toy.py").write_text(TOY_MODULE)
     (copy / "study" / "specs" / "toy.yaml").write_text(TOY_STUDY)
     added = {"envs/toy.py", "study/specs/toy.yaml"}
-    changed = _differences(package, copy)
-    assert changed == added  # the two files, and no other file of the library touched
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(tmp_path / "src"),
-        "JEPA_GEOMETRY_DATA": str(tmp_path / "cache"),
-        "JEPA_GEOMETRY_WORKERS": "1",
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", RUN], env=env, cwd=tmp_path, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "toy task: collected, trained, planned, measured" in done.stdout
-
-
-def _differences(a: Path, b: Path, prefix: str = "") -> set[str]:
-    """The files that differ between two trees or are in one only (``__pycache__`` aside)."""
-    cmp = filecmp.dircmp(a, b, ignore=["__pycache__"])
-    out = {prefix + n for n in cmp.left_only + cmp.right_only + cmp.diff_files}
-    for sub in cmp.common_dirs:
-        out |= _differences(a / sub, b / sub, f"{prefix}{sub}/")
-    return out
+    assert differences(PACKAGE, copy) == added  # the two files, and no other file touched
+    said = run_with_copy(tmp_path, RUN)
+    assert "toy task: collected, trained, planned, measured" in said

@@ -8,16 +8,11 @@ on a trained LeWM with their own cache keys, named in the book's tables by the e
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-import jepa_geometry
-from tests.envs.test_adding_a_task import _differences
+from tests.library_copy import PACKAGE, copy_library, differences, run_with_copy
 
 FACTORY = '''
 
@@ -50,9 +45,7 @@ print("toy planner: planned by the study")
 
 @pytest.mark.slow
 def test_a_new_planner_is_one_entry_in_the_solver_module(tmp_path: Path) -> None:
-    package = Path(jepa_geometry.__file__).parent
-    copy = tmp_path / "src" / "jepa_geometry"
-    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    copy = copy_library(tmp_path)
     solver = copy / "planning" / "solver.py"
     text = solver.read_text()
     anchor = "\nSOLVERS: dict["
@@ -65,15 +58,6 @@ def test_a_new_planner_is_one_entry_in_the_solver_module(tmp_path: Path) -> None
         study, study + '    "shooting": StudySolver("shooting", "random shooting"),\n'
     )
     solver.write_text(text)
-    assert _differences(package, copy) == {"planning/solver.py"}
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(tmp_path / "src"),
-        "JEPA_GEOMETRY_DATA": str(tmp_path / "cache"),
-        "JEPA_GEOMETRY_WORKERS": "1",
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", RUN], env=env, cwd=tmp_path, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "toy planner: planned by the study" in done.stdout
+    assert differences(PACKAGE, copy) == {"planning/solver.py"}
+    said = run_with_copy(tmp_path, RUN)
+    assert "toy planner: planned by the study" in said
