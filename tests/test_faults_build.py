@@ -490,13 +490,14 @@ def test_a_disk_that_fills_while_a_dataset_is_written_stops_in_one_line_and_resu
     """The disk had room when checked and none when HDF5 wrote (issue 70, breakage 1): one
     line naming the file and exit 2, where HDF5 once crashed the command (a multi-line error,
     then a segmentation fault, rc 139); nothing half-written is kept, and once the room is
-    back the same command collects the dataset."""
+    back the same command collects the dataset: 0.3 MB on a 4 MB disk (a flat 1 MB per
+    column for HDF5's chunk caches asked for 8 MB, and refused it)."""
     full, script, filler = tmp_path / "full", tmp_path / "racing_collect.py", tmp_path / "full/f"
     full.mkdir()
     script.write_text(RACING_COLLECT)
     racing, plain = " ".join([CLI[0], str(script), *COLLECT[3:]]), " ".join(COLLECT)
     steps = f"{racing}; echo rc=$?; rm {filler}; {plain}; echo rc=$?; ls -A {full}/datasets/*"
-    mount = f"mount -t tmpfs -o size=8m tmpfs {full} && {{ {steps}; }}"
+    mount = f"mount -t tmpfs -o size=4m tmpfs {full} && {{ {steps}; }}"
     confine = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", mount]
     res = _run(confine, JEPA_GEOMETRY_DATA=str(full), FILLER=str(filler))
     said = [ln for ln in res.stderr.splitlines() if not ln.startswith("jepa-geometry: note:")]
@@ -505,19 +506,6 @@ def test_a_disk_that_fills_while_a_dataset_is_written_stops_in_one_line_and_resu
     out = res.stdout.splitlines()
     assert [ln for ln in out if ln.startswith("rc=")] == ["rc=2", "rc=0"], res.stderr[-3000:]
     assert re.fullmatch(r"[0-9a-f]{12}", out[-1]), out  # the dataset alone, nothing half-written
-
-
-@confined
-def test_a_small_dataset_is_collected_where_it_fits(tmp_path):
-    """A 0.3 MB smoke dataset on a 4 MB disk: collected (a flat 1 MB per column for HDF5's
-    chunk caches asked for 8 MB, and refused it)."""
-    full = tmp_path / "small"
-    full.mkdir()
-    mount = f'mount -t tmpfs -o size=4m tmpfs {full} && exec "$@"'
-    confine = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", mount, "sh"]
-    res = _run([*confine, *COLLECT], JEPA_GEOMETRY_DATA=str(full))
-    assert res.returncode == 0, res.stderr[-3000:]
-    assert re.search(r"tworoom: 6 episodes, \d+ frames, 0\.\d MB", res.stdout + res.stderr)
 
 
 @confined

@@ -18,6 +18,7 @@ arm, checks a batch's format, and measures the embedding every logged step
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 import torch
 from torch import nn
@@ -185,6 +186,7 @@ def embedding_diagnostics(
     return out
 
 
+@lru_cache(maxsize=32)
 def isotropic_top_share(k: int, frames: int, dim: int, draws: int = 200, seed: int = 0) -> float:
     """The top-``k`` variance share an exactly isotropic Gaussian embedding shows on one batch
     of ``frames`` frames in ``dim`` dimensions (Monte Carlo mean over ``draws`` batches).
@@ -192,7 +194,8 @@ def isotropic_top_share(k: int, frames: int, dim: int, draws: int = 200, seed: i
     The population share is k / D, but a sample covariance of n frames spreads its eigenvalues
     (Marchenko-Pastur: the largest grows like (1 + sqrt(D/n))²), so a batch of 256 frames in
     D = 64 shows about 0.24 for k = 8, not 0.125. :func:`embedding_diagnostics` measures one
-    training batch, so this, not k / D, is its isotropic reference.
+    training batch, so this, not k / D, is its isotropic reference. Kept per process (a pure
+    function of its arguments: the cross-task page asked 20 times for two values, 9 s).
     """
     g = torch.Generator().manual_seed(seed)
     total = 0.0
