@@ -466,7 +466,8 @@ checked, calls = collect.check_room, []
 
 def check_room_then_lose_the_room(*args):
     # another process takes the room right after the second episode's check: HDF5 meets a
-    # full disk in the middle of its writes (runs in whichever process writes the file)
+    # full disk in the middle of its writes. The patch is at the script's top level, which
+    # multiprocessing runs again in every process it starts, the writer among them
     checked(*args)
     calls.append(args)
     if len(calls) == 2:
