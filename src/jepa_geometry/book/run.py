@@ -386,6 +386,7 @@ def check_writable(folder: Path, what: str) -> None:
         )
 
 
+@read_logs()  # its pages' read logs, removed however they end
 def build_book(
     profile: str,
     *,
@@ -436,53 +437,47 @@ def build_book(
     total = time.perf_counter()
     ordered = execution_order(pages)
     last = [p for p in ordered if p.name in AFTER_ALL]
-    with read_logs():  # its pages' read logs, removed however they end
-        for wave in ([p for p in ordered if p not in last], last):
-            if kappa_sweep and any(p.name == SWEEP_PAGE for p in wave):  # after the task studies
-                print(f"κ sweep (profile={profile}) ...", file=stream, flush=True)
-                t0 = time.perf_counter()
-                cluster.build_here(
-                    kappa.GRID,
-                    load_profile(profile),
-                    default_workers(),
-                    progress,
-                    say=lambda line: print(line, file=stream, flush=True),
-                )
-                print(f"κ sweep: {time.perf_counter() - t0:7.1f} s", file=stream, flush=True)
-            if jobs == 1 or len(wave) < 2:
-                for page in wave:
-                    print(
-                        f"[{index[page.name]}/{n}] {page.name} (profile={profile}) ...",
-                        file=stream,
-                        flush=True,
-                    )
-                    done(_run_page(page, out_dir / f"{page.name}.ipynb", profile, force, progress))
-                continue
-            print(  # of the n pages the lines count to: the others run before or after the wave
-                f"{len(wave)} of {n} pages, {jobs} at a time (profile={profile}) ...",
-                file=stream,
-                flush=True,
+    for wave in ([p for p in ordered if p not in last], last):
+        if kappa_sweep and any(p.name == SWEEP_PAGE for p in wave):  # after the task studies
+            print(f"κ sweep (profile={profile}) ...", file=stream, flush=True)
+            t0 = time.perf_counter()
+            cluster.build_here(
+                kappa.GRID,
+                load_profile(profile),
+                default_workers(),
+                progress,
+                say=lambda line: print(line, file=stream, flush=True),
             )
-            share = str(max(default_workers() // jobs, 1))  # each page's build jobs (jobs module)
-            with ProcessPoolExecutor(
-                jobs,
-                mp_context=mp.get_context("spawn"),
-                initializer=_share_cores,
-                initargs=(share,),
-            ) as pool:
-                futures = [
-                    pool.submit(
-                        _run_page, page, out_dir / f"{page.name}.ipynb", profile, force, False
-                    )
-                    for page in wave
-                ]
-                try:
-                    for fut in as_completed(futures):
-                        done(fut.result())
-                except BaseException as e:  # no queued page starts; an interruption ends the
-                    # running ones (their kernels end with their page's process, ipykernel)
-                    stop_pool(pool, futures, isinstance(e, KeyboardInterrupt))
-                    raise
+            print(f"κ sweep: {time.perf_counter() - t0:7.1f} s", file=stream, flush=True)
+        if jobs == 1 or len(wave) < 2:
+            for page in wave:
+                print(
+                    f"[{index[page.name]}/{n}] {page.name} (profile={profile}) ...",
+                    file=stream,
+                    flush=True,
+                )
+                done(_run_page(page, out_dir / f"{page.name}.ipynb", profile, force, progress))
+            continue
+        print(  # of the n pages the lines count to: the others run before or after the wave
+            f"{len(wave)} of {n} pages, {jobs} at a time (profile={profile}) ...",
+            file=stream,
+            flush=True,
+        )
+        share = str(max(default_workers() // jobs, 1))  # each page's build jobs (jobs module)
+        with ProcessPoolExecutor(
+            jobs, mp_context=mp.get_context("spawn"), initializer=_share_cores, initargs=(share,)
+        ) as pool:
+            futures = [
+                pool.submit(_run_page, page, out_dir / f"{page.name}.ipynb", profile, force, False)
+                for page in wave
+            ]
+            try:
+                for fut in as_completed(futures):
+                    done(fut.result())
+            except BaseException as e:  # no queued page starts; an interruption ends the
+                # running ones (their kernels end with their page's process, ipykernel)
+                stop_pool(pool, futures, isinstance(e, KeyboardInterrupt))
+                raise
     print(f"all chapters: {time.perf_counter() - total:.1f} s", file=stream, flush=True)
     return [runs[p.name] for p in pages]
 

@@ -22,7 +22,6 @@ import os
 import pickle
 import re
 import shutil
-import signal
 import time
 from collections.abc import Iterator
 from importlib import metadata
@@ -33,7 +32,7 @@ import numpy as np
 
 from jepa_geometry.envs import SIMULATOR_PRELOAD, TASKS, make_task, task_class
 from jepa_geometry.envs.episodes import COLUMNS, FILENAME, SCHEMA_VERSION, DatasetError
-from jepa_geometry.jobs import end_with_parent, pool_context, progress_bar, start_job_process
+from jepa_geometry.jobs import pool_context, progress_bar, start_job_process
 from jepa_geometry.profiles import Profile
 
 COLLECTOR_VERSION = 1  # bump when a behaviour policy or the recording changes
@@ -215,7 +214,7 @@ def write_dataset(
     conn, writer_end = ctx.Pipe()
     writer = ctx.Process(
         target=_writer_main,
-        args=(writer_end, path, n_train, n_heldout, attrs),
+        args=(writer_end, dict(os.environ), path, n_train, n_heldout, attrs),
         name=f"write {path.name}",
     )
     t0 = time.perf_counter()
@@ -267,7 +266,12 @@ def _writer_reply(conn: Any, writer: Any, path: Path) -> int:
 
 
 def _writer_main(
-    conn: Any, path: Path, n_train: int, n_heldout: int, attrs: dict[str, Any]
+    conn: Any,
+    environ: dict[str, str],
+    path: Path,
+    n_train: int,
+    n_heldout: int,
+    attrs: dict[str, Any],
 ) -> None:
     """The writing process of :func:`write_dataset`: episodes from ``conn`` until ``None``,
     then ``("wrote", frames)`` or ``("failed", error)`` back.
@@ -276,8 +280,7 @@ def _writer_main(
     ``os._exit``: the error's traceback holds :func:`_write_h5`'s frame, and with it HDF5's
     file and datasets; freeing them after a failed write is what crashes (signal 11 as the
     block ended, when the reply was sent after it)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the collecting process ends it
-    end_with_parent()
+    start_job_process(environ)  # as every build job: Ctrl-C ignored, ends with its parent
     try:
         frames = _write_h5(conn, path, n_train, n_heldout, attrs)
     except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent
